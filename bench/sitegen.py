@@ -63,7 +63,7 @@ _PNG_1X1 = bytes.fromhex(
 
 @dataclass
 class SiteManifest:
-    """What a correct crawler of the generated site finds. Paths are absolute paths ("/a/b.html")."""
+    """What a correct crawler of the generated site finds. Paths are URL paths ("/a/b.html"; home is "/")."""
 
     pages: set[str] = field(default_factory=set)
     redirects: dict[str, str] = field(default_factory=dict)
@@ -248,7 +248,7 @@ def generate_site(
     paths = [_page_path(i, section_of) for i in range(pages)]
     titles = ["Home | Example Widgets" if i == 0 else f"{writer.words(4).title()} {i}" for i in range(pages)]
 
-    manifest = SiteManifest(pages=set(paths))
+    manifest = SiteManifest(pages={_href(p) for p in paths})
     nav = [("/", "Home")] + [(_href(paths[i]), f"Section {i}") for i in range(1, min(pages, NAV_LINKS))]
     footer = [("/", "Home")]
     footer += [(_href(paths[i]), f"Topic {i}") for i in range(1, min(pages, 6))]
@@ -336,7 +336,7 @@ def generate_site(
     for k in range(IMAGE_FILES):
         _write(root, f"/static/img/photo-{k}.png", _PNG_1X1)
 
-    in_sitemap = sorted(manifest.sitemap_paths(), key=lambda p: (p != "/index.html", p))
+    in_sitemap = sorted(manifest.sitemap_paths(), key=lambda p: (p != "/", p))
     half = (len(in_sitemap) + 1) // 2
     _write(root, "/sitemap-pages-1.xml", _urlset(in_sitemap[:half]))
     # mtime=0 keeps the gzip bytes deterministic.
