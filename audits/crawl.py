@@ -1,0 +1,369 @@
+"""Crawl services: discovery (robots, sitemaps, seeding) and one crawl chunk (claim, fetch, parse, persist).
+
+Tasks in audits.workflow and the in-process runner both call these; nothing here knows about Celery.
+"""
+
+import logging
+import re
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from audits.limits import CHUNK_SEEN_URLS_MAX, CHUNK_SOFT_DEADLINE_S, PERSIST_BATCH_PAGES
+from audits.models import Audit, Page, page_id_for
+from audits.services import audit_fail, audit_set_phase
+from crawler import limits as crawl_limits
+from crawler.discovery import Robots, fetch_robots, fetch_sitemaps
+from crawler.fetch import FetchResult, build_session, fetch
+from crawler.parse import PageData, parse_html, parse_link_header
+from crawler.urls import normalize, same_site
+from scratchpad.models import Frontier
+from scratchpad.services import (
+    ClaimedURL,
+    Edge,
+    NewURL,
+    frontier_claim,
+    frontier_record_batch,
+    frontier_release,
+    frontier_seed,
+)
+
+logger = logging.getLogger(__name__)
+Source = Frontier.Source
+
+BLOCKED_STATUS_CODES = frozenset({401, 403})
+RATE_LIMITED_STATUS_CODES = frozenset({429})
+CHALLENGE_HEADERS = ("cf-mitigated",)
+
+
+@dataclass
+class CrawlScope:
+    """What an audit may crawl: its site, robots.txt and the project's include/exclude rules."""
+
+    start_url: str
+    site_url: str
+    robots: Robots
+    include: list[re.Pattern] = field(default_factory=list)
+    exclude: list[re.Pattern] = field(default_factory=list)
+    follow_nofollow: bool = False
+
+    @classmethod
+    def for_audit(cls, audit: Audit) -> "CrawlScope":
+        config = audit.config or {}
+        return cls(
+            start_url=audit.start_url,
+            site_url=audit.site_url or audit.start_url,
+            robots=Robots(audit.robots_txt, user_agent=crawl_limits.USER_AGENT_PRODUCT),
+            include=[re.compile(p) for p in config.get("include_patterns", [])],
+            exclude=[re.compile(p) for p in config.get("exclude_patterns", [])],
+            follow_nofollow=bool(config.get("follow_nofollow", False)),
+        )
+
+    def is_internal(self, url: str) -> bool:
+        return same_site(url, self.site_url) or same_site(url, self.start_url)
+
+    def allows(self, url: str) -> bool:
+        """Internal, allowed by robots.txt, matched by an include rule (if any) and by no exclude rule."""
+        if not self.is_internal(url) or not self.robots.allowed(url):
+            return False
+        if self.include and not any(p.search(url) for p in self.include):
+            return False
+        return not any(p.search(url) for p in self.exclude)
+
+
+# --- discovery -------------------------------------------------------------------------------------
+
+
+def audit_discover(*, audit_id) -> bool:
+    """Resolve the start URL, read robots.txt and sitemaps, seed the frontier. False when the audit ended."""
+    audit = Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING).first()
+    if audit is None:
+        return False
+    session = build_session()
+    if not audit.discovery.get("robots_fetched"):
+        final_url, error = _resolve_start_url(session, audit.start_url)
+        if error:
+            audit_fail(
+                audit_id=audit.id,
+                code="start_url_unreachable",
+                detail=f"The start URL {audit.start_url} gave no HTTP answer: {error}",
+                phase=Audit.Phase.DISCOVERY,
+            )
+            return False
+        robots = fetch_robots(session, final_url)
+        # Kept raw on the audit so that a retried step re-parses it and never fetches it again.
+        audit.site_url = final_url
+        audit.robots_txt = robots.raw
+        audit.robots_status = robots.status_code
+        audit.discovery = {**audit.discovery, "robots_fetched": True, "robots_error": robots.error}
+        audit.save(update_fields=["site_url", "robots_txt", "robots_status", "discovery"])
+
+    scope = CrawlScope.for_audit(audit)
+    sitemaps = fetch_sitemaps(
+        session, scope.site_url, scope.robots, max_urls=crawl_limits.sitemap_url_cap(audit.max_pages)
+    )
+    seeds = [NewURL(audit.start_url, depth=0, source=Source.START)]
+    skipped = 0
+    for url in sitemaps.urls:
+        if scope.allows(url):
+            seeds.append(NewURL(url, depth=None, source=Source.SITEMAP, in_sitemap=True))
+        else:
+            skipped += 1
+    frontier_seed(audit_id=audit.id, urls=seeds)
+    discovery = {
+        **audit.discovery,
+        "sitemaps": sitemaps.sitemaps_found[:50],
+        "sitemap_documents": sitemaps.documents_fetched,
+        "sitemap_urls": len(sitemaps.urls),
+        "sitemap_urls_out_of_scope": skipped,
+        "sitemap_capped": sitemaps.capped,
+        "sitemap_errors": sitemaps.errors[:20],
+        "crawl_delay_s": scope.robots.crawl_delay_s(),
+    }
+    return audit_set_phase(audit_id=audit.id, phase=Audit.Phase.CRAWLING, discovery=discovery)
+
+
+def _resolve_start_url(session, url: str) -> tuple[str, str | None]:
+    """Follow the start URL's redirects by hand: the site is where it lands. Error text if no answer."""
+    current = url
+    for _ in range(crawl_limits.MAX_REDIRECT_HOPS):
+        result = fetch(session, current, read_body="never")
+        if result.status_code is None:
+            return current, result.error or result.error_kind or "no answer"
+        target = normalize(result.redirect_url) if result.redirect_url else None
+        if not target or target == current:
+            return current, None
+        current = target
+    return current, None
+
+
+# --- one crawl chunk -------------------------------------------------------------------------------
+
+
+@dataclass
+class PageRecord:
+    claimed: ClaimedURL
+    page: Page
+    discovered: list[NewURL]
+    edges: list[Edge]
+
+
+_thread_state = threading.local()
+
+
+def _thread_session():
+    # requests.Session is not documented as thread-safe: one per fetch thread, reused across URLs.
+    session = getattr(_thread_state, "session", None)
+    if session is None:
+        session = _thread_state.session = build_session()
+    return session
+
+
+def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
+    """Claim up to `quota` URLs under `lease_key`, fetch them in a bounded window, persist in batches.
+
+    Stops starting fetches at the soft deadline and releases what it did not attempt.
+    """
+    audit = Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING).first()
+    if audit is None:
+        return {"skipped": "audit not running"}
+    scope = CrawlScope.for_audit(audit)
+    claimed = frontier_claim(audit_id=audit_id, lease_key=lease_key, limit=quota)
+    persister = _BatchPersister(audit_id=audit_id, lease_key=lease_key)
+    for item in claimed:
+        if item.exhausted:
+            # Its chunk died every time it held this URL: record it instead of looping forever.
+            error = FetchResult(url=item.url, error_kind="worker_lost", error="crawl attempts exhausted")
+            persister.add(build_page_record(audit_id, scope, item, error))
+    todo = iter([c for c in claimed if not c.exhausted])
+    deadline = time.monotonic() + CHUNK_SOFT_DEADLINE_S
+    window = max(1, settings.CRAWL_FETCH_WINDOW)
+    unstarted: list[ClaimedURL] = []
+    with ThreadPoolExecutor(max_workers=window, thread_name_prefix="fetch") as pool:
+        running = {}
+
+        def fill():
+            while len(running) < window:
+                item = next(todo, None)
+                if item is None:
+                    return
+                if time.monotonic() >= deadline:
+                    unstarted.append(item)
+                    continue
+                running[pool.submit(fetch_and_build, audit_id, scope, item)] = item
+
+        fill()
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                running.pop(future)
+                persister.add(future.result())
+            fill()
+    persister.flush()
+    released = frontier_release(audit_id=audit_id, lease_key=lease_key, ids=[c.id for c in unstarted])
+    return {"claimed": len(claimed), "finished": persister.finished, "released": released}
+
+
+def fetch_and_build(audit_id, scope: CrawlScope, item: ClaimedURL) -> PageRecord:
+    """Fetch and parse one URL (runs in a fetch thread; touches no database)."""
+    try:
+        result = fetch(_thread_session(), item.url)
+        return build_page_record(audit_id, scope, item, result)
+    except Exception as exc:  # a bug or a pathological page must cost one page, not the chunk
+        logger.exception("building page record failed", extra={"url": item.url})
+        result = FetchResult(url=item.url, error_kind="other", error=f"internal error: {exc!r}"[:500])
+        return build_page_record(audit_id, scope, item, result)
+
+
+def fetch_class_for(result: FetchResult) -> str:
+    if result.status_code is None:
+        return Page.FetchClass.ERROR
+    if result.status_code in BLOCKED_STATUS_CODES or any(h in result.headers for h in CHALLENGE_HEADERS):
+        return Page.FetchClass.BLOCKED
+    if result.status_code in RATE_LIMITED_STATUS_CODES:
+        return Page.FetchClass.RATE_LIMITED
+    return Page.FetchClass.OK
+
+
+def build_page_record(audit_id, scope: CrawlScope, item: ClaimedURL, result: FetchResult) -> PageRecord:
+    page = Page(
+        id=page_id_for(audit_id, item.url),
+        audit_id=audit_id,
+        url=item.url,
+        status_code=result.status_code,
+        fetch_class=fetch_class_for(result),
+        fetch_error=(result.error or "")[:500],
+        content_type=result.content_type[:120],
+        bytes=result.bytes_read,
+        truncated=result.truncated,
+        response_time_ms=result.response_time_ms,
+        depth=item.depth,
+        in_sitemap=item.in_sitemap,
+        x_robots_tag=result.headers.get("x-robots-tag", "")[:500],
+        fetched_at=timezone.now(),
+    )
+    discovered: list[NewURL] = []
+    edges: list[Edge] = []
+    canonical_header = next(
+        (normalize(url, item.url) for url, rel in parse_link_header(result.link_headers) if rel == "canonical"), None
+    )
+    page.canonical_header = canonical_header or ""
+
+    if result.redirect_url and result.status_code and 300 <= result.status_code < 400:
+        target = normalize(result.redirect_url, item.url)
+        page.redirect_url = target or result.redirect_url[:2048]
+        if target and item.redirect_hops < crawl_limits.MAX_REDIRECT_HOPS and scope.allows(target):
+            discovered.append(
+                NewURL(target, depth=item.depth, source=Source.REDIRECT, redirect_hops=item.redirect_hops + 1)
+            )
+    elif result.is_html and result.body and result.status_code and 200 <= result.status_code < 300:
+        data = parse_html(result.body, item.url, content_type_charset=result.charset)
+        _fill_from_html(page, data)
+        follow_all = "nofollow" not in page.meta_robots and "nofollow" not in page.x_robots_tag.lower()
+        child_depth = None if item.depth is None else item.depth + 1
+        internal = external = 0
+        for link in data.links:
+            is_internal = scope.is_internal(link.url)
+            internal += is_internal
+            external += not is_internal
+            edges.append(Edge(page.id, link.url, link.anchor, link.nofollow, is_internal))
+            if follow_all and (scope.follow_nofollow or not link.nofollow) and is_internal and scope.allows(link.url):
+                discovered.append(NewURL(link.url, depth=child_depth, source=Source.LINK))
+        page.internal_links, page.external_links = internal, external
+        # Canonical and hreflang targets are crawled too: their answers decide canonical/hreflang issues.
+        for extra in [page.canonical_url, *(href for _, href in data.hreflang)]:
+            if extra and extra != item.url and scope.allows(extra):
+                discovered.append(NewURL(extra, depth=child_depth, source=Source.LINK))
+    page.is_indexable = _is_indexable(page)
+    return PageRecord(item, page, discovered, edges)
+
+
+def _fill_from_html(page: Page, data: PageData) -> None:
+    page.title = data.titles[0][:1000] if data.titles else ""
+    page.titles_count = len(data.titles)
+    page.meta_description = data.meta_description
+    page.canonical_url = data.canonical_url or ""
+    page.canonicals_count = len(data.canonicals)
+    page.meta_robots = data.meta_robots[:500]
+    page.open_graph = data.og
+    levels = [level for level, _ in data.headings]
+    page.heading_order = levels
+    page.heading_counts = {f"h{n}": levels.count(n) for n in range(1, 7) if n in levels}
+    page.h1_count = sum(1 for level, text in data.headings if level == 1 and text.strip())
+    page.word_count = data.word_count
+    page.text_hash = data.text_hash
+    page.html_lang = (data.html_lang or "")[:64]
+    page.images_total = data.images_total
+    page.images_missing_alt = data.images_missing_alt
+    page.hreflang = [[lang, href] for lang, href in data.hreflang]
+    page.structured_data = {
+        "jsonld_blocks": data.jsonld_blocks,
+        "jsonld_invalid": data.jsonld_invalid,
+        "types": data.structured_data_types[:50],
+    }
+
+
+def _is_indexable(page: Page) -> bool:
+    """2xx HTML, no noindex (meta or header), canonical absent or pointing at itself (CHECKS.md)."""
+    if not page.status_code or not 200 <= page.status_code < 300:
+        return False
+    if page.content_type not in ("text/html", "application/xhtml+xml"):
+        return False
+    if "noindex" in page.meta_robots or "noindex" in page.x_robots_tag.lower():
+        return False
+    return not page.canonical_url or page.canonical_url == page.url
+
+
+class _BatchPersister:
+    """Collects page records and upserts them PERSIST_BATCH_PAGES at a time, one transaction each."""
+
+    def __init__(self, *, audit_id, lease_key: str):
+        self.audit_id = audit_id
+        self.lease_key = lease_key
+        self.batch: list[PageRecord] = []
+        self.seen_urls: set[str] = set()  # queued by this chunk already: no need to insert them again
+        self.finished = 0
+
+    def add(self, record: PageRecord) -> None:
+        self.batch.append(record)
+        if len(self.batch) >= PERSIST_BATCH_PAGES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.batch:
+            return
+        records, self.batch = self.batch, []
+        discovered = []
+        for record in records:
+            for new in record.discovered:
+                if new.url not in self.seen_urls:
+                    discovered.append(new)
+                    if len(self.seen_urls) < CHUNK_SEEN_URLS_MAX:
+                        self.seen_urls.add(new.url)
+        with transaction.atomic():
+            Page.objects.bulk_create(
+                [r.page for r in records],
+                update_conflicts=True,
+                unique_fields=["id"],
+                update_fields=PAGE_UPSERT_FIELDS,
+            )
+            finished = frontier_record_batch(
+                audit_id=self.audit_id,
+                lease_key=self.lease_key,
+                done_ids=[r.claimed.id for r in records],
+                discovered=discovered,
+                edges=[e for r in records for e in r.edges],
+            )
+            Audit.objects.filter(id=self.audit_id).update(
+                pages_crawled=F("pages_crawled") + finished, last_progress_at=timezone.now()
+            )
+        self.finished += finished
+
+
+PAGE_UPSERT_FIELDS = [f.name for f in Page._meta.concrete_fields if f.name not in ("id", "audit") and not f.primary_key]

@@ -1,0 +1,22 @@
+"""Create an admin login when the database has none, and say how to sign in (used by `make run`)."""
+
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+USERNAME = "admin"
+
+
+class Command(BaseCommand):
+    help = "Create an 'admin' superuser with a random password if no superuser exists, and print the login."
+
+    def handle(self, *args, **options):
+        User = get_user_model()
+        existing = User.objects.filter(is_superuser=True).order_by("id").first()
+        if existing:
+            self.stdout.write(f"Login: {existing.username} (password set earlier)")
+            return
+        password = secrets.token_urlsafe(12)
+        User.objects.create_superuser(USERNAME, email="", password=password)
+        self.stdout.write(f"Login created: {USERNAME} / {password}")

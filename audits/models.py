@@ -1,0 +1,179 @@
+"""The audit domain: projects, audits, the pages they crawled and the issues found."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+PAGE_NAMESPACE = uuid.UUID("6f1c3c1e-5d2a-4d8e-9a55-2b8e1f0c7a10")
+ISSUE_NAMESPACE = uuid.UUID("0b7e5d4a-8a31-4f2f-9d6e-7c1a2e3b4f50")
+
+
+def page_id_for(audit_id, url: str) -> uuid.UUID:
+    """Deterministic page id: the same audit and URL always give the same row."""
+    return uuid.uuid5(PAGE_NAMESPACE, f"{audit_id}|{url}")
+
+
+def issue_id_for(audit_id, page_url: str, issue_type: str, dedupe_key: str = "") -> uuid.UUID:
+    return uuid.uuid5(ISSUE_NAMESPACE, f"{audit_id}|{page_url}|{issue_type}|{dedupe_key}")
+
+
+class Project(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects")
+    name = models.CharField(max_length=200)
+    base_url = models.URLField(max_length=2048)
+    max_pages = models.PositiveIntegerField(default=500)
+    include_patterns = models.JSONField(default=list, blank=True, help_text="Regular expressions; a URL must match one")
+    exclude_patterns = models.JSONField(
+        default=list, blank=True, help_text="Regular expressions; a match skips the URL"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="project_unique_name_per_owner")]
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Audit(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        COMPLETED = "completed"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    class Phase(models.TextChoices):
+        DISCOVERY = "discovery"
+        CRAWLING = "crawling"
+        LIGHTHOUSE = "lighthouse"
+        FINALIZING = "finalizing"
+        COMPLETED = "completed"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audits")
+    start_url = models.URLField(max_length=2048)
+    site_url = models.URLField(max_length=2048, blank=True, help_text="Start URL after its redirects")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    current_phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.DISCOVERY)
+    config = models.JSONField(default=dict, blank=True)
+    pages_crawled = models.PositiveIntegerField(default=0)
+    pages_total = models.PositiveIntegerField(default=0)
+    crawl_round = models.PositiveIntegerField(default=0)
+    health_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    error_code = models.CharField(max_length=64, blank=True)
+    error_detail = models.CharField(max_length=500, blank=True)
+    failed_phase = models.CharField(max_length=16, blank=True)
+    robots_txt = models.TextField(null=True, blank=True, help_text="Raw robots.txt as fetched (None: none)")
+    robots_status = models.IntegerField(null=True, blank=True)
+    discovery = models.JSONField(default=dict, blank=True, help_text="What discovery found: sitemaps, errors")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    last_progress_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "last_progress_at"], name="audit_status_progress")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(health_score__isnull=True) | models.Q(health_score__lte=100),
+                name="audit_health_score_0_100",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.start_url} ({self.status})"
+
+    @property
+    def max_pages(self) -> int:
+        return int(self.config.get("max_pages", 500))
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status != self.Status.RUNNING
+
+
+class Page(models.Model):
+    class FetchClass(models.TextChoices):
+        OK = "ok"
+        BLOCKED = "blocked"
+        RATE_LIMITED = "rate_limited"
+        ERROR = "error"
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="pages")
+    url = models.TextField()
+    status_code = models.IntegerField(null=True, blank=True)
+    redirect_url = models.TextField(blank=True)
+    fetch_class = models.CharField(max_length=16, choices=FetchClass.choices)
+    fetch_error = models.CharField(max_length=500, blank=True)
+    content_type = models.CharField(max_length=120, blank=True)
+    bytes = models.PositiveIntegerField(default=0)
+    truncated = models.BooleanField(default=False)
+    response_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    depth = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Link depth; empty when seen only in a sitemap"
+    )
+    in_sitemap = models.BooleanField(default=False)
+    title = models.TextField(blank=True)
+    titles_count = models.PositiveSmallIntegerField(default=0)
+    meta_description = models.TextField(null=True, blank=True)
+    canonical_url = models.TextField(blank=True)
+    canonical_header = models.TextField(blank=True, help_text="From the Link: rel=canonical header")
+    canonicals_count = models.PositiveSmallIntegerField(default=0)
+    meta_robots = models.CharField(max_length=500, blank=True)
+    x_robots_tag = models.CharField(max_length=500, blank=True)
+    open_graph = models.JSONField(default=dict, blank=True)
+    h1_count = models.PositiveSmallIntegerField(default=0)
+    heading_counts = models.JSONField(default=dict, blank=True)
+    heading_order = models.JSONField(default=list, blank=True, help_text="Heading levels in document order")
+    word_count = models.PositiveIntegerField(default=0)
+    text_hash = models.CharField(max_length=40, blank=True)
+    html_lang = models.CharField(max_length=64, blank=True)
+    images_total = models.PositiveIntegerField(default=0)
+    images_missing_alt = models.PositiveIntegerField(default=0)
+    internal_links = models.PositiveIntegerField(default=0)
+    external_links = models.PositiveIntegerField(default=0)
+    hreflang = models.JSONField(default=list, blank=True)
+    structured_data = models.JSONField(default=dict, blank=True)
+    is_indexable = models.BooleanField(default=False)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["audit", "url"], name="page_unique_url_per_audit")]
+        indexes = [
+            models.Index(fields=["audit", "status_code"], name="page_audit_status"),
+            models.Index(fields=["audit", "fetch_class"], name="page_audit_fetch_class"),
+        ]
+
+    def __str__(self):
+        return self.url
+
+
+class Issue(models.Model):
+    class Severity(models.TextChoices):
+        CRITICAL = "critical"
+        WARNING = "warning"
+        INFO = "info"
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="issues")
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, null=True, blank=True, related_name="issues")
+    page_url = models.TextField(blank=True)
+    type = models.CharField(max_length=64)
+    severity = models.CharField(max_length=16, choices=Severity.choices)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["audit", "type"], name="issue_audit_type"),
+            models.Index(fields=["audit", "severity"], name="issue_audit_severity"),
+        ]
+
+    def __str__(self):
+        return f"{self.type} {self.page_url}"

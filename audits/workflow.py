@@ -1,0 +1,178 @@
+"""The audit pipeline as Celery tasks: discovery -> crawl rounds (chords of chunks) -> finalize.
+
+Tasks are thin: they take ids and call services. `pipeline_run_inline` runs the same steps in this
+process for the embedded default's CLI.
+"""
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+from billiard.exceptions import WorkerLostError
+from celery import chord, shared_task
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from django.conf import settings
+from django.db import DatabaseError, OperationalError, transaction
+from kombu.exceptions import OperationalError as BrokerError
+
+from audits.crawl import audit_discover, crawl_chunk_run
+from audits.limits import (
+    CHUNK_SOFT_TIME_LIMIT_S,
+    CHUNK_TARGET_PAGES,
+    CHUNK_TIME_LIMIT_S,
+    PERSIST_BATCH_PAGES,
+)
+from audits.models import Audit, Page
+from audits.services import audit_complete, audit_fail, audit_set_phase
+from scratchpad.selectors import frontier_stats
+from scratchpad.services import frontier_purge
+
+logger = logging.getLogger(__name__)
+Status = Audit.Status
+Phase = Audit.Phase
+
+STEP_TIME_LIMIT_S = 600  # discovery and finalize
+LEASE_WAIT_MAX_S = 60  # how long to wait before re-planning when a dead chunk still holds leases
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    round_no: int
+    chunks: list[tuple[str, int]]  # (lease key, quota)
+    wait_s: float = 0.0  # > 0: nothing claimable now but live leases may come back; plan again later
+
+
+def round_advance(*, audit_id, from_round: int) -> bool:
+    """Move the audit's round counter once: a duplicated round-done message finds it moved and stops."""
+    return bool(
+        Audit.objects.filter(id=audit_id, status=Status.RUNNING, crawl_round=from_round).update(
+            crawl_round=from_round + 1
+        )
+    )
+
+
+def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
+    """Split what is claimable within the page budget into at most K chunks; None when the crawl is over."""
+    audit = Audit.objects.filter(id=audit_id, status=Status.RUNNING).first()
+    if audit is None:
+        return None
+    stats = frontier_stats(audit_id=audit_id)
+    Audit.objects.filter(id=audit_id).update(pages_total=min(stats.total, audit.max_pages))
+    budget = audit.max_pages - stats.done - stats.leased_live
+    claimable = min(stats.pending, max(budget, 0))
+    if claimable <= 0:
+        if stats.leased_live and stats.done < audit.max_pages:
+            return RoundPlan(round_no, [], wait_s=LEASE_WAIT_MAX_S)
+        return None
+    max_chunks = max(1, settings.CRAWL_CHUNKS_PER_ROUND)
+    count = min(max_chunks, math.ceil(claimable / PERSIST_BATCH_PAGES))
+    claimable = min(claimable, count * CHUNK_TARGET_PAGES)
+    quotas = [claimable // count + (1 if i < claimable % count else 0) for i in range(count)]
+    return RoundPlan(round_no, [(f"{audit_id}:r{round_no}:c{i}", q) for i, q in enumerate(quotas) if q > 0])
+
+
+def audit_finalize(*, audit_id) -> bool:
+    """Counters, (site checks), completion and scratchpad clean-up. Idempotent."""
+    if not audit_set_phase(audit_id=audit_id, phase=Phase.FINALIZING):
+        return False
+    pages = Page.objects.filter(audit_id=audit_id).count()
+    completed = audit_complete(audit_id=audit_id, pages_crawled=pages)
+    frontier_purge(audit_id=audit_id)
+    return completed
+
+
+def classify_failure(exc: BaseException | None) -> str:
+    if isinstance(exc, MemoryError):
+        return "oom"
+    if isinstance(exc, WorkerLostError):
+        return "worker_lost"
+    if isinstance(exc, (SoftTimeLimitExceeded, TimeLimitExceeded)):
+        return "step_timeout"
+    if isinstance(exc, (DatabaseError, OperationalError)):
+        return "db_error"
+    if isinstance(exc, BrokerError):
+        return "broker_error"
+    return "unknown"
+
+
+# --- Celery tasks ----------------------------------------------------------------------------------
+
+
+def pipeline_dispatch(audit_id) -> None:
+    discover.delay(str(audit_id))
+
+
+@shared_task(name="audits.discover", acks_late=True, reject_on_worker_lost=True, time_limit=STEP_TIME_LIMIT_S)
+def discover(audit_id: str) -> None:
+    if audit_discover(audit_id=audit_id) and round_advance(audit_id=audit_id, from_round=0):
+        _round_dispatch(audit_id, 1)
+
+
+@shared_task(
+    name="crawler.crawl_chunk",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=False,
+    soft_time_limit=CHUNK_SOFT_TIME_LIMIT_S,
+    time_limit=CHUNK_TIME_LIMIT_S,
+    autoretry_for=(OperationalError,),
+    max_retries=3,
+    retry_backoff=5,
+)
+def crawl_chunk(audit_id: str, lease_key: str, quota: int) -> dict:
+    return crawl_chunk_run(audit_id=audit_id, lease_key=lease_key, quota=quota)
+
+
+@shared_task(name="audits.crawl_round_done", acks_late=True, reject_on_worker_lost=True)
+def crawl_round_done(results, audit_id: str, round_no: int) -> None:
+    if round_advance(audit_id=audit_id, from_round=round_no):
+        _round_dispatch(audit_id, round_no + 1)
+
+
+@shared_task(name="audits.finalize", acks_late=True, reject_on_worker_lost=True, time_limit=STEP_TIME_LIMIT_S)
+def finalize(audit_id: str) -> None:
+    audit_finalize(audit_id=audit_id)
+
+
+@shared_task(name="audits.pipeline_failed")
+def pipeline_failed(request, exc, traceback, audit_id: str) -> None:
+    """Chord error callback: a failed chunk fails the audit at once instead of waiting for the watchdog."""
+    audit_fail(audit_id=audit_id, code=classify_failure(exc), detail=f"{type(exc).__name__}: {exc}")
+
+
+def _round_dispatch(audit_id: str, round_no: int) -> None:
+    plan = round_plan(audit_id=audit_id, round_no=round_no)
+    if plan is None:
+        finalize.delay(audit_id)
+    elif not plan.chunks:
+        crawl_round_done.apply_async(([], audit_id, round_no), countdown=plan.wait_s)
+    else:
+        header = [crawl_chunk.si(audit_id, key, quota) for key, quota in plan.chunks]
+        body = crawl_round_done.s(audit_id, round_no).on_error(pipeline_failed.s(audit_id))
+        transaction.on_commit(lambda: chord(header)(body))
+
+
+# --- in-process runner (embedded default CLI) ------------------------------------------------------
+
+
+def pipeline_run_inline(audit_id) -> None:
+    """Run the whole pipeline in this process with the same services the tasks call."""
+    audit_id = str(audit_id)
+    try:
+        if not audit_discover(audit_id=audit_id):
+            return
+        round_no = 0
+        while round_advance(audit_id=audit_id, from_round=round_no):
+            round_no += 1
+            plan = round_plan(audit_id=audit_id, round_no=round_no)
+            if plan is None:
+                break
+            if not plan.chunks:
+                time.sleep(min(plan.wait_s, 5))
+            for key, quota in plan.chunks:
+                crawl_chunk_run(audit_id=audit_id, lease_key=key, quota=quota)
+        audit_finalize(audit_id=audit_id)
+    except BaseException as exc:
+        audit_fail(audit_id=audit_id, code=classify_failure(exc), detail=f"{type(exc).__name__}: {exc}")
+        raise

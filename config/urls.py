@@ -1,0 +1,9 @@
+"""URL map: admin and the app's own routes."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("", include("audits.urls")),
+]

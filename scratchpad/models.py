@@ -1,0 +1,52 @@
+"""Per-audit crawl state: the frontier (what to fetch, who holds it) and the link graph."""
+
+from django.db import models
+
+
+class Frontier(models.Model):
+    class State(models.TextChoices):
+        PENDING = "pending"
+        LEASED = "leased"
+        DONE = "done"
+
+    class Source(models.TextChoices):
+        START = "start"
+        LINK = "link"
+        SITEMAP = "sitemap"
+        REDIRECT = "redirect"
+
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="frontier")
+    url = models.TextField()
+    depth = models.PositiveIntegerField(null=True, blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices)
+    in_sitemap = models.BooleanField(default=False)
+    redirect_hops = models.PositiveSmallIntegerField(default=0)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    lease_key = models.CharField(max_length=200, blank=True)
+    leased_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["audit", "url"], name="frontier_unique_url_per_audit")]
+        indexes = [
+            models.Index(fields=["audit", "state", "depth", "id"], name="frontier_claim_order"),
+            models.Index(fields=["audit", "lease_key"], name="frontier_lease_key"),
+        ]
+
+    def __str__(self):
+        return f"{self.url} [{self.state}]"
+
+
+class LinkEdge(models.Model):
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="link_edges")
+    source_page = models.ForeignKey("audits.Page", on_delete=models.CASCADE, related_name="outlinks")
+    target_url = models.TextField()
+    anchor_text = models.CharField(max_length=200, blank=True)
+    nofollow = models.BooleanField(default=False)
+    internal = models.BooleanField(default=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["audit", "target_url"], name="linkedge_audit_target")]
+
+    def __str__(self):
+        return f"{self.target_url} <- {self.source_page_id}"

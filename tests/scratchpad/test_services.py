@@ -1,0 +1,153 @@
+"""Leases on PostgreSQL with real concurrent connections: no URL handed to two claimers, none lost."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from scratchpad.limits import MAX_HANDOUTS_PER_URL
+from scratchpad.models import Frontier
+from scratchpad.selectors import frontier_stats
+from scratchpad.services import (
+    Edge,
+    NewURL,
+    frontier_claim,
+    frontier_record_batch,
+    frontier_release,
+    frontier_seed,
+)
+from tests.factories import AuditFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _seed(audit, count, depth=1):
+    frontier_seed(
+        audit_id=audit.id,
+        urls=[NewURL(f"http://127.0.0.1:1/p{i}", depth=depth, source="link") for i in range(count)],
+    )
+
+
+def test_four_concurrent_claimers_never_share_a_url_and_get_them_all():
+    assert connection.vendor == "postgresql"
+    audit = AuditFactory()
+    _seed(audit, 1000)
+    got: dict[str, list[str]] = {}
+    barrier = threading.Barrier(4)
+    errors = []
+
+    def claimer(name):
+        try:
+            barrier.wait()
+            mine = got.setdefault(name, [])
+            round_no = 0
+            while True:
+                claimed = frontier_claim(audit_id=audit.id, lease_key=f"{name}:{round_no}", limit=37)
+                if not claimed:
+                    break
+                mine.extend(c.url for c in claimed)
+                round_no += 1
+        except Exception as exc:  # surfaced below: a thread's exception would otherwise vanish
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claimer, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    all_urls = [u for urls in got.values() for u in urls]
+    assert len(all_urls) == 1000
+    assert len(set(all_urls)) == 1000
+    assert sum(1 for urls in got.values() if urls) >= 2, "claims should have been spread over claimers"
+
+
+def test_same_key_gets_the_same_urls_back():
+    audit = AuditFactory()
+    _seed(audit, 50)
+    first = frontier_claim(audit_id=audit.id, lease_key="k1", limit=20)
+    again = frontier_claim(audit_id=audit.id, lease_key="k1", limit=20)
+    other = frontier_claim(audit_id=audit.id, lease_key="k2", limit=20)
+    assert [c.url for c in again] == [c.url for c in first]
+    assert not {c.url for c in other} & {c.url for c in first}
+
+
+def test_expired_lease_is_reclaimed_by_another_claimer():
+    audit = AuditFactory()
+    _seed(audit, 10)
+    held = frontier_claim(audit_id=audit.id, lease_key="dead-worker", limit=10)
+    assert frontier_claim(audit_id=audit.id, lease_key="live", limit=10) == []
+    Frontier.objects.filter(audit=audit).update(leased_until=timezone.now() - timedelta(seconds=1))
+    taken = frontier_claim(audit_id=audit.id, lease_key="live", limit=10)
+    assert {c.url for c in taken} == {c.url for c in held}
+    assert all(c.handouts == 2 for c in taken)
+    assert Frontier.objects.filter(audit=audit, lease_key="live").count() == 10
+
+
+def test_url_handed_out_too_often_is_exhausted():
+    audit = AuditFactory()
+    _seed(audit, 1)
+    for n in range(MAX_HANDOUTS_PER_URL + 1):
+        claimed = frontier_claim(audit_id=audit.id, lease_key=f"k{n}", limit=1)
+        Frontier.objects.filter(audit=audit).update(leased_until=timezone.now() - timedelta(seconds=1))
+    assert claimed[0].exhausted
+    assert claimed[0].handouts == MAX_HANDOUTS_PER_URL + 1
+
+
+def test_claim_order_links_before_sitemap_only_and_shallow_first():
+    audit = AuditFactory()
+    frontier_seed(
+        audit_id=audit.id,
+        urls=[
+            NewURL("http://127.0.0.1:1/sitemap-only", depth=None, source="sitemap", in_sitemap=True),
+            NewURL("http://127.0.0.1:1/deep", depth=3, source="link"),
+            NewURL("http://127.0.0.1:1/", depth=0, source="start"),
+        ],
+    )
+    urls = [c.url for c in frontier_claim(audit_id=audit.id, lease_key="k", limit=3)]
+    assert urls == ["http://127.0.0.1:1/", "http://127.0.0.1:1/deep", "http://127.0.0.1:1/sitemap-only"]
+
+
+def test_release_returns_urls_without_counting_the_handout():
+    audit = AuditFactory()
+    _seed(audit, 5)
+    claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=5)
+    assert frontier_release(audit_id=audit.id, lease_key="k", ids=[c.id for c in claimed[:3]]) == 3
+    stats = frontier_stats(audit_id=audit.id)
+    assert (stats.pending, stats.leased_live) == (3, 2)
+    assert set(Frontier.objects.filter(audit=audit, state="pending").values_list("attempts", flat=True)) == {0}
+
+
+def test_record_batch_is_idempotent_and_learns_link_depth_of_sitemap_urls():
+    from audits.models import Page, page_id_for
+
+    audit = AuditFactory()
+    frontier_seed(
+        audit_id=audit.id,
+        urls=[
+            NewURL("http://127.0.0.1:1/", depth=0, source="start"),
+            NewURL("http://127.0.0.1:1/from-sitemap", depth=None, source="sitemap", in_sitemap=True),
+        ],
+    )
+    claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=1)
+    page = Page.objects.create(
+        id=page_id_for(audit.id, claimed[0].url), audit=audit, url=claimed[0].url, fetch_class="ok"
+    )
+    edges = [Edge(page.id, "http://127.0.0.1:1/from-sitemap", "a", False, True)]
+    discovered = [
+        NewURL("http://127.0.0.1:1/from-sitemap", depth=1, source="link"),
+        NewURL("http://127.0.0.1:1/new", depth=1, source="link"),
+    ]
+    args = dict(audit_id=audit.id, lease_key="k", done_ids=[claimed[0].id], discovered=discovered, edges=edges)
+    assert frontier_record_batch(**args) == 1
+    assert frontier_record_batch(**args) == 0  # a replayed batch finishes nothing twice
+    assert page.outlinks.count() == 1
+    rows = {f.url: f for f in Frontier.objects.filter(audit=audit)}
+    assert len(rows) == 3
+    assert rows["http://127.0.0.1:1/from-sitemap"].depth == 1
+    assert rows["http://127.0.0.1:1/from-sitemap"].in_sitemap
+    assert rows["http://127.0.0.1:1/new"].depth == 1
