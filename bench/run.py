@@ -1,0 +1,390 @@
+"""`make bench`: crawl generated sites with the bare baseline and with a full Sitewarden audit; print
+throughput, worker memory and their ratios against the targets (informational, never asserted).
+
+python -m bench.run [--pages 5000] [--small 1000] [--workers 2] [--skip-product]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Self
+
+import psutil
+
+from bench.baseline import BaselineResult, baseline_crawl
+from bench.serve import serve_best
+from bench.sitegen import SiteManifest, generate_site
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = REPO / ".venv" / "bin" / "python"
+CELERY = REPO / ".venv" / "bin" / "celery"
+
+BENCH_DB_NAME = "sitewarden_bench"
+PG_SERVER_URL = "postgres://postgres@127.0.0.1:5432"
+REDIS_URL = "redis://127.0.0.1:6379/14"
+PRODUCT_ENV = {
+    "DJANGO_SETTINGS_MODULE": "config.settings.local",
+    "DATABASE_URL": f"{PG_SERVER_URL}/{BENCH_DB_NAME}",
+    "CELERY_BROKER_URL": REDIS_URL,
+    "CELERY_RESULT_BACKEND": REDIS_URL,
+    "ALLOW_PRIVATE_TARGETS": "true",
+}
+
+TARGET_THROUGHPUT_RATIO = 0.6  # product pages/s over baseline pages/s, at least
+TARGET_RSS_GROWTH_RATIO = 1.2  # worker peak RSS on the large site over the small one, at most
+# "Differs wildly": beyond this the audit did not crawl the site, and the run fails.
+PAGES_TOLERANCE_FRACTION = 0.10
+EXTRA_PAGES_ALLOWED = 100  # --max-pages is the expected count plus this, so the cap never bites
+RSS_SAMPLE_INTERVAL_S = 0.2
+WORKER_READY_TIMEOUT_S = 90
+WORKER_STOP_TIMEOUT_S = 30
+MIGRATE_TIMEOUT_S = 600
+AUDIT_TIMEOUT_MIN_S = 900
+AUDIT_TIMEOUT_PER_PAGE_S = 0.5
+MIB = 1024 * 1024
+
+
+class BenchError(Exception):
+    """The run cannot produce a meaningful figure; the message says why."""
+
+
+@dataclass
+class ProductResult:
+    pages: int
+    seconds: float
+    pages_per_s: float
+    peak_worker_rss_bytes: int
+    summary: dict = field(default_factory=dict)
+    exit_code: int = 0
+
+
+@dataclass
+class SizeResult:
+    size: int
+    expected_urls: int
+    baseline: BaselineResult
+    product: ProductResult | None = None
+
+
+def product_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(PRODUCT_ENV)
+    return env
+
+
+def reset_database() -> None:
+    """Drop and recreate the benchmark database, then migrate it."""
+    import psycopg
+
+    with psycopg.connect(f"{PG_SERVER_URL}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB_NAME}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{BENCH_DB_NAME}"')
+    done = subprocess.run(
+        [str(PYTHON), "manage.py", "migrate", "--noinput"],
+        cwd=REPO,
+        env=product_env(),
+        capture_output=True,
+        text=True,
+        timeout=MIGRATE_TIMEOUT_S,
+    )
+    if done.returncode != 0:
+        raise BenchError(f"manage.py migrate failed ({done.returncode}):\n{done.stderr[-3000:]}")
+
+
+def flush_redis() -> None:
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+def _tree_rss(proc: psutil.Process) -> int:
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            total += p.memory_info().rss
+    return total
+
+
+class TreeRssSampler:
+    """Peak of the summed RSS of a process and all its children, sampled in a background thread."""
+
+    def __init__(self, pid: int, interval_s: float = RSS_SAMPLE_INTERVAL_S):
+        self._proc = psutil.Process(pid)
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.peak = 0
+
+    def _sample(self) -> None:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            self.peak = max(self.peak, _tree_rss(self._proc))
+
+    def _run(self) -> None:
+        self._sample()
+        while not self._stop.wait(self._interval_s):
+            self._sample()
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _stop_group(proc: subprocess.Popen, timeout_s: float) -> None:
+    """SIGTERM the process (Celery's warm shutdown), then SIGKILL its whole session if it lingers."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            pass
+    # The worker was started in its own session: this reaches its pool children and nothing else.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(5)
+
+
+def _wait_for_ping(proc: subprocess.Popen, log_path: Path) -> None:
+    from celery import Celery
+
+    # A bare app on the same broker: pinging needs no Django in this process.
+    app = Celery("bench-ping", broker=REDIS_URL, backend=REDIS_URL)
+    deadline = time.monotonic() + WORKER_READY_TIMEOUT_S
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise BenchError(f"celery worker exited with code {proc.returncode}:\n{_tail(log_path)}")
+            if app.control.ping(timeout=1.0):
+                return
+            time.sleep(0.5)
+    finally:
+        app.close()
+    raise BenchError(f"celery worker did not answer ping in {WORKER_READY_TIMEOUT_S}s:\n{_tail(log_path)}")
+
+
+def _tail(path: Path, chars: int = 3000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+@contextlib.contextmanager
+def celery_worker(concurrency: int, log_path: Path) -> Iterator[subprocess.Popen]:
+    command = [
+        str(CELERY), "-A", "config", "worker",
+        "--concurrency", str(concurrency), "--pool", "prefork", "--loglevel", "WARNING",
+        "--without-gossip", "--without-mingle", "-n", f"bench-{os.getpid()}@%h",
+    ]  # fmt: skip
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            command, cwd=REPO, env=product_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        _wait_for_ping(proc, log_path)
+        yield proc
+    finally:
+        _stop_group(proc, WORKER_STOP_TIMEOUT_S)
+
+
+def _last_json_object(text: str) -> dict | None:
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            with contextlib.suppress(ValueError):
+                return json.loads(line)
+    with contextlib.suppress(ValueError):
+        data = json.loads(text)
+        return data if isinstance(data, dict) else None
+    return None
+
+
+def product_audit(base_url: str, *, max_pages: int, concurrency: int, workdir: Path) -> ProductResult:
+    """One audit through `manage.py audit` with a fresh database, Redis db and Celery worker."""
+    reset_database()
+    flush_redis()
+    worker_log = workdir / "celery-worker.log"
+    cli_log = workdir / "audit-cli.log"
+    timeout_s = max(AUDIT_TIMEOUT_MIN_S, max_pages * AUDIT_TIMEOUT_PER_PAGE_S)
+    with celery_worker(concurrency, worker_log) as worker, TreeRssSampler(worker.pid) as rss:
+        command = [str(PYTHON), "manage.py", "audit", base_url + "/", "--max-pages", str(max_pages), "--json"]
+        started = time.perf_counter()
+        with open(cli_log, "wb") as stderr:
+            try:
+                done = subprocess.run(
+                    command, cwd=REPO, env=product_env(), stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=stderr, timeout=timeout_s,
+                )  # fmt: skip
+            except subprocess.TimeoutExpired as exc:
+                raise BenchError(
+                    f"manage.py audit did not finish in {timeout_s:.0f}s:\n{_tail(cli_log)}"
+                ) from exc
+        seconds = time.perf_counter() - started
+    summary = _last_json_object(done.stdout.decode(errors="replace"))
+    if summary is None:
+        raise BenchError(
+            f"manage.py audit (exit {done.returncode}) printed no JSON object:\n"
+            f"stdout: {done.stdout.decode(errors='replace')[-1500:]}\nstderr: {_tail(cli_log)}\n"
+            f"worker log: {_tail(worker_log, 1500)}"
+        )
+    pages = int(summary.get("pages_crawled") or 0)
+    result = ProductResult(
+        pages=pages,
+        seconds=seconds,
+        pages_per_s=pages / seconds if seconds > 0 else 0.0,
+        peak_worker_rss_bytes=rss.peak,
+        summary=summary,
+        exit_code=done.returncode,
+    )
+    if done.returncode != 0 or summary.get("status") != "completed":
+        raise BenchError(
+            f"audit did not complete: exit {done.returncode}, status {summary.get('status')}, "
+            f"phase {summary.get('current_phase')}, error_code {summary.get('error_code')}\n"
+            f"stderr: {_tail(cli_log, 1500)}\nworker log: {_tail(worker_log, 1500)}"
+        )
+    return result
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def print_size(result: SizeResult) -> None:
+    b, p = result.baseline, result.product
+    print(f"\n== {result.size} pages (expected URLs stored by a correct crawler: {result.expected_urls}) ==")
+    print(f"  {'':<22}{'pages':>8}{'seconds':>10}{'pages/s':>10}{'peak RSS MiB':>14}")
+    print(
+        f"  {'baseline (bare)':<22}{b.pages:>8}{b.seconds:>10.1f}{b.pages_per_s:>10.1f}"
+        f"{b.peak_rss_bytes / MIB:>14.1f}"
+    )
+    if p is None:
+        print("  sitewarden: skipped")
+        return
+    print(
+        f"  {'sitewarden (worker)':<22}{p.pages:>8}{p.seconds:>10.1f}{p.pages_per_s:>10.1f}"
+        f"{p.peak_worker_rss_bytes / MIB:>14.1f}"
+    )
+    ratio = p.pages_per_s / b.pages_per_s if b.pages_per_s else 0.0
+    print(
+        f"  throughput ours/baseline: {ratio:.2f} (target >= {TARGET_THROUGHPUT_RATIO}) "
+        f"{_verdict(ratio >= TARGET_THROUGHPUT_RATIO)}"
+    )
+    match = "exact" if p.pages == result.expected_urls else f"differs by {p.pages - result.expected_urls:+d}"
+    print(f"  pages_crawled {p.pages} vs expected {result.expected_urls}: {match}")
+    print(
+        f"  status {p.summary.get('status')}, health_score {p.summary.get('health_score')}, "
+        f"issues {json.dumps(p.summary.get('issues_by_type'), sort_keys=True)}"
+    )
+
+
+def print_summary(results: list[SizeResult]) -> None:
+    print("\n== summary ==")
+    measured = [r for r in results if r.product is not None]
+    for r in measured:
+        ratio = r.product.pages_per_s / r.baseline.pages_per_s if r.baseline.pages_per_s else 0.0
+        print(
+            f"  throughput ratio at {r.size} pages: {ratio:.2f} (target >= {TARGET_THROUGHPUT_RATIO}) "
+            f"{_verdict(ratio >= TARGET_THROUGHPUT_RATIO)}"
+        )
+    if len(measured) >= 2:
+        large = max(measured, key=lambda r: r.size)
+        small = min(measured, key=lambda r: r.size)
+        if small.product.peak_worker_rss_bytes:
+            growth = large.product.peak_worker_rss_bytes / small.product.peak_worker_rss_bytes
+            print(
+                f"  worker RSS ratio peak({large.size})/peak({small.size}): {growth:.2f} "
+                f"(target <= {TARGET_RSS_GROWTH_RATIO}) {_verdict(growth <= TARGET_RSS_GROWTH_RATIO)}"
+            )
+    elif not measured:
+        print("  product not measured (--skip-product): no ratios")
+
+
+def run_size(size: int, *, args, workdir: Path) -> SizeResult:
+    site = workdir / f"site-{size}"
+    started = time.perf_counter()
+    manifest: SiteManifest = generate_site(site, size, seed=args.seed, features=True)
+    print(f"generated {size}-page site in {time.perf_counter() - started:.1f}s", flush=True)
+    with serve_best(site) as base_url:
+        expected = len(manifest.expected_urls(base_url))
+        baseline = baseline_crawl(base_url, workers=args.baseline_workers)
+        result = SizeResult(size=size, expected_urls=expected, baseline=baseline)
+        if not args.skip_product:
+            print(
+                f"auditing {base_url}/ with manage.py audit ({args.workers} worker processes)...", flush=True
+            )
+            result.product = product_audit(
+                base_url, max_pages=expected + EXTRA_PAGES_ALLOWED, concurrency=args.workers, workdir=workdir
+            )
+    print_size(result)
+    if result.product is not None:
+        off_by = abs(result.product.pages - expected)
+        if off_by > max(2, PAGES_TOLERANCE_FRACTION * expected):
+            raise BenchError(
+                f"audit of {size} pages stored {result.product.pages} pages, expected {expected}"
+            )
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--pages", type=int, default=5000, help="size of the large site")
+    parser.add_argument("--small", type=int, default=1000, help="size of the small site")
+    parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (--concurrency)")
+    parser.add_argument("--baseline-workers", type=int, default=8, help="threads of the baseline crawler")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-product", action="store_true", help="run only the baseline")
+    parser.add_argument("--json-out", type=Path, default=None, help="also write the figures to this file")
+    parser.add_argument("--keep", action="store_true", help="keep the generated sites and logs")
+    args = parser.parse_args(argv)
+
+    if not args.skip_product and not ((REPO / "manage.py").is_file() and (REPO / "config").is_dir()):
+        print("error: manage.py or config/ is missing; use --skip-product to run only the baseline",
+              file=sys.stderr)  # fmt: skip
+        return 1
+
+    results: list[SizeResult] = []
+    workdir = Path(tempfile.mkdtemp(prefix="sitewarden-bench-"))
+    try:
+        for size in sorted({args.small, args.pages}):
+            results.append(run_size(size, args=args, workdir=workdir))
+    except BenchError as exc:
+        print_summary(results)
+        print(f"\nFAILED: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if args.json_out:
+            args.json_out.write_text(json.dumps([asdict(r) for r in results], indent=1, default=str))
+        if args.keep:
+            print(f"sites and logs kept in {workdir}", file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print_summary(results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
