@@ -15,8 +15,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audits.checks import PAGE_CHECK_TYPES, CheckSettings, page_issues
 from audits.limits import CHUNK_SEEN_URLS_MAX, CHUNK_SOFT_DEADLINE_S, PERSIST_BATCH_PAGES
-from audits.models import Audit, Page, page_id_for
+from audits.models import Audit, Issue, Page, page_id_for
 from audits.services import audit_fail, audit_set_phase
 from crawler import limits as crawl_limits
 from crawler.discovery import Robots, fetch_robots, fetch_sitemaps
@@ -52,6 +53,7 @@ class CrawlScope:
     include: list[re.Pattern] = field(default_factory=list)
     exclude: list[re.Pattern] = field(default_factory=list)
     follow_nofollow: bool = False
+    checks: CheckSettings = field(default_factory=CheckSettings)
 
     @classmethod
     def for_audit(cls, audit: Audit) -> "CrawlScope":
@@ -63,6 +65,7 @@ class CrawlScope:
             include=[re.compile(p) for p in config.get("include_patterns", [])],
             exclude=[re.compile(p) for p in config.get("exclude_patterns", [])],
             follow_nofollow=bool(config.get("follow_nofollow", False)),
+            checks=CheckSettings.for_audit(audit),
         )
 
     def is_internal(self, url: str) -> bool:
@@ -152,6 +155,7 @@ class PageRecord:
     page: Page
     discovered: list[NewURL]
     edges: list[Edge]
+    issues: list[Issue]
 
 
 _thread_state = threading.local()
@@ -250,6 +254,7 @@ def build_page_record(audit_id, scope: CrawlScope, item: ClaimedURL, result: Fet
     )
     discovered: list[NewURL] = []
     edges: list[Edge] = []
+    data: PageData | None = None
     canonical_header = next(
         (normalize(url, item.url) for url, rel in parse_link_header(result.link_headers) if rel == "canonical"), None
     )
@@ -281,7 +286,8 @@ def build_page_record(audit_id, scope: CrawlScope, item: ClaimedURL, result: Fet
             if extra and extra != item.url and scope.allows(extra):
                 discovered.append(NewURL(extra, depth=child_depth, source=Source.LINK))
     page.is_indexable = _is_indexable(page)
-    return PageRecord(item, page, discovered, edges)
+    issues = page_issues(page, data, result, scope.checks)
+    return PageRecord(item, page, discovered, edges, issues)
 
 
 def _fill_from_html(page: Page, data: PageData) -> None:
@@ -353,6 +359,11 @@ class _BatchPersister:
                 unique_fields=["id"],
                 update_fields=PAGE_UPSERT_FIELDS,
             )
+            # Page checks replace what an earlier attempt at the same pages found.
+            Issue.objects.filter(
+                audit_id=self.audit_id, page_id__in=[r.page.id for r in records], type__in=PAGE_CHECK_TYPES
+            ).delete()
+            Issue.objects.bulk_create([i for r in records for i in r.issues], ignore_conflicts=True)
             finished = frontier_record_batch(
                 audit_id=self.audit_id,
                 lease_key=self.lease_key,

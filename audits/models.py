@@ -70,6 +70,7 @@ class Audit(models.Model):
     robots_txt = models.TextField(null=True, blank=True, help_text="Raw robots.txt as fetched (None: none)")
     robots_status = models.IntegerField(null=True, blank=True)
     discovery = models.JSONField(default=dict, blank=True, help_text="What discovery found: sitemaps, errors")
+    lighthouse_note = models.CharField(max_length=500, blank=True, help_text="Why the Lighthouse phase was skipped")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
@@ -177,3 +178,48 @@ class Issue(models.Model):
 
     def __str__(self):
         return f"{self.type} {self.page_url}"
+
+
+LIGHTHOUSE_NAMESPACE = uuid.UUID("3d9a7c2e-1b44-4e6f-8a0d-5c2f9e7b1a33")
+
+
+def lighthouse_id_for(audit_id, page_id, strategy: str) -> uuid.UUID:
+    return uuid.uuid5(LIGHTHOUSE_NAMESPACE, f"{audit_id}|{page_id}|{strategy}")
+
+
+class LighthouseResult(models.Model):
+    class Strategy(models.TextChoices):
+        MOBILE = "mobile"
+        DESKTOP = "desktop"
+
+    class Status(models.TextChoices):
+        OK = "ok"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="lighthouse_results")
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, null=True, blank=True, related_name="lighthouse")
+    url = models.TextField()
+    template = models.CharField(max_length=500, blank=True, help_text="URL template this page stands for")
+    strategy = models.CharField(max_length=16, choices=Strategy.choices)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    error = models.CharField(max_length=500, blank=True)
+    performance = models.PositiveSmallIntegerField(null=True, blank=True)  # category scores 0-100
+    accessibility = models.PositiveSmallIntegerField(null=True, blank=True)
+    best_practices = models.PositiveSmallIntegerField(null=True, blank=True)
+    seo = models.PositiveSmallIntegerField(null=True, blank=True)
+    lcp_ms = models.PositiveIntegerField(null=True, blank=True)
+    cls = models.FloatField(null=True, blank=True)
+    tbt_ms = models.PositiveIntegerField(null=True, blank=True)
+    inp_ms = models.PositiveIntegerField(null=True, blank=True)
+    ttfb_ms = models.PositiveIntegerField(null=True, blank=True)
+    report_path = models.CharField(max_length=500, blank=True, help_text="Full JSON report, under MEDIA_ROOT")
+    report_bytes = models.PositiveIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["url", "strategy"]
+
+    def __str__(self):
+        return f"{self.url} [{self.strategy}]"

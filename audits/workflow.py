@@ -16,7 +16,9 @@ from django.conf import settings
 from django.db import DatabaseError, OperationalError, transaction
 from kombu.exceptions import OperationalError as BrokerError
 
+from audits.checks import health_score, run_site_checks
 from audits.crawl import audit_discover, crawl_chunk_run
+from audits.lighthouse import lighthouse_run_for_audit
 from audits.limits import (
     CHUNK_SOFT_TIME_LIMIT_S,
     CHUNK_TARGET_PAGES,
@@ -72,12 +74,28 @@ def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
     return RoundPlan(round_no, [(f"{audit_id}:r{round_no}:c{i}", q) for i, q in enumerate(quotas) if q > 0])
 
 
+def audit_lighthouse(*, audit_id) -> bool:
+    """The optional Lighthouse phase; it never fails the audit. False when the audit ended."""
+    audit = Audit.objects.filter(id=audit_id, status=Status.RUNNING).first()
+    if audit is None:
+        return False
+    if not audit.config.get("lighthouse"):
+        return True
+    if not audit_set_phase(audit_id=audit_id, phase=Phase.LIGHTHOUSE):
+        return False
+    lighthouse_run_for_audit(audit=audit)
+    return True
+
+
 def audit_finalize(*, audit_id) -> bool:
-    """Counters, (site checks), completion and scratchpad clean-up. Idempotent."""
+    """Site checks, health score, completion and scratchpad clean-up. Idempotent."""
     if not audit_set_phase(audit_id=audit_id, phase=Phase.FINALIZING):
         return False
+    audit = Audit.objects.get(id=audit_id)
+    run_site_checks(audit)
+    score, _ = health_score(audit_id)
     pages = Page.objects.filter(audit_id=audit_id).count()
-    completed = audit_complete(audit_id=audit_id, pages_crawled=pages)
+    completed = audit_complete(audit_id=audit_id, pages_crawled=pages, health_score=score)
     frontier_purge(audit_id=audit_id)
     return completed
 
@@ -132,7 +150,8 @@ def crawl_round_done(results, audit_id: str, round_no: int) -> None:
 
 @shared_task(name="audits.finalize", acks_late=True, reject_on_worker_lost=True, time_limit=STEP_TIME_LIMIT_S)
 def finalize(audit_id: str) -> None:
-    audit_finalize(audit_id=audit_id)
+    if audit_lighthouse(audit_id=audit_id):
+        audit_finalize(audit_id=audit_id)
 
 
 @shared_task(name="audits.pipeline_failed")
@@ -172,7 +191,8 @@ def pipeline_run_inline(audit_id) -> None:
                 time.sleep(min(plan.wait_s, 5))
             for key, quota in plan.chunks:
                 crawl_chunk_run(audit_id=audit_id, lease_key=key, quota=quota)
-        audit_finalize(audit_id=audit_id)
+        if audit_lighthouse(audit_id=audit_id):
+            audit_finalize(audit_id=audit_id)
     except BaseException as exc:
         audit_fail(audit_id=audit_id, code=classify_failure(exc), detail=f"{type(exc).__name__}: {exc}")
         raise

@@ -1,0 +1,5 @@
+"""Site checks (to be filled: issue 3)."""
+
+
+def run_site_checks(audit) -> None:
+    return None
