@@ -1,0 +1,54 @@
+"""`manage.py audit` as a person runs it: exit codes, JSON on stdout, one-line reasons on stderr."""
+
+import json
+import socket
+
+import pytest
+
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+JSON_KEYS = {"id", "status", "current_phase", "pages_crawled", "issues_by_type", "health_score", "error_code"}
+
+
+def test_good_site_exits_0_with_json(small_site):
+    base, manifest = small_site
+    done = run_cli("audit", base + "/", "--max-pages", "1000", "--json", "--inline")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert set(result) == JSON_KEYS
+    assert result["status"] == "completed"
+    assert result["pages_crawled"] == len(manifest.expected_urls(base))
+    assert result["error_code"] is None
+    assert isinstance(result["issues_by_type"], dict)
+    assert "pages" in done.stderr  # the progress bar
+
+
+def test_unreachable_site_exits_1():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = run_cli("audit", f"http://127.0.0.1:{port}/", "--json", "--inline")
+    assert done.returncode == 1
+    result = json.loads(done.stdout)
+    assert result["status"] == "failed"
+    assert result["error_code"] == "start_url_unreachable"
+
+
+@pytest.mark.parametrize(
+    "url, code",
+    [("ht!tp://bad url", "invalid_url"), ("ftp://example.com/", "unsupported_scheme"), ("http://", "invalid_url")],
+)
+def test_malformed_url_exits_2_with_one_line(url, code):
+    done = run_cli("audit", url, "--json")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and code in lines[0]
+
+
+def test_bad_max_pages_exits_2():
+    done = run_cli("audit", "http://127.0.0.1:1/", "--max-pages", "0")
+    assert done.returncode == 2
+    assert "max-pages" in done.stderr
