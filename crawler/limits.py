@@ -1,0 +1,45 @@
+"""Caps and timings for talking to the web: every bound the crawler enforces lives here, with its unit."""
+
+USER_AGENT_PRODUCT = "Sitewarden"
+
+# Bodies
+MAX_HTML_BYTES = 1024 * 1024  # HTML read up to 1 MiB; past that the page is marked truncated (large-html)
+MAX_ROBOTS_BYTES = 500 * 1024
+MAX_SITEMAP_BYTES = 10 * 1024 * 1024  # per sitemap document, after decompression
+MAX_SITEMAP_DOCUMENTS = 300
+MAX_SITEMAP_INDEX_DEPTH = 3  # sitemap index -> index -> index -> urlset, no deeper
+MAX_SITEMAP_REDIRECT_HOPS = 5  # robots.txt and sitemap documents, followed by hand
+SITEMAP_DISCOVERY_DEADLINE_S = 180  # all sitemap documents of one audit together
+SITEMAP_URLS_FLOOR = 500
+SITEMAP_URLS_PER_MAX_PAGE = 20
+SITEMAP_URLS_CEILING = 50_000
+
+# URLs and redirects
+MAX_URL_LENGTH = 2048
+MAX_REDIRECT_HOPS = 10
+
+# Per page extraction
+MAX_LINKS_PER_PAGE = 1000  # links parsed from one page
+MAX_IMAGES_PER_PAGE = 1000
+MAX_HEADINGS_PER_PAGE = 200
+MAX_HREFLANG_PER_PAGE = 200
+MAX_LISTED_RESOURCES_PER_PAGE = 20  # image srcs without alt, insecure resources: examples, not inventories
+MAX_ANCHOR_TEXT_CHARS = 200
+MAX_ROBOTS_INVALID_LINES = 100
+
+# Time
+CONNECT_TIMEOUT_S = 5
+READ_TIMEOUT_S = 15
+TOTAL_FETCH_DEADLINE_S = 30  # whole response, headers and body, for one URL
+WATCHDOG_RETRY_S = 0.25  # after the deadline, how often the watchdog re-tries to cut a still-open socket
+
+# Connections
+HTTP_POOL_MAXSIZE = 16  # connections kept per host: one per crawl thread
+HTTP_POOL_HOSTS = 16  # per-host pools a session keeps
+READ_CHUNK_BYTES = 64 * 1024
+MAX_ERROR_MESSAGE_CHARS = 500
+
+
+def sitemap_url_cap(max_pages: int) -> int:
+    """How many sitemap URLs discovery keeps for an audit of `max_pages`."""
+    return min(max(max_pages * SITEMAP_URLS_PER_MAX_PAGE, SITEMAP_URLS_FLOOR), SITEMAP_URLS_CEILING)

@@ -1,0 +1,228 @@
+"""URL rules: normalisation, same-site tests, validation of user-supplied start URLs."""
+
+import ipaddress
+import re
+import socket
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from w3lib.url import safe_url_string
+
+from crawler import limits
+
+CRAWLABLE_SCHEMES = ("http", "https")
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+# An input this long cannot normalise to <= MAX_URL_LENGTH except through a huge fragment or
+# dot-segments; refusing it early bounds the work spent on hostile hrefs.
+_MAX_RAW_URL_CHARS = 8 * limits.MAX_URL_LENGTH
+
+# WHATWG "forbidden host code points" that survive safe_url_string, plus controls.
+_BAD_HOST_CHARS = re.compile(r"[\x00-\x20\x7f#%/:<>?@\[\\\]^|\"`{}]")
+# Stricter rule for a start URL a person typed: DNS names (labels of letters, digits, '-', '_').
+_DNS_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
+_PERCENT_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+# "scheme:" at the start of what a person typed; "example.com:8080" is a host and port, not a scheme.
+_TYPED_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):(?!\d+(?:[/?#]|$))")
+
+
+_UNSUPPORTED = "Only http and https addresses can be audited, not {}:."
+
+
+class InvalidURL(ValueError):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code  # invalid_url | unsupported_scheme | url_too_long | private_address | dns_failure
+
+
+def _normalize_escape(match: re.Match) -> str:
+    # RFC 3986 6.2.2: upper-case hex, and unreserved characters need no escaping at all.
+    char = chr(int(match.group(1), 16))
+    return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 5.2.4: resolve '.' and '..' segments of an absolute path."""
+    if "." not in path:
+        return path
+    output: list[str] = []
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == ".":
+            if last:
+                output.append("")
+        elif segment == "..":
+            if len(output) > 1:
+                output.pop()
+            if last:
+                output.append("")
+        else:
+            output.append(segment)
+    result = "/".join(output)
+    return result if result.startswith("/") else "/" + result
+
+
+def _sorted_query(query: str) -> str:
+    # Sort by key only: sorted() is stable, so repeated keys keep their order; blank values stay.
+    parts = [p for p in query.split("&") if p]
+    parts.sort(key=lambda p: p.split("=", 1)[0])
+    return "&".join(parts)
+
+
+def normalize(url: str, base: str | None = None) -> str | None:
+    """Absolute, canonical form of `url` (resolved against base), or None if it is not crawlable http(s).
+
+    Lower-cased scheme and host, IDNA host, no default port, no fragment, sorted query keys, "/" for an
+    empty path, dot-segments removed, escapes normalised. Path case and query values are kept. Never raises.
+    """
+    if not isinstance(url, str) or len(url) > _MAX_RAW_URL_CHARS:
+        return None
+    try:
+        url = url.strip()
+        if base:
+            url = urljoin(base.strip(), url)
+        url = safe_url_string(url)
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in CRAWLABLE_SCHEMES:
+            return None
+        host = (parts.hostname or "").rstrip(".")
+        if not host or (_BAD_HOST_CHARS.search(host) and ":" not in host):
+            return None
+        if ":" in host:  # IPv6 literal: canonical compressed form
+            host = "[" + ipaddress.IPv6Address(host).compressed + "]"
+        port = parts.port  # ValueError on junk or out-of-range ports
+        netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+        if "@" in parts.netloc:
+            netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
+        path = remove_dot_segments(_PERCENT_ESCAPE.sub(_normalize_escape, parts.path) or "/")
+        query = _sorted_query(_PERCENT_ESCAPE.sub(_normalize_escape, parts.query))
+        result = urlunsplit((scheme, netloc, path, query, ""))
+    except (ValueError, UnicodeError, TypeError):
+        return None
+    if len(result) > limits.MAX_URL_LENGTH:
+        return None
+    return result
+
+
+def url_host(url: str) -> str:
+    """Lower-cased host of `url` without port ("" when there is none); IPv6 without brackets."""
+    try:
+        return (urlsplit(url.strip()).hostname or "").rstrip(".")
+    except ValueError:
+        return ""
+
+
+def _host_and_port(url: str) -> tuple[str, int | None] | None:
+    normalized = normalize(url)
+    if normalized is None:
+        return None
+    parts = urlsplit(normalized)
+    # normalize() dropped default ports, so an http and an https URL of the same site compare equal.
+    return (parts.hostname or ""), parts.port
+
+
+def same_site(url: str, site_url: str, *, include_subdomains: bool = False) -> bool:
+    """Same host as site_url, or differing only by a leading 'www.'; http vs https does not matter.
+
+    An explicit non-default port must match too (127.0.0.1:8000 and 127.0.0.1:9000 are two sites).
+    With include_subdomains, any subdomain of the site's host (without 'www.') also counts.
+    """
+    a = _host_and_port(url)
+    b = _host_and_port(site_url)
+    if a is None or b is None or a[1] != b[1]:
+        return False
+    host, site_host = a[0], b[0]
+    if host.startswith("www."):
+        host = host[4:]
+    if site_host.startswith("www."):
+        site_host = site_host[4:]
+    if host == site_host:
+        return True
+    return include_subdomains and host.endswith("." + site_host)
+
+
+def is_public_address(ip_str: str) -> bool:
+    """True when `ip_str` is a globally routable unicast address (not loopback, private, link-local, …)."""
+    try:
+        ip = ipaddress.ip_address(ip_str.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return not (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+        or not ip.is_global
+    )
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to (the literal itself for an IP); socket.gaierror when it does not."""
+    try:
+        return [str(ipaddress.ip_address(host.strip("[]")))]
+    except ValueError:
+        pass
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return sorted({info[4][0] for info in infos})
+
+
+def validate_start_url(url: str, *, allow_private: bool) -> str:
+    """Normalised start URL or InvalidURL with a stable code and a sentence a person understands.
+
+    A URL typed without a scheme ("example.com/shop") is taken as https. With allow_private=False every
+    address the host resolves to must be public (codes private_address, dns_failure); with
+    allow_private=True no DNS lookup is made.
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise InvalidURL("invalid_url", "Enter the address of a website, e.g. https://example.com.")
+    url = url.strip()
+    if len(url) > limits.MAX_URL_LENGTH:
+        raise InvalidURL("url_too_long", f"The address is longer than {limits.MAX_URL_LENGTH} characters.")
+    if url.startswith("//"):
+        url = "https:" + url
+    elif "://" not in url:
+        scheme = _TYPED_SCHEME.match(url)
+        if scheme and scheme.group(1).lower() not in CRAWLABLE_SCHEMES:
+            raise InvalidURL("unsupported_scheme", _UNSUPPORTED.format(scheme.group(1)))
+        if not scheme:
+            url = "https://" + url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise InvalidURL("invalid_url", "This does not look like a web address.") from None
+    if parts.scheme.lower() not in CRAWLABLE_SCHEMES:
+        raise InvalidURL("unsupported_scheme", _UNSUPPORTED.format(parts.scheme))
+    raw_host = parts.netloc.rsplit("@", 1)[-1]
+    if not parts.hostname or any(c.isspace() for c in raw_host):
+        raise InvalidURL("invalid_url", "The address has no valid host name.")
+    normalized = normalize(url)
+    if normalized is None:
+        if len(safe_url_string(url)) > limits.MAX_URL_LENGTH:
+            raise InvalidURL("url_too_long", f"The address is longer than {limits.MAX_URL_LENGTH} characters.")
+        raise InvalidURL("invalid_url", "This does not look like a web address.")
+    norm_parts = urlsplit(normalized)
+    host = norm_parts.hostname or ""
+    is_ip = True
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        is_ip = False
+    if not is_ip and not all(_DNS_LABEL.match(label) for label in host.split(".")):
+        raise InvalidURL("invalid_url", f"{host!r} is not a valid host name.")
+    if not allow_private:
+        port = norm_parts.port or DEFAULT_PORTS[norm_parts.scheme]
+        try:
+            addresses = resolve_host(host, port)
+        except (OSError, UnicodeError):
+            raise InvalidURL("dns_failure", f"The host name {host} could not be resolved.") from None
+        if not addresses:
+            raise InvalidURL("dns_failure", f"The host name {host} could not be resolved.")
+        if not all(is_public_address(a) for a in addresses):
+            raise InvalidURL("private_address", f"{host} points to a private or reserved network address.")
+    return normalized
