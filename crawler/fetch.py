@@ -1,0 +1,487 @@
+"""HTTP client for the crawl: one hop per call (redirects are followed by the caller), bounded bodies.
+
+Three bounds hold for every fetch made with a session from build_session():
+- time: TOTAL_FETCH_DEADLINE_S over connect, headers and body. requests only has per-socket-operation
+  timeouts, which a server dripping one byte at a time never trips, so a watchdog thread shuts the
+  socket down at the deadline and the blocked read returns;
+- memory: at most cap + 1 decoded bytes are held; gzip/deflate are decoded here with zlib's
+  max_length, so a decompression bomb costs no more than a plain large body;
+- addresses: with allow_private=False the peer address of every new connection is checked after
+  connect and before a byte is sent (this also covers DNS rebinding and redirects to internal hosts).
+"""
+
+import heapq
+import http.client
+import itertools
+import os
+import re
+import socket
+import ssl
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    LocationValueError,
+    NameResolutionError,
+    NewConnectionError,
+    ProtocolError,
+    ReadTimeoutError,
+)
+from urllib3.exceptions import SSLError as Urllib3SSLError
+
+from crawler import __version__, limits
+from crawler.urls import is_public_address
+
+DEFAULT_USER_AGENT = f"{limits.USER_AGENT_PRODUCT}/{__version__} (+https://github.com/sitewarden)"
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+# Only what _ZlibDecoder handles: a server must not send br/zstd we would have to decode unbounded.
+ACCEPT_ENCODING = "gzip, deflate"
+ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+ERROR_KINDS = ("dns", "connect", "tls", "timeout", "too_many_redirects", "invalid_url", "private_address", "other")
+
+
+@dataclass
+class FetchResult:
+    url: str  # the URL requested
+    status_code: int | None = None  # None when there was no HTTP answer
+    headers: dict[str, str] = field(default_factory=dict)  # lower-cased names; repeated headers joined by ", "
+    link_headers: list[str] = field(default_factory=list)  # raw values of every Link header
+    content_type: str = ""  # media type only, lower-cased, e.g. "text/html"
+    charset: str | None = None  # from the Content-Type header
+    body: bytes = b""  # only read for HTML (up to MAX_HTML_BYTES); empty for other types
+    bytes_read: int = 0  # len(body): decoded bytes kept (<= the cap)
+    truncated: bool = False  # body was longer than the cap
+    redirect_url: str | None = None  # absolute Location of a 3xx, resolved against `url`
+    response_time_ms: int | None = None  # time to the response headers
+    # One of ERROR_KINDS, None on success. Set even when headers arrived (status_code is then kept, and
+    # the part of the body read so far): a set error_kind means the fetch failed, whatever the status.
+    error_kind: str | None = None
+    error: str | None = None  # human-readable reason, <= 500 chars
+    wire_bytes: int = 0  # body bytes as received, before Content-Encoding decoding
+
+    @property
+    def is_html(self) -> bool:
+        return self.content_type in HTML_TYPES
+
+
+# --- deadline watchdog -----------------------------------------------------------------------------------
+
+_local = threading.local()  # the _FetchContext of the fetch running in this thread
+
+
+class _FetchContext:
+    """One fetch in flight: its deadline, address policy and the connection it is using."""
+
+    def __init__(self, deadline: float, allow_private: bool):
+        self.deadline = deadline
+        self.allow_private = allow_private
+        self.conn = None
+        self.expired = False
+        self.done = False
+        self._lock = threading.Lock()
+
+    def cut(self) -> None:
+        """Called by the watchdog: make the blocked socket operation of this fetch return now."""
+        with self._lock:
+            if self.done:
+                return
+            self.expired = True
+            sock = getattr(self.conn, "sock", None)
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def finish(self) -> None:
+        # Under the lock: once this returns, the watchdog can no longer touch the connection, which
+        # may go back to the pool and serve another thread.
+        with self._lock:
+            self.done = True
+
+
+class _Watchdog:
+    """One daemon thread for all fetches of the process, sleeping until the earliest deadline."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, _FetchContext]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def register(self, ctx: _FetchContext) -> None:
+        with self._cond:
+            heapq.heappush(self._heap, (ctx.deadline, next(self._seq), ctx))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="sitewarden-fetch-watchdog", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                while self._heap and self._heap[0][2].done:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                deadline, _, ctx = self._heap[0]
+                now = time.monotonic()
+                if deadline > now:
+                    self._cond.wait(deadline - now)
+                    continue
+                heapq.heappop(self._heap)
+                ctx.cut()
+                # The socket may not exist yet (still connecting): try again until the fetch ends.
+                heapq.heappush(self._heap, (now + limits.WATCHDOG_RETRY_S, next(self._seq), ctx))
+
+
+_watchdog = _Watchdog()
+
+
+def _reset_after_fork() -> None:
+    # Celery's prefork children inherit the object but not the thread (nor a sane lock state).
+    global _watchdog
+    _watchdog = _Watchdog()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+# --- connection pool with tracking and the address guard ---------------------------------------------------
+
+
+class _PrivateAddressError(NewConnectionError):
+    pass
+
+
+def _peer_is_allowed(sock) -> tuple[bool, str]:
+    try:
+        peer = sock.getpeername()[0]
+    except (OSError, IndexError):
+        return False, "unknown"
+    return is_public_address(peer), peer
+
+
+class _GuardedConnectionMixin:
+    def _new_conn(self):
+        sock = super()._new_conn()
+        ctx = getattr(_local, "ctx", None)
+        if ctx is not None and not ctx.allow_private:
+            allowed, peer = _peer_is_allowed(sock)
+            if not allowed:
+                sock.close()
+                raise _PrivateAddressError(self, f"refused to connect to non-public address {peer}")
+        return sock
+
+
+class _GuardedHTTPConnection(_GuardedConnectionMixin, HTTPConnection):
+    pass
+
+
+class _GuardedHTTPSConnection(_GuardedConnectionMixin, HTTPSConnection):
+    pass
+
+
+class _TrackedPoolMixin:
+    def _get_conn(self, timeout=None):
+        conn = super()._get_conn(timeout)
+        ctx = getattr(_local, "ctx", None)
+        if ctx is not None:
+            ctx.conn = conn
+            # A kept-alive connection opened under allow_private=True must not serve a stricter fetch.
+            sock = getattr(conn, "sock", None)
+            if not ctx.allow_private and sock is not None and not _peer_is_allowed(sock)[0]:
+                conn.close()
+        return conn
+
+
+class _TrackedHTTPConnectionPool(_TrackedPoolMixin, HTTPConnectionPool):
+    ConnectionCls = _GuardedHTTPConnection
+
+
+class _TrackedHTTPSConnectionPool(_TrackedPoolMixin, HTTPSConnectionPool):
+    ConnectionCls = _GuardedHTTPSConnection
+
+
+class CrawlAdapter(HTTPAdapter):
+    """HTTPAdapter whose pools let fetch() enforce its deadline and address policy."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": _TrackedHTTPConnectionPool,
+            "https": _TrackedHTTPSConnectionPool,
+        }
+
+
+def build_session(user_agent: str | None = None):
+    """A requests.Session set up for crawling (UA, pooled connections, no env proxies)."""
+    session = requests.Session()
+    session.trust_env = False  # no proxies or .netrc from the worker's environment
+    session.headers.update(
+        {"User-Agent": user_agent or DEFAULT_USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
+    )
+    # Retries are the crawl's decision (throttle, 429 handling), never the adapter's.
+    adapter = CrawlAdapter(
+        pool_connections=limits.HTTP_POOL_HOSTS, pool_maxsize=limits.HTTP_POOL_MAXSIZE, max_retries=0
+    )
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+# --- bounded decoding --------------------------------------------------------------------------------------
+
+
+class _ZlibDecoder:
+    """Incremental gzip/deflate decoding that never produces more than asked for."""
+
+    def __init__(self, coding: str):
+        self._gzip = coding in ("gzip", "x-gzip")
+        # gzip: 32 + MAX_WBITS also accepts a zlib header (servers mix them up); deflate: zlib
+        # stream, falling back to raw deflate (what some servers send) on the first error.
+        self._obj = zlib.decompressobj(32 + zlib.MAX_WBITS if self._gzip else zlib.MAX_WBITS)
+        self._started = False
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        out = []
+        while data and max_length > 0:
+            try:
+                chunk = self._obj.decompress(data, max_length)
+            except zlib.error:
+                if self._gzip or self._started:
+                    raise
+                self._obj = zlib.decompressobj(-zlib.MAX_WBITS)
+                self._started = True
+                continue
+            self._started = True
+            out.append(chunk)
+            max_length -= len(chunk)
+            if self._obj.eof:
+                data = self._obj.unused_data
+                if not (self._gzip and data[:2] == b"\x1f\x8b"):
+                    break  # trailing junk after the stream is ignored, as browsers do
+                self._obj = zlib.decompressobj(32 + zlib.MAX_WBITS)  # next gzip member
+            else:
+                data = self._obj.unconsumed_tail  # non-empty only when max_length was reached
+        return b"".join(out)
+
+
+def decompress_capped(data: bytes, cap: int) -> tuple[bytes, bool]:
+    """gzip (or zlib) `data` decoded up to `cap` bytes: (decoded, truncated). zlib.error on bad data."""
+    decoded = _ZlibDecoder("gzip").decompress(data, cap + 1)
+    return decoded[:cap], len(decoded) > cap
+
+
+# --- fetch ------------------------------------------------------------------------------------------------
+
+_WRAPPER_NOISE = (
+    re.compile(r"<[^<>]*? object at 0x[0-9a-fA-F]+>:?\s*"),
+    re.compile(r"\w*ConnectionPool\(host=[^)]*\):\s*"),
+    re.compile(r"Max retries exceeded with url: \S+ \(Caused by \w+\(\s*"),
+)
+
+
+def _causes(exc: BaseException):
+    """exc and everything it wraps (requests -> urllib3 -> socket), outermost first."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo and len(seen) < 20:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        for nxt in (getattr(e, "reason", None), e.args[0] if e.args else None, e.__cause__, e.__context__):
+            if isinstance(nxt, BaseException):
+                todo.append(nxt)
+
+
+def _short_message(exc: BaseException) -> str:
+    # The innermost exception with a message says what happened; the wrappers only repeat it.
+    message = ""
+    for e in _causes(exc):
+        text = str(e).strip()
+        if text:
+            message = f"{type(e).__name__}: {text}"
+    for pattern in _WRAPPER_NOISE:
+        message = pattern.sub("", message)
+    return message[: limits.MAX_ERROR_MESSAGE_CHARS] or type(exc).__name__
+
+
+def _classify(exc: BaseException, got_response: bool) -> str:
+    chain = list(_causes(exc))
+
+    def any_of(*types) -> bool:
+        return any(isinstance(e, types) for e in chain)
+
+    if any_of(_PrivateAddressError):
+        return "private_address"
+    if any_of(requests.TooManyRedirects):
+        return "too_many_redirects"
+    invalid = (
+        requests.exceptions.InvalidURL,
+        requests.exceptions.InvalidSchema,
+        requests.exceptions.MissingSchema,
+        requests.exceptions.URLRequired,
+        LocationValueError,
+        http.client.InvalidURL,
+        UnicodeError,
+    )
+    # Any ValueError before an answer came from the URL (requests/urllib3/idna all parse it).
+    if any_of(*invalid) or (not got_response and isinstance(exc, ValueError)):
+        return "invalid_url"
+    if any_of(NameResolutionError, socket.gaierror):
+        return "dns"
+    if any_of(requests.exceptions.SSLError, Urllib3SSLError, ssl.SSLError, ssl.CertificateError):
+        return "tls"
+    if any_of(requests.Timeout, ReadTimeoutError, socket.timeout) or any(
+        isinstance(e, ConnectTimeoutError) and not isinstance(e, NewConnectionError) for e in chain
+    ):
+        return "timeout"
+    if any_of(requests.ConnectionError, ProtocolError, ConnectionError, NewConnectionError):
+        return "connect"
+    return "other"
+
+
+def _parse_content_type(value: str) -> tuple[str, str | None]:
+    media_type, _, params = value.partition(";")
+    match = re.search(r"charset\s*=\s*[\"']?([^\"';\s]+)", params, re.IGNORECASE)
+    return media_type.strip().lower(), (match.group(1).lower() if match else None)
+
+
+def _fill_from_response(result: FetchResult, resp, started: float) -> None:
+    result.status_code = resp.status_code
+    result.response_time_ms = int((time.monotonic() - started) * 1000)
+    result.headers = {k.lower(): v for k, v in resp.headers.items()}
+    result.link_headers = list(resp.raw.headers.getlist("link")) if resp.raw is not None else []
+    result.content_type, result.charset = _parse_content_type(result.headers.get("content-type", ""))
+    location = result.headers.get("location")
+    if 300 <= resp.status_code < 400 and location:
+        try:
+            # http.client decodes headers as latin-1; servers send UTF-8 (requests does the same repair).
+            location = location.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            pass
+        try:
+            result.redirect_url = urljoin(result.url, location.strip())
+        except ValueError:
+            result.redirect_url = None
+
+
+def _read_body(result: FetchResult, resp, cap: int) -> bool:
+    """Read at most cap + 1 decoded bytes into result.body. True when the body was read to its end."""
+    coding = result.headers.get("content-encoding", "").strip().lower()
+    decoder = _ZlibDecoder(coding) if coding in ("gzip", "x-gzip", "deflate") else None
+    # Unknown codings (we never ask for them) are left to urllib3, which bounds its decoders too.
+    let_urllib3_decode = decoder is None and coding not in ("", "identity")
+    chunks: list[bytes] = []
+    size = 0
+    complete = False
+    try:
+        while size <= cap:
+            amt = limits.READ_CHUNK_BYTES if decoder else min(limits.READ_CHUNK_BYTES, cap + 1 - size)
+            data = resp.raw.read(amt, decode_content=let_urllib3_decode)
+            if not data:
+                complete = True
+                break
+            result.wire_bytes += len(data)
+            if decoder is not None:
+                data = decoder.decompress(data, cap + 1 - size)
+            chunks.append(data)
+            size += len(data)
+    finally:
+        body = b"".join(chunks)
+        result.truncated = size > cap
+        result.body = body[:cap]
+        result.bytes_read = len(result.body)
+    return complete
+
+
+def _should_read(result: FetchResult, read_body: str) -> bool:
+    if read_body == "always":
+        return True
+    if read_body == "html":
+        # A redirect's body is never used; reading it would only cost time.
+        return result.is_html and not (300 <= (result.status_code or 0) < 400)
+    return False
+
+
+def fetch(
+    session,
+    url: str,
+    *,
+    read_body: str = "html",
+    max_bytes: int | None = None,
+    allow_private: bool = True,
+) -> FetchResult:
+    """GET `url` without following redirects. read_body: "html" (read only if HTML), "always", "never".
+
+    Never raises. With allow_private=False a connection to a non-public address is refused
+    (error_kind "private_address"); the default keeps local development and tests working.
+    """
+    result = FetchResult(url=url)
+    cap = limits.MAX_HTML_BYTES if max_bytes is None else max_bytes
+    deadline_s = limits.TOTAL_FETCH_DEADLINE_S
+    try:
+        tracked = isinstance(session.get_adapter(url), CrawlAdapter)
+    except requests.RequestException as exc:  # no adapter: not an http(s) URL
+        result.error_kind, result.error = "invalid_url", _short_message(exc)
+        return result
+    if not tracked and not allow_private:
+        result.error_kind = "other"
+        result.error = "allow_private=False needs a session from crawler.fetch.build_session()"
+        return result
+
+    started = time.monotonic()
+    ctx = _FetchContext(started + deadline_s, allow_private)
+    _local.ctx = ctx
+    _watchdog.register(ctx)
+    resp = None
+    complete = False
+    try:
+        resp = session.get(
+            url,
+            allow_redirects=False,
+            stream=True,
+            timeout=(limits.CONNECT_TIMEOUT_S, limits.READ_TIMEOUT_S),
+        )
+        if not ctx.expired:  # cut mid-headers, http.client takes what came as a complete answer
+            _fill_from_response(result, resp, started)
+        if not ctx.expired and _should_read(result, read_body):
+            complete = _read_body(result, resp, cap)
+    except Exception as exc:  # noqa: BLE001 - the contract is "never raises"; the kind says what happened
+        result.error_kind = "timeout" if ctx.expired else _classify(exc, got_response=resp is not None)
+        result.error = _short_message(exc)
+    finally:
+        ctx.finish()
+        _local.ctx = None
+        if resp is not None:
+            _close(resp, reusable=complete and not ctx.expired)
+    if ctx.expired:
+        # The watchdog cut the socket: a close-delimited body then just looks like a short one.
+        result.error_kind = "timeout"
+        result.error = f"no complete answer within {deadline_s} s (total deadline)"
+    return result
+
+
+def _close(resp, *, reusable: bool) -> None:
+    try:
+        if reusable:
+            resp.raw.release_conn()  # body read to its end: keep the connection alive for the next URL
+        else:
+            resp.raw.close()  # unread bytes are left: this connection cannot carry another request
+        resp.close()
+    except Exception:  # noqa: BLE001, S110 - closing a broken connection may fail; nothing to do about it
+        pass

@@ -1,0 +1,309 @@
+import gzip
+import socket
+import threading
+import time
+import tracemalloc
+import zlib
+
+import pytest
+import requests
+
+from crawler import __version__, limits
+from crawler.fetch import build_session, decompress_capped, fetch
+
+PAGE = "<html><head><title>Hi</title></head><body><a href='/a'>a</a></body></html>"
+
+
+def test_build_session():
+    s = build_session()
+    assert s.trust_env is False
+    assert s.headers["User-Agent"] == f"Sitewarden/{__version__} (+https://github.com/sitewarden)"
+    assert build_session("Custom/1.0").headers["User-Agent"] == "Custom/1.0"
+    adapter = s.get_adapter("https://example.com/")
+    assert adapter._pool_maxsize >= 16
+    assert adapter.max_retries.total == 0
+
+
+def test_fetch_html(site, session):
+    site.add(
+        "/page",
+        PAGE,
+        content_type="text/html; charset=ISO-8859-1",
+        headers={"X-Robots-Tag": "noindex", "Link": '<https://x.test/c>; rel="canonical"'},
+    )
+    r = fetch(session, site.url + "/page?x=1")
+    assert r.error_kind is None and r.error is None
+    assert r.status_code == 200
+    assert r.url == site.url + "/page?x=1"
+    assert r.content_type == "text/html"
+    assert r.charset == "iso-8859-1"
+    assert r.is_html
+    assert r.body == PAGE.encode()
+    assert r.bytes_read == len(PAGE)
+    assert not r.truncated
+    assert r.headers["x-robots-tag"] == "noindex"
+    assert all(k == k.lower() for k in r.headers)
+    assert r.link_headers == ['<https://x.test/c>; rel="canonical"']
+    assert r.redirect_url is None
+    assert r.response_time_ms is not None and r.response_time_ms >= 0
+    path, headers = site.requests[-1]
+    assert path == "/page?x=1"
+    assert headers["User-Agent"].startswith("Sitewarden/")
+
+
+def test_repeated_link_headers_are_kept_apart(site, session):
+    def two_links(h):
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Link", "</a>; rel=preload")
+        h.send_header("Link", "</b>; rel=canonical")
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    site.handle("/", two_links)
+    r = fetch(session, site.url + "/")
+    assert r.link_headers == ["</a>; rel=preload", "</b>; rel=canonical"]
+    assert r.headers["link"] == "</a>; rel=preload, </b>; rel=canonical"
+
+
+def test_non_html_body_is_not_read(site, session):
+    site.add("/img.png", b"\x89PNG" + b"\0" * 5000, content_type="image/png")
+    r = fetch(session, site.url + "/img.png")
+    assert r.status_code == 200
+    assert r.content_type == "image/png"
+    assert not r.is_html
+    assert r.body == b"" and r.bytes_read == 0
+    always = fetch(session, site.url + "/img.png", read_body="always")
+    assert always.body.startswith(b"\x89PNG") and always.bytes_read == 5004
+    never = fetch(session, site.url + "/img.png", read_body="never")
+    assert never.body == b""
+
+
+def test_html_body_not_read_when_never(site, session):
+    site.add("/", PAGE)
+    r = fetch(session, site.url + "/", read_body="never")
+    assert r.status_code == 200 and r.is_html and r.body == b""
+
+
+def test_redirect_with_relative_location(site, session):
+    site.add("/old/page", "", status=301, headers={"Location": "../new?q=1"})
+    r = fetch(session, site.url + "/old/page")
+    assert r.status_code == 301
+    assert r.redirect_url == site.url + "/new?q=1"
+    assert r.error_kind is None
+    assert len(site.requests) == 1  # not followed
+
+
+def test_redirect_location_in_utf8(site, session):
+    def utf8_location(h):
+        h.send_response(302)
+        h.send_header("Location", "/caf\u00e9".encode().decode("latin-1"))  # raw UTF-8 bytes on the wire
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    site.handle("/r", utf8_location)
+    r = fetch(session, site.url + "/r")
+    assert r.redirect_url == site.url + "/caf\u00e9"
+
+
+def test_404_is_an_answer_not_an_error(site, session):
+    r = fetch(session, site.url + "/missing")
+    assert r.status_code == 404
+    assert r.error_kind is None
+    assert b"not found" in r.body
+
+
+def test_connection_refused(session, closed_port):
+    r = fetch(session, f"http://127.0.0.1:{closed_port}/")
+    assert r.status_code is None
+    assert r.error_kind == "connect"
+    assert "refused" in r.error.lower()
+    assert "object at 0x" not in r.error and len(r.error) <= 500
+
+
+def test_dns_failure(session, monkeypatch):
+    def no_dns(*args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    r = fetch(session, "http://no-such-host.test/")
+    assert r.error_kind == "dns"
+    assert r.status_code is None
+
+
+@pytest.mark.parametrize("url", ["http://exa mple.com/", "ftp://example.com/", "http://[::1/", "http://", "nothing"])
+def test_invalid_url(session, url):
+    r = fetch(session, url)
+    assert r.error_kind == "invalid_url", r.error
+    assert r.status_code is None
+
+
+def test_private_address_refused_when_asked(site, session):
+    site.add("/", PAGE)
+    r = fetch(session, site.url + "/", allow_private=False)
+    assert r.error_kind == "private_address"
+    assert site.requests == []  # not a byte of the request was sent
+    assert fetch(session, site.url + "/").status_code == 200
+    # The kept-alive connection from the permitted fetch must not serve a stricter one either.
+    assert fetch(session, site.url + "/", allow_private=False).error_kind == "private_address"
+    assert len(site.requests) == 1
+    plain = requests.Session()
+    assert fetch(plain, site.url + "/", allow_private=False).error_kind == "other"
+
+
+def test_keep_alive_connection_is_reused(site, session):
+    ports = []
+
+    def record_port(h):
+        ports.append(h.client_address[1])
+        body = PAGE.encode()
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    site.handle("/", record_port)
+    for _ in range(3):
+        assert fetch(session, site.url + "/").status_code == 200
+    assert len(ports) == 3 and len(set(ports)) == 1
+
+
+def test_large_body_is_truncated_at_the_cap(site, session):
+    big = b"<html><body>" + b"x" * (3 * 1024 * 1024) + b"</body></html>"
+    site.add("/big", big)
+    r = fetch(session, site.url + "/big")
+    assert r.status_code == 200
+    assert r.truncated
+    assert r.bytes_read == limits.MAX_HTML_BYTES == len(r.body)
+    assert r.wire_bytes <= limits.MAX_HTML_BYTES + 1  # never read past cap + 1
+    small = fetch(session, site.url + "/big", max_bytes=100)
+    assert small.truncated and small.body == big[:100]
+    exact = fetch(session, site.url + "/big", max_bytes=len(big))
+    assert not exact.truncated and exact.body == big
+
+
+def test_gzip_and_deflate_bodies_are_decoded(site, session):
+    site.add("/gz", gzip.compress(PAGE.encode()), headers={"Content-Encoding": "gzip"})
+    site.add("/zlib", zlib.compress(PAGE.encode()), headers={"Content-Encoding": "deflate"})
+    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    site.add("/raw", raw.compress(PAGE.encode()) + raw.flush(), headers={"Content-Encoding": "deflate"})
+    for path in ("/gz", "/zlib", "/raw"):
+        r = fetch(session, site.url + path)
+        assert r.body == PAGE.encode(), path
+        assert r.bytes_read == len(PAGE) and not r.truncated
+
+
+def test_gzip_bomb_stays_capped(site, session, gzip_bomb):
+    site.add("/bomb", gzip_bomb, headers={"Content-Encoding": "gzip"})
+    tracemalloc.start()
+    try:
+        r = fetch(session, site.url + "/bomb")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.error_kind is None
+    assert r.truncated
+    assert r.bytes_read == limits.MAX_HTML_BYTES
+    assert r.wire_bytes < len(gzip_bomb)  # stopped reading the wire too
+    assert peak < 8 * limits.MAX_HTML_BYTES  # 100 MiB inflated would be far above
+
+
+def test_broken_gzip_is_an_error_not_an_exception(site, session):
+    site.add("/bad", b"this is not gzip at all", headers={"Content-Encoding": "gzip"})
+    r = fetch(session, site.url + "/bad")
+    assert r.status_code == 200
+    assert r.error_kind == "other"
+    assert r.error
+
+
+def test_decompress_capped():
+    data = gzip.compress(b"a" * 1000)
+    assert decompress_capped(data, 2000) == (b"a" * 1000, False)
+    assert decompress_capped(data, 10) == (b"a" * 10, True)
+    two_members = gzip.compress(b"one ") + gzip.compress(b"two")
+    assert decompress_capped(two_members, 100) == (b"one two", False)
+
+
+def _drip_body(h):
+    h.send_response(200)
+    h.send_header("Content-Type", "text/html")
+    h.send_header("Content-Length", "1000")
+    h.end_headers()
+    for _ in range(100):
+        h.wfile.write(b"x")
+        h.wfile.flush()
+        time.sleep(0.5)
+
+
+def _drip_headers(h):
+    for byte in b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Slow: " + b"y" * 100:
+        h.wfile.write(bytes([byte]))
+        h.wfile.flush()
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("handler", [_drip_body, _drip_headers], ids=["body", "headers"])
+def test_tarpit_ends_at_the_total_deadline(site, session, monkeypatch, handler):
+    # Every byte arrives well within READ_TIMEOUT_S, so only the total deadline can end this.
+    monkeypatch.setattr(limits, "TOTAL_FETCH_DEADLINE_S", 2)
+    site.handle("/slow", handler)
+    started = time.monotonic()
+    r = fetch(session, site.url + "/slow")
+    elapsed = time.monotonic() - started
+    assert r.error_kind == "timeout"
+    assert "deadline" in r.error
+    assert 1.9 <= elapsed < 4
+    if handler is _drip_body:
+        assert r.status_code == 200  # headers came; the body is what is partial
+        assert 0 < r.bytes_read < 10
+    else:
+        assert r.status_code is None
+
+
+def test_silent_server_hits_the_read_timeout(site, session, monkeypatch):
+    monkeypatch.setattr(limits, "READ_TIMEOUT_S", 0.5)
+    release = threading.Event()
+
+    def silent(h):
+        release.wait(5)
+
+    site.handle("/silent", silent)
+    r = fetch(session, site.url + "/silent")
+    release.set()
+    assert r.error_kind == "timeout"
+    assert r.status_code is None
+
+
+def test_connection_closed_mid_body(site, session):
+    def short(h):
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Content-Length", "1000")
+        h.end_headers()
+        h.wfile.write(b"<html>only this")
+        h.wfile.flush()
+        h.close_connection = True
+
+    site.handle("/short", short)
+    r = fetch(session, site.url + "/short")
+    assert r.status_code == 200
+    assert r.error_kind == "connect"
+    assert r.body == b"<html>only this"  # what did arrive is kept
+
+
+def test_fetches_from_many_threads_share_one_session(site, session):
+    site.add("/", PAGE)
+    results = []
+
+    def worker():
+        for _ in range(5):
+            results.append(fetch(session, site.url + "/"))
+
+    threads = [threading.Thread(target=worker) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 80
+    assert all(r.status_code == 200 and r.body == PAGE.encode() for r in results)
