@@ -17,6 +17,7 @@ SITEMAP_URLS_CEILING = 50_000
 # URLs and redirects
 MAX_URL_LENGTH = 2048
 MAX_REDIRECT_HOPS = 10
+NORMALIZE_CACHE_ENTRIES = 20_000  # per process; ~5 MB at typical URL lengths
 
 # Per page extraction
 MAX_LINKS_PER_PAGE = 1000  # links parsed from one page

@@ -1,5 +1,6 @@
 """URL rules: normalisation, same-site tests, validation of user-supplied start URLs."""
 
+import functools
 import ipaddress
 import re
 import socket
@@ -20,6 +21,8 @@ _MAX_RAW_URL_CHARS = 8 * limits.MAX_URL_LENGTH
 _BAD_HOST_CHARS = re.compile(r"[\x00-\x20\x7f#%/:<>?@\[\\\]^|\"`{}]")
 # Stricter rule for a start URL a person typed: DNS names (labels of letters, digits, '-', '_').
 _DNS_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
+# Printable ASCII without space or the characters safe_url_string would escape ("<>\"`{}|\\^").
+_PLAIN_ASCII_URL = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
 _PERCENT_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 # "scheme:" at the start of what a person typed; "example.com:8080" is a host and port, not a scheme.
@@ -78,11 +81,38 @@ def normalize(url: str, base: str | None = None) -> str | None:
     """
     if not isinstance(url, str) or len(url) > _MAX_RAW_URL_CHARS:
         return None
+    url = url.strip()
+    if base:
+        try:
+            url = _join(base.strip(), url)
+        except ValueError:
+            return None
+    return _normalize_absolute(url)
+
+
+def _join(base: str, url: str) -> str:
+    # Fast paths for the two shapes most hrefs have; urljoin (slow) for the rest.
+    if url[:8].lower().startswith(("http://", "https://")):
+        return url
+    if url.startswith("/") and not url.startswith(("//", "/\\")):
+        origin = _origin(base)
+        if origin:
+            return origin + url
+    return urljoin(base, url)
+
+
+@functools.lru_cache(maxsize=256)
+def _origin(base: str) -> str | None:
+    parts = urlsplit(base)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
+
+
+# Pages of one site repeat the same links (navigation, footer): a per-process cache saves most of the work.
+@functools.lru_cache(maxsize=limits.NORMALIZE_CACHE_ENTRIES)
+def _normalize_absolute(url: str) -> str | None:
     try:
-        url = url.strip()
-        if base:
-            url = urljoin(base.strip(), url)
-        url = safe_url_string(url)
+        if not _PLAIN_ASCII_URL.match(url):  # safe_url_string is the slow part; most URLs need nothing of it
+            url = safe_url_string(url)
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
         if scheme not in CRAWLABLE_SCHEMES:

@@ -1,0 +1,329 @@
+import hashlib
+import random
+
+import pytest
+
+from crawler import limits
+from crawler.parse import PageData, parse_html, parse_link_header
+
+URL = "https://example.com/dir/page"
+
+
+def page(body_html: str, head: str = "", url: str = URL, **kwargs) -> PageData:
+    html = f"<!doctype html><html><head>{head}</head><body>{body_html}</body></html>"
+    return parse_html(html.encode("utf-8"), url, **kwargs)
+
+
+XHTML = b"""<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">
+<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="de" lang="de">
+<head><title>Caf\xc3\xa9 XHTML</title><link rel="canonical" href="https://example.com/x"/></head>
+<body><h1>Hallo</h1><p><a href="/one">One</a><br/><a href="two.html">Two</a></p></body>
+</html>"""
+
+
+def test_xhtml_with_xml_declaration_and_namespace():
+    p = parse_html(XHTML, URL)
+    assert p.titles == ["Café XHTML"]
+    assert [link.url for link in p.links] == ["https://example.com/one", "https://example.com/dir/two.html"]
+    assert p.headings == [(1, "Hallo")]
+    assert p.html_lang == "de"
+    assert p.canonical_url == "https://example.com/x"
+    assert p.encoding == "utf-8"
+
+
+def test_xml_declaration_naming_another_encoding():
+    body = XHTML.replace(b'encoding="UTF-8"', b'encoding="ISO-8859-1"').replace(b"Caf\xc3\xa9", b"Caf\xe9")
+    p = parse_html(body, URL)
+    assert p.titles == ["Café XHTML"]
+    assert len(p.links) == 2
+
+
+def test_charset_from_meta_when_header_has_none():
+    body = '<html><head><meta charset="windows-1251"><title>Привет мир</title></head><body>тест</body></html>'
+    p = parse_html(body.encode("cp1251"), URL)
+    assert p.titles == ["Привет мир"]
+    assert p.encoding == "cp1251"
+
+
+def test_charset_from_http_equiv_meta():
+    body = (
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">'
+        "<title>Caf\u00e9</title></head></html>"
+    )
+    assert parse_html(body.encode("latin-1"), URL).titles == ["Café"]
+
+
+def test_header_charset_wins_over_meta():
+    body = '<html><head><meta charset="utf-8"><title>Caf\u00e9</title></head></html>'
+    p = parse_html(body.encode("latin-1"), URL, content_type_charset="iso-8859-1")
+    assert p.titles == ["Café"]
+
+
+def test_bom_wins_over_a_wrong_header():
+    body = "\ufeff<html><head><title>Caf\u00e9</title></head></html>".encode()
+    p = parse_html(body, URL, content_type_charset="iso-8859-1")
+    assert p.titles == ["Café"]
+    assert p.encoding == "utf-8"
+
+
+def test_lying_header_is_tolerated():
+    # Served as UTF-8, written in windows-1251: garbled text, but links and structure still come through.
+    body = '<html><head><title>Привет</title></head><body><a href="/x">ссылка</a></body></html>'
+    p = parse_html(body.encode("cp1251"), URL, content_type_charset="utf-8")
+    assert p.encoding == "utf-8"
+    assert "\ufffd" in p.titles[0]
+    assert [link.url for link in p.links] == ["https://example.com/x"]
+
+
+def test_unknown_header_charset_falls_back_to_meta():
+    body = '<html><head><meta charset="windows-1251"><title>Привет</title></head></html>'
+    assert parse_html(body.encode("cp1251"), URL, content_type_charset="no-such-charset").titles == ["Привет"]
+
+
+def test_malformed_markup():
+    body = b"""<html><head><title>Broken</title><body><div><p>text <b>bold <i>both</b> after</i>
+    <a href=/unquoted>unquoted</a><a href='/single' class=x>single</div></div></div>
+    <table><tr><td><a href="/in-table">cell</td></table><p>unclosed <a href="/last">last"""
+    p = parse_html(body, URL)
+    assert p.titles == ["Broken"]
+    urls = [link.url for link in p.links]
+    assert urls[:2] == ["https://example.com/unquoted", "https://example.com/single"]
+    assert "https://example.com/in-table" in urls and "https://example.com/last" in urls
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"   \n  ",
+        b"\x00\x00\x00",
+        bytes(random.Random(42).getrandbits(8) for _ in range(50_000)),
+        b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 100,
+        b"<" * 10_000,
+        b"<html>" + b"<div>" * 5000 + b"deep",  # deep nesting
+        b'<?xml version="1.0" encoding="UTF-8"?>',
+    ],
+    ids=["empty", "blank", "nul", "random", "png", "angles", "deep", "only-xml-decl"],
+)
+def test_junk_never_raises(body):
+    p = parse_html(body, URL)
+    assert isinstance(p, PageData)
+    assert p.links == [] and p.titles == []
+
+
+def test_binary_junk_with_a_link_inside_still_parses():
+    junk = bytes(random.Random(7).getrandbits(8) for _ in range(2000)).replace(b"<", b"").replace(b">", b"")
+    p = parse_html(junk + b'<a href="/found">x</a>' + junk, URL)
+    assert [link.url for link in p.links] == ["https://example.com/found"]
+
+
+def test_titles_ignore_svg_title_and_count_duplicates():
+    p = page("<svg><title>icon</title></svg><p>x</p>", head="<title>  First \n title </title><title>Second</title>")
+    assert p.titles == ["First title", "Second"]
+    assert page("<p>no title</p>").titles == []
+    assert page("", head="<title></title>").titles == [""]
+
+
+def test_base_href_resolves_links():
+    p = page('<a href="x">x</a><a href="/root">r</a>', head='<base href="https://cdn.example.com/sub/">')
+    assert p.base_url == "https://cdn.example.com/sub/"
+    assert [link.url for link in p.links] == ["https://cdn.example.com/sub/x", "https://cdn.example.com/root"]
+
+
+def test_links_skip_non_crawlable_and_keep_duplicates():
+    p = page(
+        '<a href="#top">t</a><a href="">e</a><a href="javascript:void(0)">j</a><a href="mailto:a@b.c">m</a>'
+        '<a href="tel:123">t</a><a>no href</a><a href="/a#frag">A</a><a href="/a">A again</a>'
+        '<map><area href="/area" alt="Area"></map><a href="HTTP://EXAMPLE.com:80/b?z=1&amp;a=2">B</a>'
+    )
+    assert [(link.url, link.tag) for link in p.links] == [
+        ("https://example.com/a", "a"),
+        ("https://example.com/a", "a"),
+        ("https://example.com/area", "area"),
+        ("http://example.com/b?a=2&z=1", "a"),
+    ]
+    assert p.links_total == 4
+
+
+def test_anchor_text():
+    long_text = "word " * 100
+    p = page(
+        '<a href="/1">  Click\n <b>here</b>  </a><a href="/2"><img src="i.png" alt=" Logo  alt "></a>'
+        f'<a href="/3"><img src="i.png"></a><a href="/4">{long_text}</a>'
+    )
+    anchors = [link.anchor for link in p.links]
+    assert anchors[:3] == ["Click here", "Logo alt", ""]
+    assert len(anchors[3]) == limits.MAX_ANCHOR_TEXT_CHARS
+
+
+def test_nofollow_from_rel_and_from_meta_robots():
+    p = page('<a href="/a" rel="external NoFollow">a</a><a href="/b" rel="noopener">b</a>')
+    assert [link.nofollow for link in p.links] == [True, False]
+    meta = page('<a href="/a">a</a>', head='<meta name="robots" content="index, NOFOLLOW">')
+    assert meta.links[0].nofollow
+    none = page('<a href="/a">a</a>', head='<meta name="robots" content="none">')
+    assert none.links[0].nofollow
+
+
+def test_links_capped_but_counted():
+    links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(10_000))
+    p = page(links + '<a href="mailto:x@y.z">m</a><a href="#x">f</a>')
+    assert len(p.links) == limits.MAX_LINKS_PER_PAGE
+    assert p.links_total == 10_000
+    assert p.links[-1].url == f"https://example.com/p{limits.MAX_LINKS_PER_PAGE - 1}"
+
+
+def test_meta_tags():
+    p = page(
+        "",
+        head=(
+            '<meta name="Description" content="  A  description  ">'
+            '<meta name="description" content="second">'
+            '<meta name="ROBOTS" content="NoIndex"><meta name="googlebot" content="nosnippet">'
+            '<meta name="viewport" content="width=device-width">'
+            '<meta property="og:title" content="OG title"><meta property="og:image" content="/i.png">'
+            '<meta http-equiv="Refresh" content="5; URL=\'/next?b=1&amp;a=2\'">'
+        ),
+    )
+    assert p.meta_description == "A description"
+    assert p.meta_descriptions_count == 2
+    assert p.meta_robots == "noindex, nosnippet"
+    assert p.has_viewport
+    assert p.og == {"og:title": "OG title", "og:image": "/i.png"}
+    assert p.meta_refresh_url == "https://example.com/next?a=2&b=1"
+
+
+def test_meta_absent_and_empty():
+    p = page("<p>x</p>")
+    assert p.meta_description is None and p.meta_descriptions_count == 0
+    assert p.meta_robots == "" and not p.has_viewport and p.meta_refresh_url is None
+    assert p.html_lang is None
+    empty = page("", head='<meta name="description" content=""><meta http-equiv="refresh" content="30">')
+    assert empty.meta_description == ""
+    assert empty.meta_refresh_url is None  # a plain reload is not a redirect
+
+
+def test_canonicals():
+    p = page(
+        "",
+        head='<link rel="Canonical" href="../other?b=1&amp;a=1"><link rel="alternate canonical" href="/second">'
+        '<link rel="stylesheet" href="/s.css">',
+    )
+    assert p.canonicals == ["../other?b=1&a=1", "/second"]
+    assert p.canonical_url == "https://example.com/other?a=1&b=1"
+    assert page("").canonical_url is None
+
+
+def test_hreflang():
+    p = page(
+        "",
+        head='<link rel="alternate" hreflang="de-AT" href="/at/"><link rel="alternate" hreflang="x-default" '
+        'href="https://example.com/"><link rel="alternate" href="/feed" type="application/rss+xml">',
+    )
+    assert p.hreflang == [("de-AT", "https://example.com/at/"), ("x-default", "https://example.com/")]
+
+
+def test_headings_text_and_hash():
+    body = (
+        "<h1>Title <small>sub</small></h1><h2>Part</h2><h4>Deep</h4>"
+        "<p>One two<b>three</b></p><p>four</p><script>var hidden = 1;</script><style>p{}</style>"
+        "<noscript>enable js</noscript><template><p>tpl</p></template><svg><text>svg</text></svg>"
+    )
+    p = page(body, head="<title>not body text</title>")
+    assert p.headings == [(1, "Title sub"), (2, "Part"), (4, "Deep")]
+    words = "Title sub Part Deep One twothree four"
+    assert p.word_count == len(words.split())
+    assert p.text_hash == hashlib.sha1(words.lower().encode()).hexdigest()
+    # Same visible text in other markup and case: same hash (duplicate-content).
+    other = page("<div>TITLE   sub</div><span>Part</span> <em>deep</em>\n one <i>two</i><i>three</i> FOUR")
+    assert other.text_hash == p.text_hash
+    assert page("").text_hash == "" and page("").word_count == 0
+
+
+def test_images():
+    p = page('<img src="/a.png" alt="A"><img src="b.png" alt=""><img src="/c.png"><img>')
+    assert p.images_total == 4
+    assert p.images_missing_alt == 2
+    assert p.images_missing_alt_srcs == ["https://example.com/c.png", ""]
+
+
+def test_images_capped():
+    p = page('<img src="/x.png">' * (limits.MAX_IMAGES_PER_PAGE + 50))
+    assert p.images_total == limits.MAX_IMAGES_PER_PAGE + 50
+    assert p.images_missing_alt == limits.MAX_IMAGES_PER_PAGE
+    assert len(p.images_missing_alt_srcs) == limits.MAX_LISTED_RESOURCES_PER_PAGE
+
+
+def test_jsonld_and_microdata():
+    head = (
+        '<script type="application/ld+json">{"@context": "https://schema.org", "@type": "Organization"}</script>'
+        '<script type="application/ld+json">[{"@type": ["WebPage", "Thing"]}, {"@type": "Organization"}]</script>'
+        '<script type="application/ld+json">{"@graph": [{"@type": "BreadcrumbList"}, {"@type": "Article"}]}</script>'
+        '<script type="application/ld+json">{"@type": "Product", "name": "trailing comma",}</script>'
+        '<script type="application/ld+json"></script>'
+    )
+    p = page('<div itemscope itemtype="https://schema.org/Recipe"><span itemscope itemtype="x/Inner"></span></div>',
+             head=head)  # fmt: skip
+    assert p.jsonld_blocks == 5
+    assert p.jsonld_invalid == 2
+    assert p.structured_data_types == ["Organization", "WebPage", "Thing", "BreadcrumbList", "Article", "Recipe"]
+
+
+def test_scripts_total_counts_executable_scripts_only():
+    p = page(
+        '<script>1</script><script type="text/javascript">2</script><script type="module" src="/m.js"></script>'
+        '<script type="application/ld+json">{}</script><script type="text/template"><p></p></script>'
+        '<script type="text/x-handlebars-template"></script>'
+    )
+    assert p.scripts_total == 3
+
+
+def test_insecure_resources_on_https_pages():
+    body = (
+        '<script src="http://cdn.test/a.js"></script><script src="https://cdn.test/ok.js"></script>'
+        '<img src="http://img.test/i.png"><iframe src="http://frame.test/"></iframe>'
+        '<video><source src="http://media.test/v.mp4"></video><a href="http://plain.test/">link is fine</a>'
+    )
+    head = '<link rel="stylesheet" href="http://cdn.test/s.css"><link rel="icon" href="http://cdn.test/f.ico">'
+    p = page(body, head=head)
+    assert p.insecure_resources == [
+        "http://cdn.test/s.css",
+        "http://cdn.test/a.js",
+        "http://img.test/i.png",
+        "http://frame.test/",
+        "http://media.test/v.mp4",
+    ]
+    assert page(body, head=head, url="http://example.com/").insecure_resources == []
+
+
+def test_app_root():
+    assert page('<div id="root"></div><script src="/app.js"></script>').app_root
+    assert page('<div id="__next"><div class="spinner"></div></div>').app_root
+    assert page('<div data-reactroot=""></div>').app_root
+    assert not page('<div id="root"><h1>Server rendered</h1></div>').app_root
+    assert not page("<div id='main'></div>").app_root
+
+
+def test_html_lang():
+    assert parse_html(b'<html lang=" en-GB "><body>x</body></html>', URL).html_lang == "en-GB"
+    assert parse_html(b'<html lang=""><body>x</body></html>', URL).html_lang == ""
+
+
+def test_parse_link_header():
+    assert parse_link_header(
+        ['<https://x.test/a>; rel="canonical", <https://x.test/b>; rel="alternate"; hreflang=de', "</c>; REL=Canonical"]
+    ) == [("https://x.test/a", "canonical"), ("https://x.test/b", "alternate"), ("/c", "canonical")]
+    assert parse_link_header(['<https://x.test/p>; rel="preload next"']) == [
+        ("https://x.test/p", "preload"),
+        ("https://x.test/p", "next"),
+    ]
+    assert parse_link_header(["garbage", ""]) == []
+    assert parse_link_header(['<https://x.test/a,b>; title="a, b"; rel=canonical']) == [
+        ("https://x.test/a,b", "canonical")
+    ]
+
+
+def test_relative_resources_under_an_http_base_are_insecure():
+    p = page('<img src="/x.png"><script src="//cdn.test/a.js"></script>', head='<base href="http://example.com/">')
+    assert p.insecure_resources == ["http://example.com/x.png", "http://cdn.test/a.js"]
