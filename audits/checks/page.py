@@ -1,7 +1,332 @@
-"""Page checks (to be filled: issue 3)."""
+"""Page checks: the issues one fetched page shows on its own, computed without any database access.
 
-PAGE_CHECK_TYPES: tuple[str, ...] = ()
+`page_issues` runs in a fetch thread (audits.crawl.build_page_record) on an unsaved Page, the parsed
+PageData (None when the page was not parsed) and the FetchResult.
+"""
+
+import re
+
+from audits.checks.registry import PAGE_TYPES, CheckSettings, make_issue
+from crawler.parse import PageData
+from crawler.urls import normalize
+
+PAGE_CHECK_TYPES: tuple[str, ...] = PAGE_TYPES
+
+EXAMPLES_MAX = 5  # offending srcs/hrefs/values listed in an issue's details
+CHALLENGE_SCAN_BYTES = 64 * 1024  # challenge markers sit near the top of a challenge page
+CHALLENGE_MAX_WORDS = 100  # a challenge interstitial is tiny; a real page mentioning "captcha" is not
+CHALLENGE_STATUSES = frozenset({200, 202, 503})
+CHALLENGE_HEADERS = ("cf-mitigated",)
+# Lower-cased markers only bot challenges / WAF interstitials carry (Cloudflare, Imperva, DataDome,
+# PerimeterX, DDoS-Guard). Cloudflare injects /cdn-cgi/challenge-platform/scripts/jsd/ into ordinary
+# pages too, so that path does not count.
+CHALLENGE_BODY_MARKERS = re.compile(
+    r"cf-browser-verification|_cf_chl_opt|challenge-platform(?!/scripts/jsd)|_incapsula_resource"
+    r"|captcha-delivery\.com|px-captcha|ddos-guard\.net/"
+)
+# Weaker signs, trusted only in the title of a tiny page: a login form with a CAPTCHA is not a challenge.
+CHALLENGE_TITLE_MARKERS = re.compile(
+    r"just a moment|attention required|checking your browser|captcha|verify you are (a )?human|are you a robot"
+)
+NON_DESCRIPTIVE_LINK_TEXTS = frozenset({"click here", "here", "more", "read more", "learn more", "link", "this page"})
+_LINK_TEXT_NOISE = re.compile(r"[\s.,:;!?…»«>→\-–—()\[\]\"']+")
+
+# Robots directives that take a value ("max-snippet: 20"): not a user-agent prefix.
+_VALUE_DIRECTIVES = frozenset(
+    {"max-snippet", "max-image-preview", "max-video-preview", "unavailable_after", "noimageindex", "notranslate"}
+)
+# User agents whose X-Robots-Tag directives the audit honours ("otherbot: noindex" is not ours).
+_OUR_AGENTS = frozenset({"googlebot", "sitewarden", "*"})
+
+# --- hreflang codes: ISO 639-1 languages (+ legacy aliases), any 3-letter ISO 639-2/3 code,
+# an optional 4-letter script, an optional ISO 3166-1 alpha-2 region or UN M.49 3-digit area.
+ISO_639_1 = frozenset(
+    """aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv
+    dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii
+    ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk
+    ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc
+    sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve
+    vi vo wa wo xh yi yo za zh zu iw in ji""".split()
+)
+ISO_3166_1 = frozenset(
+    """ad ae af ag ai al am ao aq ar as at au aw ax az ba bb bd be bf bg bh bi bj bl bm bn bo bq br bs bt bv
+    bw by bz ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz de dj dk dm do dz ec ee eg eh er es et
+    fi fj fk fm fo fr ga gb gd ge gf gg gh gi gl gm gn gp gq gr gs gt gu gw gy hk hm hn hr ht hu id ie il im
+    in io iq ir is it je jm jo jp ke kg kh ki km kn kp kr kw ky kz la lb lc li lk lr ls lt lu lv ly ma mc md
+    me mf mg mh mk ml mm mn mo mp mq mr ms mt mu mv mw mx my mz na nc ne nf ng ni nl no np nr nu nz om pa pe
+    pf pg ph pk pl pm pn pr ps pt pw py qa re ro rs ru rw sa sb sc sd se sg sh si sj sk sl sm sn so sr ss st
+    sv sx sy sz tc td tf tg th tj tk tl tm tn to tr tt tv tw tz ua ug um us uy uz va vc ve vg vi vn vu wf ws
+    ye yt za zm zw xk""".split()
+)
+_HREFLANG = re.compile(r"^(?P<lang>[a-z]{2,3})(?:-(?P<script>[a-z]{4}))?(?:-(?P<region>[a-z]{2}|\d{3}))?$")
 
 
-def page_issues(page, data, result, settings) -> list:
-    return []
+def hreflang_problem(value: str) -> str | None:
+    """Why `value` is not a valid hreflang (language[-script][-region] or x-default), or None."""
+    code = (value or "").strip().lower()
+    if code == "x-default":
+        return None
+    if not code:
+        return "empty"
+    if "_" in code:
+        return "uses '_' instead of '-'"
+    match = _HREFLANG.match(code)
+    if not match:
+        return "not a language(-region) code"
+    lang, region = match.group("lang"), match.group("region")
+    if len(lang) == 2 and lang not in ISO_639_1:
+        return f"unknown language code {lang!r}"
+    if region and not region.isdigit() and region not in ISO_3166_1:
+        hint = " (the United Kingdom is GB)" if region == "uk" else ""
+        return f"unknown region code {region.upper()!r}{hint}"
+    return None
+
+
+def robots_directives(meta_robots: str, x_robots_tag: str) -> set[str]:
+    """Directives that apply to us from <meta name=robots|googlebot> and X-Robots-Tag, lower-cased.
+
+    "none" stands for noindex + nofollow. X-Robots-Tag directives after "otherbot:" are left out.
+    """
+    directives = {d.strip() for d in (meta_robots or "").lower().replace(";", ",").split(",") if d.strip()}
+    agent = None
+    for part in (x_robots_tag or "").lower().split(","):
+        token = part.strip()
+        if not token:
+            continue
+        name, sep, rest = token.partition(":")
+        name = name.strip()
+        if sep and name not in _VALUE_DIRECTIVES and " " not in name:
+            agent, token = name, rest.strip()  # "googlebot: noindex": agent prefix, then a directive
+            if not token:
+                continue
+        if agent is None or agent in _OUR_AGENTS:
+            directives.add(token)
+    if "none" in directives:
+        directives |= {"noindex", "nofollow"}
+    return directives
+
+
+def challenge_reason(result, data) -> str | None:
+    """Why this answer is a WAF/bot challenge rather than the page, or None."""
+    for header in CHALLENGE_HEADERS:
+        if header in result.headers:
+            return f"{header}: {result.headers[header]}"[:200]
+    if result.status_code not in CHALLENGE_STATUSES or not result.body:
+        return None
+    tiny = data.word_count < CHALLENGE_MAX_WORDS if data is not None else len(result.body) <= CHALLENGE_SCAN_BYTES
+    if not tiny:
+        return None
+    head = result.body[:CHALLENGE_SCAN_BYTES].decode("utf-8", "replace").lower()
+    marker = CHALLENGE_BODY_MARKERS.search(head)
+    if marker:
+        return f"challenge marker {marker.group(0)!r} in a {result.status_code} answer"
+    title = (data.titles[0] if data is not None and data.titles else _raw_title(head)).lower()
+    marker = CHALLENGE_TITLE_MARKERS.search(title)
+    if marker:
+        return f"challenge title {title[:80]!r} in a {result.status_code} answer"
+    return None
+
+
+def _raw_title(html: str) -> str:
+    match = re.search(r"<title[^>]*>(.*?)</title", html, re.DOTALL)
+    return " ".join(match.group(1).split()) if match else ""
+
+
+def blocked_reason(result, data) -> str | None:
+    if result.status_code in (401, 403):
+        return f"HTTP {result.status_code}"
+    return challenge_reason(result, data)
+
+
+def _link_text_key(anchor: str) -> str:
+    return _LINK_TEXT_NOISE.sub(" ", anchor.lower()).strip()
+
+
+def page_issues(page, data, result, settings: CheckSettings) -> list:
+    """Unsaved Issue rows for one fetched page (page.is_indexable must already be set). Pure: no DB."""
+    found: list = []
+
+    def add(issue_type: str, dedupe_key: str = "", **details) -> None:
+        issue = make_issue(
+            page.audit_id, issue_type, page=page, details=details, dedupe_key=dedupe_key, settings=settings
+        )
+        if issue is not None:
+            found.append(issue)
+
+    def limit(issue_type: str, key: str):
+        return settings.threshold(issue_type, key)
+
+    status = result.status_code
+    if status is None or result.error_kind:
+        # No HTTP answer, or the answer broke off (then its body is partial and not judged).
+        add(
+            "fetch-error",
+            error_kind=result.error_kind or "other",
+            error=result.error or page.fetch_error or "",
+            status_code=status,
+        )
+        return found
+
+    reason = blocked_reason(result, data)
+    if reason:
+        add("blocked-page", status_code=status, reason=reason)
+        return found
+    if status == 429:
+        add("rate-limited-page", status_code=status, retry_after=result.headers.get("retry-after", ""))
+        return found
+    if status >= 500:
+        add("server-error", status_code=status)
+        return found
+    if status >= 400:
+        add("broken-page", status_code=status)
+        return found
+
+    if result.response_time_ms is not None and result.response_time_ms > limit("slow-response", "max_ms"):
+        add("slow-response", response_time_ms=result.response_time_ms, max_ms=limit("slow-response", "max_ms"))
+    if not 200 <= status < 300:
+        return found  # redirects (and 1xx oddities) are judged by the site checks
+
+    if status == 200 and not result.is_html:
+        add("non-html-content", content_type=result.content_type or "(none)")
+    if page.depth is not None and page.depth >= limit("deep-page", "min_depth"):
+        add("deep-page", depth=page.depth, min_depth=limit("deep-page", "min_depth"))
+    if len(page.url) > limit("long-url", "max_chars"):
+        add("long-url", chars=len(page.url), max_chars=limit("long-url", "max_chars"))
+    if settings.site_https and page.url.lower().startswith("http://"):
+        add("insecure-page", https_url="https://" + page.url[len("http://") :])
+
+    if data is None:
+        if not (result.is_html and status == 200 and not result.body):
+            return found
+        data = PageData()  # an empty 200 HTML answer: judged as the empty page it is
+
+    _content_checks(page, data, result, add, limit)
+    return found
+
+
+def _content_checks(page, data, result, add, limit) -> None:
+    directives = robots_directives(data.meta_robots, page.x_robots_tag)
+    noindex = "noindex" in directives
+    if noindex:
+        add("noindex-page", meta_robots=data.meta_robots, x_robots_tag=page.x_robots_tag)
+    if "nofollow" in directives:
+        add("nofollow-page", meta_robots=data.meta_robots, x_robots_tag=page.x_robots_tag)
+
+    # Canonicals
+    html_canonicals = [c for c in (normalize(href, data.base_url or page.url) for href in data.canonicals) if c]
+    distinct = list(dict.fromkeys(html_canonicals))
+    if len(distinct) > 1 or (distinct and page.canonical_header and page.canonical_header not in distinct):
+        add(
+            "canonical-conflict",
+            html_canonicals=distinct[:EXAMPLES_MAX],
+            header_canonical=page.canonical_header or None,
+            canonicals_count=len(data.canonicals),
+        )
+    canonical = page.canonical_url or page.canonical_header
+    # Stricter than page.is_indexable: it also honours "none", agent-specific headers, header canonicals.
+    indexable = page.is_indexable and not noindex and canonical in ("", page.url)
+    if canonical and canonical != page.url:
+        add("canonicalized-page", canonical=canonical)
+    if data.canonicals and not re.match(r"^https?://", data.canonicals[0], re.IGNORECASE):
+        add("canonical-relative", href=data.canonicals[0][:500], resolved=canonical or None)
+
+    words = data.word_count
+    if (
+        data.app_root
+        and data.scripts_total > 0
+        and words < limit("javascript-rendering-suspected", "min_words")
+        and not data.headings
+        and data.links_total == 0
+        and data.images_total == 0
+    ):
+        add("javascript-rendering-suspected", words=words, scripts=data.scripts_total)
+
+    # Title and description
+    title = data.titles[0].strip() if data.titles else ""
+    if not title:
+        add("missing-title", titles_count=len(data.titles))
+    if len(data.titles) > 1:
+        add("multiple-titles", titles_count=len(data.titles), titles=[t[:200] for t in data.titles[:EXAMPLES_MAX]])
+    if title and len(title) > limit("title-too-long", "max_chars"):
+        add("title-too-long", chars=len(title), max_chars=limit("title-too-long", "max_chars"), title=title[:300])
+    if title and len(title) < limit("title-too-short", "min_chars"):
+        add("title-too-short", chars=len(title), min_chars=limit("title-too-short", "min_chars"), title=title)
+    description = (data.meta_description or "").strip()
+    if not description:
+        add("missing-meta-description", present=data.meta_description is not None)
+    elif len(description) > limit("meta-description-too-long", "max_chars"):
+        add(
+            "meta-description-too-long",
+            chars=len(description),
+            max_chars=limit("meta-description-too-long", "max_chars"),
+            description=description[:400],
+        )
+    elif len(description) < limit("meta-description-too-short", "min_chars"):
+        add(
+            "meta-description-too-short",
+            chars=len(description),
+            min_chars=limit("meta-description-too-short", "min_chars"),
+            description=description,
+        )
+
+    # Headings
+    h1_texts = [text for level, text in data.headings if level == 1 and text.strip()]
+    if not h1_texts:
+        add("missing-h1", h1_count=len(h1_texts))
+    elif len(h1_texts) > 1:
+        add("multiple-h1", h1_count=len(h1_texts), h1=[t[:200] for t in h1_texts[:EXAMPLES_MAX]])
+    max_jump = limit("heading-order-skip", "max_level_jump")
+    levels = [level for level, _ in data.headings]
+    skips = [f"h{a} -> h{b}" for a, b in zip(levels, levels[1:], strict=False) if b - a > max_jump]
+    if skips:
+        add("heading-order-skip", skips=skips[:EXAMPLES_MAX], skips_count=len(skips))
+
+    if indexable and words < limit("thin-content", "min_words"):
+        add("thin-content", words=words, min_words=limit("thin-content", "min_words"))
+    if data.images_missing_alt:
+        add(
+            "images-missing-alt",
+            images_missing_alt=data.images_missing_alt,
+            images_total=data.images_total,
+            srcs=data.images_missing_alt_srcs[:EXAMPLES_MAX],
+        )
+
+    # Links
+    if indexable and data.links_total == 0:
+        add("no-outgoing-links")
+    if data.links_total > limit("too-many-links", "max_links"):
+        add("too-many-links", links=data.links_total, max_links=limit("too-many-links", "max_links"))
+    vague = [link for link in data.links if _link_text_key(link.anchor) in NON_DESCRIPTIVE_LINK_TEXTS]
+    if vague:
+        add(
+            "non-descriptive-link-text",
+            links_count=len(vague),
+            links=[{"href": link.url, "text": link.anchor} for link in vague[:EXAMPLES_MAX]],
+        )
+
+    if not data.has_viewport:
+        add("missing-viewport")
+    if not (data.html_lang or "").strip():
+        add("missing-html-lang", lang_attribute="empty" if data.html_lang is not None else "absent")
+    if page.url.lower().startswith("https://") and data.insecure_resources:
+        add(
+            "mixed-content",
+            resources_count=len(data.insecure_resources),
+            resources=data.insecure_resources[:EXAMPLES_MAX],
+        )
+    if data.meta_refresh_url:
+        add("meta-refresh-redirect", target=data.meta_refresh_url)
+    if data.jsonld_invalid:
+        add("invalid-structured-data", invalid_blocks=data.jsonld_invalid, jsonld_blocks=data.jsonld_blocks)
+    max_bytes = limit("large-html", "max_bytes")
+    size = max(len(result.body), result.bytes_read)
+    if result.truncated or size > max_bytes:
+        add("large-html", bytes_read=size, truncated=result.truncated, max_bytes=max_bytes)
+
+    invalid = [(lang, href, why) for lang, href in data.hreflang if (why := hreflang_problem(lang))]
+    if invalid:
+        add(
+            "hreflang-invalid",
+            values_count=len(invalid),
+            values=[{"hreflang": lang, "href": href, "problem": why} for lang, href, why in invalid[:EXAMPLES_MAX]],
+        )

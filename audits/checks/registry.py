@@ -1,15 +1,526 @@
-"""Every issue type with its severity, explanation, how-to-fix and thresholds (to be filled: issue 3)."""
+"""Every issue type of the catalogue (docs: CHECKS.md) with its severity, texts and default thresholds.
 
+Per-project overrides live in `audit.config["checks"]`, shaped
+`{"thresholds": {type: {key: value}}, "severities": {type: severity}, "disabled": [type, ...]}`;
+`validate_overrides` is the strict gate for what a person submits, `CheckSettings.for_audit` the lenient
+reader of what is stored.
+"""
+
+import logging
 from dataclasses import dataclass, field
+
+from audits.models import Issue, issue_id_for
+
+logger = logging.getLogger(__name__)
+
+CRITICAL, WARNING, INFO = Issue.Severity.CRITICAL.value, Issue.Severity.WARNING.value, Issue.Severity.INFO.value
+SEVERITIES = (CRITICAL, WARNING, INFO)
+SCOPES = ("page", "site", "lighthouse")
+
+HTML_BODY_CAP_BYTES = 1024 * 1024  # crawler.limits.MAX_HTML_BYTES: nothing past it is ever read
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    type: str
+    severity: str
+    scope: str  # page | site | lighthouse
+    title: str
+    explanation: str  # one line: what is wrong and why it matters
+    how_to_fix: str
+    thresholds: dict = field(default_factory=dict)  # unit-named keys, e.g. {"max_chars": 60}
+    # Largest value a threshold may be set to, when the crawler cannot measure past it.
+    threshold_limits: dict = field(default_factory=dict)
+
+
+def _spec(type_, severity, scope, title, explanation, how_to_fix, thresholds=None, limits=None) -> CheckSpec:
+    return CheckSpec(type_, severity, scope, title, explanation, how_to_fix, thresholds or {}, limits or {})
+
+
+_P, _S, _L = "page", "site", "lighthouse"
+
+CHECKS: tuple[CheckSpec, ...] = (
+    # --- page checks ---------------------------------------------------------------------------------
+    _spec(
+        "blocked-page", CRITICAL, _P, "Blocked by the site",
+        "The site refused the crawler (401/403, a firewall or bot challenge), so search engines may be refused too.",
+        "Allow well-known crawlers through the firewall/CDN bot protection, or remove the login wall from "
+        "pages meant to be public.",
+    ),
+    _spec(
+        "rate-limited-page", WARNING, _P, "Rate limited (429)",
+        "The site answered 429 Too Many Requests even after the crawler slowed down.",
+        "Raise the rate limit for crawlers or lower the audit's crawl speed; search engines back off too.",
+    ),
+    _spec(
+        "server-error", CRITICAL, _P, "Server error (5xx)",
+        "The page answered with a 5xx server error; visitors and search engines get nothing.",
+        "Check the server logs for this URL and fix the error; a lasting 5xx drops the page from search.",
+    ),
+    _spec(
+        "broken-page", CRITICAL, _P, "Broken page (4xx)",
+        "The URL answered with a 4xx client error (e.g. 404 Not Found, 410 Gone).",
+        "Restore the page, redirect the URL (301) to its replacement, or remove the links that lead here.",
+    ),
+    _spec(
+        "fetch-error", CRITICAL, _P, "No HTTP answer",
+        "The URL gave no usable HTTP answer: DNS, connection, TLS, timeout or too many redirects.",
+        "Check DNS, the TLS certificate and that the server answers within seconds.",
+    ),
+    _spec(
+        "slow-response", WARNING, _P, "Slow server response",
+        "The server took too long to send the response headers.",
+        "Cache the page or speed up the backend (database queries, rendering) for this URL.",
+        {"max_ms": 1500},
+    ),
+    _spec(
+        "non-html-content", INFO, _P, "Non-HTML content",
+        "A linked internal URL answered 200 with a content type other than HTML; it was recorded, not parsed.",
+        "Nothing to do if the file is meant to be linked; otherwise fix the link or the Content-Type header.",
+    ),
+    _spec(
+        "noindex-page", WARNING, _P, "Noindex page",
+        "A meta robots tag or X-Robots-Tag header tells search engines not to index this page.",
+        "Remove the noindex directive if the page should appear in search results.",
+    ),
+    _spec(
+        "nofollow-page", INFO, _P, "Nofollow page",
+        "A meta robots tag or X-Robots-Tag header tells search engines not to follow this page's links.",
+        "Remove the nofollow directive unless the page's links really must not pass signals.",
+    ),
+    _spec(
+        "canonical-conflict", WARNING, _P, "Conflicting canonicals",
+        "The page declares several different canonical URLs (HTML and Link header disagree, or more than one "
+        "tag), so search engines may ignore all of them.",
+        "Declare exactly one canonical URL, in the HTML or the Link header, and make both agree.",
+    ),
+    _spec(
+        "canonicalized-page", INFO, _P, "Canonicalized to another URL",
+        "The page names another URL as its canonical, so this URL is not meant to be indexed itself.",
+        "Nothing to do if this is a duplicate; otherwise make the canonical point at the page itself.",
+    ),
+    _spec(
+        "canonical-relative", INFO, _P, "Relative canonical URL",
+        "The canonical href is relative; a mistake in the base URL then points it at the wrong page.",
+        "Write the canonical as an absolute URL including https:// and the host.",
+    ),
+    _spec(
+        "deep-page", INFO, _P, "Deep in the site",
+        "The page is many clicks away from the start page; deep pages get crawled and ranked less.",
+        "Link to the page from higher up (navigation, hub pages, related links).",
+        {"min_depth": 5},
+    ),
+    _spec(
+        "javascript-rendering-suspected", WARNING, _P, "Content rendered by JavaScript",
+        "The HTML holds an empty app root, scripts and almost no text, headings, links or images: the content "
+        "is probably rendered in the browser.",
+        "Render the content on the server (SSR or pre-rendering) so crawlers see it without running scripts.",
+        {"min_words": 20},
+    ),
+    _spec(
+        "missing-title", CRITICAL, _P, "Missing title",
+        "The page has no <title> or an empty one; search results need it as the headline.",
+        "Add a unique, descriptive <title> to the page's <head>.",
+    ),
+    _spec(
+        "multiple-titles", WARNING, _P, "Several titles",
+        "The page has more than one <title>; search engines pick one of them.",
+        "Keep exactly one <title> in the <head>.",
+    ),
+    _spec(
+        "title-too-long", WARNING, _P, "Title too long",
+        "The title is longer than search results show; the end gets cut off.",
+        "Shorten the title, keeping the important words first.",
+        {"max_chars": 60},
+    ),
+    _spec(
+        "title-too-short", WARNING, _P, "Title too short",
+        "The title is very short and says little about the page.",
+        "Write a title that describes the page's content.",
+        {"min_chars": 10},
+    ),
+    _spec(
+        "missing-meta-description", WARNING, _P, "Missing meta description",
+        "The page has no meta description or an empty one; search engines then make up a snippet.",
+        'Add <meta name="description" content="…"> summing up the page.',
+    ),
+    _spec(
+        "meta-description-too-long", INFO, _P, "Meta description too long",
+        "The meta description is longer than search results show.",
+        "Shorten the description to its essential sentence.",
+        {"max_chars": 160},
+    ),
+    _spec(
+        "meta-description-too-short", INFO, _P, "Meta description too short",
+        "The meta description is very short and says little about the page.",
+        "Write a description of one or two sentences that summarises the page.",
+        {"min_chars": 70},
+    ),
+    _spec(
+        "missing-h1", WARNING, _P, "Missing H1",
+        "The page has no non-empty <h1> heading.",
+        "Add one <h1> that states what the page is about.",
+    ),
+    _spec(
+        "multiple-h1", INFO, _P, "Several H1 headings",
+        "The page has more than one non-empty <h1>.",
+        "Keep one <h1> for the page's topic and use <h2>–<h6> below it.",
+    ),
+    _spec(
+        "heading-order-skip", INFO, _P, "Heading levels skipped",
+        "A heading jumps down more than one level (e.g. h2 -> h4), which breaks the outline.",
+        "Use heading levels in order; style headings with CSS instead of picking levels for their look.",
+        {"max_level_jump": 1},
+    ),
+    _spec(
+        "thin-content", WARNING, _P, "Thin content",
+        "An indexable page with very little visible text; it is unlikely to rank.",
+        "Add useful content, merge the page into a related one, or mark it noindex.",
+        {"min_words": 150},
+    ),
+    _spec(
+        "images-missing-alt", WARNING, _P, "Images without alt",
+        'An <img> has no alt attribute (alt="" is fine for decorative images).',
+        'Add an alt text describing each image, or alt="" for purely decorative ones.',
+    ),
+    _spec(
+        "no-outgoing-links", WARNING, _P, "No outgoing links",
+        "An indexable page with no crawlable links: a dead end for visitors and crawlers.",
+        "Link to related pages, or at least include the site navigation as plain <a href> links.",
+    ),
+    _spec(
+        "too-many-links", INFO, _P, "Too many links",
+        "The page has a very large number of links, which dilutes each one.",
+        "Trim navigation and footer links; split long link lists into pages.",
+        {"max_links": 250},
+    ),
+    _spec(
+        "non-descriptive-link-text", INFO, _P, "Non-descriptive link text",
+        'A link\'s text is only "click here", "more" or the like and says nothing about its target.',
+        "Use link text that names what the target page is about.",
+    ),
+    _spec(
+        "missing-viewport", INFO, _P, "Missing viewport",
+        'The page has no <meta name="viewport">, so phones render it as a zoomed-out desktop page.',
+        'Add <meta name="viewport" content="width=device-width, initial-scale=1">.',
+    ),
+    _spec(
+        "missing-html-lang", INFO, _P, "Missing html lang",
+        "The <html> element declares no language (lang attribute).",
+        'Add the page\'s language, e.g. <html lang="en">.',
+    ),
+    _spec(
+        "mixed-content", WARNING, _P, "Mixed content",
+        "An https page loads a script, stylesheet, image or iframe over plain http; browsers block or flag it.",
+        "Load every resource over https.",
+    ),
+    _spec(
+        "insecure-page", WARNING, _P, "Page served over http",
+        "An internal page answered over plain http although the site runs on https.",
+        "Redirect (301) every http URL to its https version and link to https URLs.",
+    ),
+    _spec(
+        "meta-refresh-redirect", WARNING, _P, "Meta refresh redirect",
+        '<meta http-equiv="refresh"> sends visitors to another URL; search engines prefer HTTP redirects.',
+        "Replace the meta refresh with a 301 redirect on the server.",
+    ),
+    _spec(
+        "invalid-structured-data", WARNING, _P, "Invalid JSON-LD",
+        "A JSON-LD block does not parse as JSON, so search engines ignore it.",
+        "Fix the JSON syntax (quotes, commas, brackets) and test it with a structured data validator.",
+    ),
+    _spec(
+        "large-html", WARNING, _P, "Large HTML",
+        "The HTML document is very large; crawlers may stop reading before the end.",
+        "Move inline data, scripts and styles out of the HTML and paginate long lists.",
+        {"max_bytes": HTML_BODY_CAP_BYTES},
+        {"max_bytes": HTML_BODY_CAP_BYTES},
+    ),
+    _spec(
+        "long-url", INFO, _P, "Long URL",
+        "The URL is very long, hard to read and share.",
+        "Use short, readable URLs; drop needless parameters and path segments.",
+        {"max_chars": 115},
+    ),
+    _spec(
+        "hreflang-invalid", WARNING, _P, "Invalid hreflang",
+        "An hreflang value is not a valid language(-region) code or x-default, so it is ignored.",
+        'Use ISO 639-1 language codes with optional ISO 3166-1 regions, e.g. "en", "en-GB", "x-default".',
+    ),
+    # --- site checks ---------------------------------------------------------------------------------
+    _spec(
+        "broken-internal-link", CRITICAL, _S, "Broken internal link",
+        "A crawled page links to an internal URL that answered 400 or more, or gave no answer.",
+        "Update the link to the right URL, or restore/redirect the target.",
+    ),
+    _spec(
+        "internal-link-to-redirect", INFO, _S, "Internal link to a redirect",
+        "A page links to an internal URL that redirects; every click and crawl pays an extra hop.",
+        "Link straight to the final URL.",
+    ),
+    _spec(
+        "redirect-chain", WARNING, _S, "Redirect chain",
+        "A URL redirects several times before reaching its final URL.",
+        "Redirect the first URL straight to the final one.",
+        {"min_hops": 2},
+    ),
+    _spec(
+        "redirect-loop", CRITICAL, _S, "Redirect loop",
+        "A redirect chain comes back to a URL already in it; it never ends.",
+        "Fix the redirect rules so the chain ends at a page that answers 200.",
+    ),
+    _spec(
+        "duplicate-title", WARNING, _S, "Duplicate title",
+        "Several indexable pages share the same title.",
+        "Give each page a title that describes what makes it different.",
+    ),
+    _spec(
+        "duplicate-meta-description", INFO, _S, "Duplicate meta description",
+        "Several indexable pages share the same meta description.",
+        "Write a description for each page, or leave it out rather than repeating one.",
+    ),
+    _spec(
+        "duplicate-content", WARNING, _S, "Duplicate content",
+        "Several indexable pages have the same visible text.",
+        "Keep one version: redirect or canonicalize the others to it.",
+    ),
+    _spec(
+        "orphan-page", WARNING, _S, "Orphan page",
+        "A URL known only from the sitemap: no crawled page links to it and no redirect leads to it.",
+        "Link to the page from related pages or the navigation, or drop it from the sitemap.",
+    ),
+    _spec(
+        "canonical-target-not-ok", WARNING, _S, "Canonical target not OK",
+        "The canonical URL answered with an error or redirects, so search engines may ignore the canonical.",
+        "Point the canonical at a URL that answers 200 directly.",
+    ),
+    _spec(
+        "hreflang-missing-return-link", WARNING, _S, "Hreflang without return link",
+        "Page A names page B as an alternate language version, but B does not name A back.",
+        "Add the reciprocal hreflang annotation on every alternate page.",
+    ),
+    _spec(
+        "sitemap-url-not-indexable", WARNING, _S, "Non-indexable URL in sitemap",
+        "A URL in the sitemap answered non-2xx, is noindex, or is canonicalized elsewhere.",
+        "List only final, indexable URLs in the sitemap.",
+    ),
+    _spec(
+        "sitemap-missing", INFO, _S, "No sitemap",
+        "No XML sitemap was found in robots.txt or at /sitemap.xml.",
+        "Publish a sitemap and name it in robots.txt with a Sitemap: line.",
+    ),
+    _spec(
+        "robots-txt-invalid", INFO, _S, "Invalid robots.txt lines",
+        "robots.txt has lines that do not parse; crawlers ignore them.",
+        'Fix or remove those lines; each line is "Directive: value" or a # comment.',
+    ),
+    _spec(
+        "crawl-rate-limited", WARNING, _S, "Crawl stopped by rate limiting",
+        "The crawl stopped early because the site kept answering 429 Too Many Requests.",
+        "Allow the crawler a higher request rate, or audit with fewer pages at a time.",
+    ),
+    _spec(
+        "max-pages-reached", INFO, _S, "Page limit reached",
+        "The crawl stopped at the audit's page limit with URLs still waiting; the site was not fully audited.",
+        "Raise the page limit, or narrow the audit with include/exclude patterns.",
+    ),
+    # --- Lighthouse checks ---------------------------------------------------------------------------
+    _spec(
+        "poor-performance-score", WARNING, _L, "Poor performance score",
+        "Lighthouse scored the page's performance low (mobile or desktop).",
+        "Follow the Lighthouse report's opportunities: smaller images, less JavaScript, caching.",
+        {"min_score": 50},
+    ),
+    _spec(
+        "poor-lcp", WARNING, _L, "Slow Largest Contentful Paint",
+        "The largest element took too long to render.",
+        "Speed up the server response and the main image or text block (preload, compress, cache).",
+        {"max_ms": 2500},
+    ),
+    _spec(
+        "poor-cls", WARNING, _L, "Layout shifts",
+        "The page layout shifts noticeably while loading (CLS).",
+        "Reserve space for images, ads and embeds; avoid inserting content above what is shown.",
+        {"max_cls": 0.1},
+    ),
+)  # fmt: skip
+
+CHECKS_BY_TYPE: dict[str, CheckSpec] = {spec.type: spec for spec in CHECKS}
+PAGE_TYPES = tuple(s.type for s in CHECKS if s.scope == _P)
+SITE_TYPES = tuple(s.type for s in CHECKS if s.scope == _S)
+LIGHTHOUSE_TYPES = tuple(s.type for s in CHECKS if s.scope == _L)
+
+
+def spec_for(issue_type: str) -> CheckSpec:
+    try:
+        return CHECKS_BY_TYPE[issue_type]
+    except KeyError:
+        raise KeyError(f"unknown issue type {issue_type!r}") from None
+
+
+# --- overrides ---------------------------------------------------------------------------------------
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value  # not NaN
+
+
+def _check_threshold(issue_type: str, key: str, value) -> str | None:
+    """Why this override cannot be used, or None when it can."""
+    spec = CHECKS_BY_TYPE.get(issue_type)
+    if spec is None:
+        return f"unknown check type {issue_type!r}"
+    if key not in spec.thresholds:
+        known = ", ".join(sorted(spec.thresholds)) or "none"
+        return f"{issue_type} has no threshold {key!r} (known: {known})"
+    default = spec.thresholds[key]
+    if not _number(value) or value < 0:
+        return f"threshold {issue_type}.{key} must be a number >= 0, not {value!r}"
+    if isinstance(default, int) and not float(value).is_integer():
+        return f"threshold {issue_type}.{key} must be a whole number, not {value!r}"
+    limit = spec.threshold_limits.get(key)
+    if limit is not None and value > limit:
+        return f"threshold {issue_type}.{key} cannot exceed {limit} (the crawler measures no further)"
+    return None
+
+
+def _parse_overrides(raw, *, strict: bool) -> dict:
+    """Normalised overrides; strict raises ValueError on the first problem, lenient skips what is wrong."""
+    problems: list[str] = []
+
+    def bad(message: str) -> None:
+        if strict:
+            raise ValueError(message)
+        problems.append(message)
+
+    result: dict = {"thresholds": {}, "severities": {}, "disabled": []}
+    if raw is None:
+        return result
+    if not isinstance(raw, dict):
+        bad("check overrides must be an object with thresholds, severities and disabled")
+        return result
+    for key in raw:
+        if key not in result:
+            bad(f"unknown check override section {key!r} (known: thresholds, severities, disabled)")
+
+    thresholds = raw.get("thresholds") or {}
+    if not isinstance(thresholds, dict):
+        bad("checks.thresholds must be an object {type: {key: value}}")
+        thresholds = {}
+    for issue_type in sorted(thresholds):
+        values = thresholds[issue_type]
+        if issue_type not in CHECKS_BY_TYPE:
+            bad(f"unknown check type {issue_type!r} in thresholds")
+            continue
+        if not isinstance(values, dict):
+            bad(f"checks.thresholds.{issue_type} must be an object {{key: value}}")
+            continue
+        for key in sorted(values):
+            problem = _check_threshold(issue_type, key, values[key])
+            if problem:
+                bad(problem)
+                continue
+            default = CHECKS_BY_TYPE[issue_type].thresholds[key]
+            value = int(values[key]) if isinstance(default, int) else float(values[key])
+            result["thresholds"].setdefault(issue_type, {})[key] = value
+
+    severities = raw.get("severities") or {}
+    if not isinstance(severities, dict):
+        bad("checks.severities must be an object {type: severity}")
+        severities = {}
+    for issue_type in sorted(severities):
+        severity = severities[issue_type]
+        if issue_type not in CHECKS_BY_TYPE:
+            bad(f"unknown check type {issue_type!r} in severities")
+        elif severity not in SEVERITIES:
+            bad(f"severity of {issue_type} must be one of {', '.join(SEVERITIES)}, not {severity!r}")
+        else:
+            result["severities"][issue_type] = severity
+
+    disabled = raw.get("disabled") or []
+    if not isinstance(disabled, (list, tuple)):
+        bad("checks.disabled must be a list of check types")
+        disabled = []
+    for issue_type in disabled:
+        if not isinstance(issue_type, str) or issue_type not in CHECKS_BY_TYPE:
+            bad(f"unknown check type {issue_type!r} in disabled")
+        elif issue_type not in result["disabled"]:
+            result["disabled"].append(issue_type)
+    result["disabled"].sort()
+
+    if problems:
+        logger.warning("ignored invalid check overrides", extra={"problems": problems[:20]})
+    return result
+
+
+def validate_overrides(raw: dict) -> dict:
+    """Check a project's check overrides; return them normalised, or raise ValueError saying what is wrong."""
+    return _parse_overrides(raw, strict=True)
+
+
+# --- settings for one audit --------------------------------------------------------------------------
 
 
 @dataclass
 class CheckSettings:
-    thresholds: dict = field(default_factory=dict)
-    severities: dict = field(default_factory=dict)
+    """Effective thresholds, severities and disabled checks of one audit (defaults plus overrides)."""
+
+    thresholds: dict = field(default_factory=dict)  # overrides only: {type: {key: value}}
+    severities: dict = field(default_factory=dict)  # overrides only: {type: severity}
     disabled: set = field(default_factory=set)
     site_https: bool = False
 
     @classmethod
     def for_audit(cls, audit) -> "CheckSettings":
-        return cls(site_https=(audit.site_url or audit.start_url).startswith("https://"))
+        config = audit.config or {}
+        overrides = _parse_overrides(config.get("checks"), strict=False)
+        return cls(
+            thresholds=overrides["thresholds"],
+            severities=overrides["severities"],
+            disabled=set(overrides["disabled"]),
+            site_https=(audit.site_url or audit.start_url).startswith("https://"),
+        )
+
+    def threshold(self, issue_type: str, key: str):
+        override = self.thresholds.get(issue_type, {})
+        if key in override:
+            return override[key]
+        return spec_for(issue_type).thresholds[key]
+
+    def severity(self, issue_type: str) -> str:
+        return self.severities.get(issue_type) or spec_for(issue_type).severity
+
+    def enabled(self, issue_type: str) -> bool:
+        return issue_type not in self.disabled
+
+
+def make_issue(
+    audit_id,
+    type: str,
+    *,
+    page=None,
+    page_id=None,
+    page_url: str = "",
+    details: dict | None = None,
+    dedupe_key: str = "",
+    settings: CheckSettings,
+) -> Issue | None:
+    """An unsaved Issue with its deterministic id and the audit's severity; None when the type is disabled.
+
+    `page` is a Page (saved or not); site checks that only hold ids pass `page_id` and `page_url`.
+    """
+    spec_for(type)
+    if not settings.enabled(type):
+        return None
+    if page is not None:
+        page_id = page.id
+        page_url = page_url or page.url
+    return Issue(
+        id=issue_id_for(audit_id, page_url, type, dedupe_key),
+        audit_id=audit_id,
+        page_id=page_id,
+        page_url=page_url,
+        type=type,
+        severity=settings.severity(type),
+        details=details or {},
+    )
