@@ -62,8 +62,9 @@ class FetchResult:
     truncated: bool = False  # body was longer than the cap
     redirect_url: str | None = None  # absolute Location of a 3xx, resolved against `url`
     response_time_ms: int | None = None  # time to the response headers
-    # One of ERROR_KINDS, None on success. Set even when headers arrived (status_code is then kept, and
-    # the part of the body read so far): a set error_kind means the fetch failed, whatever the status.
+    # One of ERROR_KINDS, None on success. Can be set after the headers arrived (a body cut by the
+    # deadline or a dropped connection): status_code and headers are then kept, body holds what was
+    # read, best effort. A set error_kind means the fetch failed, whatever the status.
     error_kind: str | None = None
     error: str | None = None  # human-readable reason, <= 500 chars
     wire_bytes: int = 0  # body bytes as received, before Content-Encoding decoding

@@ -256,7 +256,7 @@ def test_tarpit_ends_at_the_total_deadline(site, session, monkeypatch, handler):
     assert 1.9 <= elapsed < 4
     if handler is _drip_body:
         assert r.status_code == 200  # headers came; the body is what is partial
-        assert 0 < r.bytes_read < 10
+        assert r.bytes_read < 10  # whatever arrived before the cut, if the HTTP library handed it over
     else:
         assert r.status_code is None
 
@@ -307,3 +307,11 @@ def test_fetches_from_many_threads_share_one_session(site, session):
         t.join()
     assert len(results) == 80
     assert all(r.status_code == 200 and r.body == PAGE.encode() for r in results)
+
+
+def test_tls_failure(site, session):
+    # An https request to a plain-HTTP port fails in the TLS handshake.
+    site.add("/", PAGE)
+    r = fetch(session, f"https://127.0.0.1:{site.port}/")
+    assert r.error_kind == "tls", r.error
+    assert r.status_code is None
