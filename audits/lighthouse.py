@@ -4,6 +4,7 @@ One page per URL template, mobile and desktop, two runs at a time; results, repo
 issues are stored idempotently. The phase never fails the audit: a missing tool is a note, a bad run a row.
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -24,7 +25,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from audits.models import Audit, Issue, LighthouseResult, Page, issue_id_for, lighthouse_id_for
+from audits.checks.registry import LIGHTHOUSE_TYPES, CheckSettings, make_issue
+from audits.models import Audit, Issue, LighthouseResult, Page, lighthouse_id_for
 from crawler.urls import normalize
 
 logger = logging.getLogger(__name__)
@@ -33,17 +35,12 @@ LIGHTHOUSE_MAX_PAGES = 10  # the start page plus one page per URL template
 LIGHTHOUSE_CONCURRENCY = 2  # Chromium runs at once; each wants about a core
 LIGHTHOUSE_TIMEOUT_S = 120  # one CLI run, Chromium start to report written
 LIGHTHOUSE_MAX_WAIT_FOR_LOAD_MS = 30_000
+LIGHTHOUSE_KILL_GRACE_S = 5  # after SIGINT on a timeout, before SIGKILL
 # The phase runs inside the `audits.finalize` task (hard time limit 600 s): stop starting runs past this.
 LIGHTHOUSE_PHASE_BUDGET_S = 420
 LIGHTHOUSE_ERROR_MAX_CHARS = 500
 LIGHTHOUSE_CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 STRATEGIES = (LighthouseResult.Strategy.MOBILE, LighthouseResult.Strategy.DESKTOP)
-
-# Lighthouse checks (docs CHECKS.md). Used when the check registry gives no project override.
-POOR_PERFORMANCE_SCORE_BELOW = 50
-POOR_LCP_ABOVE_MS = 2500
-POOR_CLS_ABOVE = 0.1
-LIGHTHOUSE_ISSUE_TYPES = ("poor-performance-score", "poor-lcp", "poor-cls")
 
 RUNNER_DIR = Path(__file__).resolve().parent / "lighthouse_runner"
 RUNNER_BIN = RUNNER_DIR / "node_modules" / ".bin" / "lighthouse"
@@ -263,12 +260,37 @@ def parse_report(report: dict) -> dict:
     return result
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    # Lighthouse starts Chromium as a child: kill the whole session so no browser outlives a run.
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+def _stop(proc: subprocess.Popen, profile_dir: Path) -> None:
+    """End a run and every browser it started.
+
+    SIGINT first: chrome-launcher then kills its Chromium and exits. Chromium runs in its own process group
+    (chrome-launcher spawns it detached), so a CLI that had to be SIGKILLed leaves it behind; it is found by
+    the run's own profile directory, which no other process names.
+    """
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=LIGHTHOUSE_KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    _kill_strays(str(profile_dir))
+
+
+def _kill_strays(marker: str) -> None:
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        return
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue  # gone meanwhile, or not ours to read
 
 
 def lighthouse_run_page(
@@ -293,7 +315,8 @@ def lighthouse_run_page(
 
     with tempfile.TemporaryDirectory(prefix="sitewarden-lh-", ignore_cleanup_errors=True) as tmp:
         output = Path(tmp) / "report.json"
-        flags = [*CHROME_FLAGS, f"--user-data-dir={Path(tmp) / 'profile'}"]
+        profile = Path(tmp) / "profile"
+        flags = [*CHROME_FLAGS, f"--user-data-dir={profile}"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             flags.append("--no-sandbox")
         cmd = [
@@ -324,10 +347,10 @@ def lighthouse_run_page(
         try:
             _, stderr = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            _stop(proc, profile)
             proc.communicate()
             return _failed(f"Lighthouse timed out after {timeout_s:.0f} s", started)
-        _kill_group(proc)  # a Chromium the CLI failed to close
+        _stop(proc, profile)  # a Chromium the CLI failed to close
 
         result: dict = {}
         if output.is_file():
@@ -415,67 +438,40 @@ def _store(run: _Run, result: dict) -> LighthouseResult:
     return row
 
 
-def _thresholds(audit) -> tuple[dict, dict, set]:
-    """Thresholds, severities and disabled types for the Lighthouse checks, with project overrides when the
-    check registry provides them."""
-    thresholds = {
-        "poor-performance-score": POOR_PERFORMANCE_SCORE_BELOW,
-        "poor-lcp": POOR_LCP_ABOVE_MS,
-        "poor-cls": POOR_CLS_ABOVE,
-    }
-    severities = dict.fromkeys(LIGHTHOUSE_ISSUE_TYPES, Issue.Severity.WARNING)
-    disabled: set = set()
-    try:
-        from audits.checks.registry import CheckSettings
-
-        check_settings = CheckSettings.for_audit(audit)
-    except Exception:  # the registry is optional here; the defaults above are the catalogue's
-        logger.debug("check registry unavailable for Lighthouse thresholds", exc_info=True)
-        return thresholds, severities, disabled
-    overrides = getattr(check_settings, "thresholds", None) or {}
-    for issue_type in LIGHTHOUSE_ISSUE_TYPES:
-        if isinstance(overrides.get(issue_type), (int, float)):
-            thresholds[issue_type] = overrides[issue_type]
-    severities.update({k: v for k, v in (getattr(check_settings, "severities", None) or {}).items() if k in severities})
-    disabled = set(getattr(check_settings, "disabled", None) or ()) & set(LIGHTHOUSE_ISSUE_TYPES)
-    return thresholds, severities, disabled
-
-
 def lighthouse_issues_for_audit(*, audit) -> list[Issue]:
-    """Replace the audit's Lighthouse issues with those its current results call for (idempotent)."""
-    thresholds, severities, disabled = _thresholds(audit)
+    """Replace the audit's Lighthouse issues with those its current results call for (idempotent).
+
+    Thresholds, severities and disabled types come from the check registry with the audit's overrides.
+    """
+    check_settings = CheckSettings.for_audit(audit)
+    min_score = check_settings.threshold("poor-performance-score", "min_score")
+    max_lcp_ms = check_settings.threshold("poor-lcp", "max_ms")
+    max_cls = check_settings.threshold("poor-cls", "max_cls")
     issues: dict = {}
 
-    def add(row: LighthouseResult, issue_type: str, value, unit: str) -> None:
-        if issue_type in disabled:
-            return
-        issue_id = issue_id_for(audit.id, row.url, issue_type, dedupe_key=row.strategy)
-        issues[issue_id] = Issue(
-            id=issue_id,
-            audit_id=audit.id,
+    def add(row: LighthouseResult, issue_type: str, value, threshold, unit: str) -> None:
+        issue = make_issue(
+            audit.id,
+            issue_type,
             page_id=row.page_id,
             page_url=row.url,
-            type=issue_type,
-            severity=severities[issue_type],
-            details={
-                "value": value,
-                "threshold": thresholds[issue_type],
-                "unit": unit,
-                "strategy": row.strategy,
-                "template": row.template,
-            },
+            details={"value": value, "threshold": threshold, "unit": unit, "strategy": row.strategy},
+            dedupe_key=row.strategy,
+            settings=check_settings,
         )
+        if issue is not None:
+            issues[issue.id] = issue
 
     results = LighthouseResult.objects.filter(audit_id=audit.id, status=LighthouseResult.Status.OK)
     for row in results.order_by("url", "strategy"):
-        if row.performance is not None and row.performance < thresholds["poor-performance-score"]:
-            add(row, "poor-performance-score", row.performance, "score")
-        if row.lcp_ms is not None and row.lcp_ms > thresholds["poor-lcp"]:
-            add(row, "poor-lcp", row.lcp_ms, "ms")
-        if row.cls is not None and row.cls > thresholds["poor-cls"]:
-            add(row, "poor-cls", row.cls, "unitless")
+        if row.performance is not None and row.performance < min_score:
+            add(row, "poor-performance-score", row.performance, min_score, "score")
+        if row.lcp_ms is not None and row.lcp_ms > max_lcp_ms:
+            add(row, "poor-lcp", row.lcp_ms, max_lcp_ms, "ms")
+        if row.cls is not None and row.cls > max_cls:
+            add(row, "poor-cls", row.cls, max_cls, "unitless")
     with transaction.atomic():
-        Issue.objects.filter(audit_id=audit.id, type__in=LIGHTHOUSE_ISSUE_TYPES).delete()
+        Issue.objects.filter(audit_id=audit.id, type__in=LIGHTHOUSE_TYPES).delete()
         Issue.objects.bulk_create(list(issues.values()), ignore_conflicts=True)
     return list(issues.values())
 

@@ -6,6 +6,7 @@ import os
 import stat
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -248,7 +249,8 @@ def canned_report(*, performance, lcp_ms, cls, inp_ms=None, form_factor="mobile"
 
 @pytest.fixture
 def fake_cli(tmp_path, monkeypatch):
-    """A stand-in `lighthouse` executable: writes a slow, shifting page's report; a URL with "crash" fails."""
+    """A stand-in `lighthouse` executable: writes a slow, shifting page's report; a URL with "crash" fails,
+    one with "slow" hangs after starting a detached "browser" (as chrome-launcher does)."""
     script = tmp_path / "fake-lighthouse"
     script.write_text(
         f"#!{sys.executable}\n"
@@ -260,6 +262,15 @@ def fake_cli(tmp_path, monkeypatch):
             out = next(a.split("=", 1)[1] for a in args if a.startswith("--output-path="))
             assert "--output=json" in args and "--quiet" in args, args
             assert any(a.startswith("--chrome-flags=") and "--user-data-dir=" in a for a in args), args
+            if "slow" in url:  # a hung run: ignores SIGINT, and its "browser" sits in its own session
+                import signal, subprocess
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                flags = next(a for a in args if a.startswith("--chrome-flags="))
+                browser = subprocess.Popen(
+                    [sys.executable, "-c", "import time; time.sleep(60)", flags], start_new_session=True
+                )
+                open({str(tmp_path / "browser.pid")!r}, "w").write(str(browser.pid))
+                import time; time.sleep(60)
             if "crash" in url:
                 print("Runtime error encountered: boom", file=sys.stderr)
                 sys.exit(1)
@@ -334,6 +345,44 @@ def test_results_reports_and_issues_are_stored_and_a_rerun_leaves_the_same_rows(
     assert audit.status == Audit.Status.RUNNING
 
 
+def test_a_hung_run_times_out_and_leaves_no_process_behind(fake_cli, tmp_path, monkeypatch):
+    monkeypatch.setattr(lighthouse, "LIGHTHOUSE_KILL_GRACE_S", 0.2)
+    result = lighthouse.lighthouse_run_page("https://x.test/slow", "mobile", timeout_s=2)
+    assert result["status"] == "failed"
+    assert result["error"] == "Lighthouse timed out after 2 s"
+    browser_pid = int((tmp_path / "browser.pid").read_text())
+    for _ in range(50):  # SIGKILLed: gone, or a zombie until init reaps it
+        if not _running(browser_pid):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the run's browser process {browser_pid} outlived the run")
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_the_pipeline_step_runs_the_phase_only_when_asked(fake_cli):
+    from audits.workflow import audit_lighthouse
+
+    asked = AuditFactory(start_url="https://x.test/", site_url="https://x.test/", config={"lighthouse": True})
+    not_asked = AuditFactory(start_url="https://x.test/", site_url="https://x.test/", config={})
+    for audit in (asked, not_asked):
+        make_page(audit, "https://x.test/", depth=0)
+
+    assert audit_lighthouse(audit_id=asked.id) is True
+    assert audit_lighthouse(audit_id=not_asked.id) is True
+    assert LighthouseResult.objects.filter(audit=asked, status="ok").count() == 2
+    assert not LighthouseResult.objects.filter(audit=not_asked).exists()
+    asked.refresh_from_db()
+    assert asked.current_phase == Audit.Phase.LIGHTHOUSE and asked.status == Audit.Status.RUNNING
+
+
 def test_stale_lighthouse_issues_are_replaced(fake_cli):
     audit = AuditFactory(start_url="https://x.test/", site_url="https://x.test/", config={"lighthouse": True})
     make_page(audit, "https://x.test/", depth=0)
@@ -341,6 +390,30 @@ def test_stale_lighthouse_issues_are_replaced(fake_cli):
     assert Issue.objects.filter(audit=audit).count() == 6
 
     LighthouseResult.objects.filter(audit=audit).update(performance=99, lcp_ms=900, cls=0.0)
+    lighthouse.lighthouse_issues_for_audit(audit=audit)
+    assert not Issue.objects.filter(audit=audit).exists()
+
+
+def test_project_overrides_move_thresholds_severities_and_disable_checks(fake_cli):
+    checks = {
+        "thresholds": {"poor-lcp": {"max_ms": 5000}, "poor-performance-score": {"min_score": 40}},
+        "severities": {"poor-cls": "critical"},
+    }
+    audit = AuditFactory(start_url="https://x.test/", site_url="https://x.test/", config={"checks": checks})
+    make_page(audit, "https://x.test/", depth=0)
+    lighthouse_run_for_audit(audit=audit)
+    issues = {(i.type, i.details["strategy"]): i for i in Issue.objects.filter(audit=audit)}
+    assert set(issues) == {
+        ("poor-performance-score", "mobile"),  # 31 < 40
+        ("poor-performance-score", "desktop"),
+        ("poor-cls", "mobile"),
+        ("poor-cls", "desktop"),
+    }  # LCP 4100 ms is under the raised 5000 ms
+    assert issues[("poor-cls", "mobile")].severity == "critical"
+    assert issues[("poor-performance-score", "mobile")].details["threshold"] == 40
+
+    audit.config = {"checks": {"disabled": ["poor-cls", "poor-lcp", "poor-performance-score"]}}
+    audit.save()
     lighthouse.lighthouse_issues_for_audit(audit=audit)
     assert not Issue.objects.filter(audit=audit).exists()
 
