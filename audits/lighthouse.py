@@ -392,6 +392,11 @@ def _report_file(audit_id, result_id) -> Path:
     return Path(settings.MEDIA_ROOT) / "lighthouse" / str(audit_id) / f"{result_id}.json"
 
 
+def lighthouse_reports_delete(*, audit_id) -> None:
+    """Remove an audit's Lighthouse report files (the rows go with the audit; the files do not)."""
+    shutil.rmtree(Path(settings.MEDIA_ROOT) / "lighthouse" / str(audit_id), ignore_errors=True)
+
+
 def _heartbeat(audit_id) -> bool:
     """Move the audit's heartbeat; False when the audit is no longer running (cancelled, failed)."""
     return bool(Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING).update(last_progress_at=timezone.now()))

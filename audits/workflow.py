@@ -61,8 +61,13 @@ def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
         return None
     stats = frontier_stats(audit_id=audit_id)
     Audit.objects.filter(id=audit_id).update(pages_total=min(stats.total, audit.max_pages))
+    if not stats.pending_linked and stats.leased_live:
+        # Sitemap-only URLs wait for the link crawl (see frontier_claim), and a dead chunk's live leases
+        # come back when they expire: plan again later instead of spinning on empty rounds.
+        return RoundPlan(round_no, [], wait_s=LEASE_WAIT_MAX_S)
     budget = audit.max_pages - stats.done - stats.leased_live
-    claimable = min(stats.pending, max(budget, 0))
+    # Chunks take link-discovered URLs first (see frontier_claim): plan for those while there are any.
+    claimable = min(stats.pending_linked or stats.pending, max(budget, 0))
     if claimable <= 0:
         if stats.leased_live and stats.done < audit.max_pages:
             return RoundPlan(round_no, [], wait_s=LEASE_WAIT_MAX_S)

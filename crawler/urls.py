@@ -226,6 +226,8 @@ def validate_start_url(url: str, *, allow_private: bool) -> str:
         parts = urlsplit(url)
     except ValueError:
         raise InvalidURL("invalid_url", "This does not look like a web address.") from None
+    if not parts.scheme:
+        raise InvalidURL("invalid_url", "This does not look like a web address.")
     if parts.scheme.lower() not in CRAWLABLE_SCHEMES:
         raise InvalidURL("unsupported_scheme", _UNSUPPORTED.format(parts.scheme))
     raw_host = parts.netloc.rsplit("@", 1)[-1]

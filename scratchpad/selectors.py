@@ -14,15 +14,18 @@ State = Frontier.State
 class FrontierStats:
     total: int
     pending: int  # claimable now: pending, or leased with an expired lease
+    pending_linked: int  # of those, found by links (depth known): claimed before sitemap-only URLs
     leased_live: int
     done: int
 
 
 def frontier_stats(*, audit_id) -> FrontierStats:
     now = timezone.now()
+    claimable = Q(state=State.PENDING) | Q(state=State.LEASED, leased_until__lt=now)
     row = Frontier.objects.filter(audit_id=audit_id).aggregate(
         total=Count("id"),
-        pending=Count("id", filter=Q(state=State.PENDING) | Q(state=State.LEASED, leased_until__lt=now)),
+        pending=Count("id", filter=claimable),
+        pending_linked=Count("id", filter=claimable & Q(depth__isnull=False)),
         leased_live=Count("id", filter=Q(state=State.LEASED, leased_until__gte=now)),
         done=Count("id", filter=Q(state=State.DONE)),
     )

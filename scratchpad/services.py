@@ -79,12 +79,13 @@ def frontier_claim(*, audit_id, lease_key: str, limit: int, lease_s: int = LEASE
             .values_list("id", flat=True)
         )
         if not rows and limit > 0:
-            rows = list(
-                _claimable(audit_id, now)
-                .select_for_update(skip_locked=True)
-                .order_by(*_claim_order())
-                .values_list("id", flat=True)[:limit]
-            )
+            # Sitemap-only URLs wait until no link-discovered URL is left: the link crawl may still find
+            # them (giving them a depth), and a small page budget goes to what the site links first.
+            claimable = _claimable(audit_id, now).select_for_update(skip_locked=True).order_by(*_claim_order())
+            rows = list(claimable.filter(depth__isnull=False).values_list("id", flat=True)[:limit])
+            linked_left = Frontier.objects.filter(audit_id=audit_id, depth__isnull=False).exclude(state=State.DONE)
+            if not rows and not linked_left.exists():
+                rows = list(claimable.values_list("id", flat=True)[:limit])
         if not rows:
             return []
         Frontier.objects.filter(id__in=rows).update(

@@ -98,7 +98,7 @@ def test_url_handed_out_too_often_is_exhausted():
     assert claimed[0].handouts == MAX_HANDOUTS_PER_URL + 1
 
 
-def test_claim_order_links_before_sitemap_only_and_shallow_first():
+def test_claim_order_shallow_first_and_sitemap_only_last():
     audit = AuditFactory()
     frontier_seed(
         audit_id=audit.id,
@@ -109,7 +109,13 @@ def test_claim_order_links_before_sitemap_only_and_shallow_first():
         ],
     )
     urls = [c.url for c in frontier_claim(audit_id=audit.id, lease_key="k", limit=3)]
-    assert urls == ["http://127.0.0.1:1/", "http://127.0.0.1:1/deep", "http://127.0.0.1:1/sitemap-only"]
+    assert urls == ["http://127.0.0.1:1/", "http://127.0.0.1:1/deep"]
+    # sitemap-only URLs only once no link-discovered URL is left to claim
+    assert frontier_claim(audit_id=audit.id, lease_key="k2", limit=3) == []
+    Frontier.objects.filter(audit=audit, depth__isnull=False).update(state="done")
+    assert [c.url for c in frontier_claim(audit_id=audit.id, lease_key="k3", limit=3)] == [
+        "http://127.0.0.1:1/sitemap-only"
+    ]
 
 
 def test_release_returns_urls_without_counting_the_handout():

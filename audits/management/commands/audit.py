@@ -5,10 +5,11 @@ import json
 import sys
 import threading
 import time
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.db import close_old_connections, connection
 
 from audits.errors import AuditRefused
@@ -42,7 +43,7 @@ class Command(BaseCommand):
         # Argument errors exit 2 with one line on stderr (argparse already exits 2 for its own errors).
         try:
             super().run_from_argv(argv)
-        except (CommandError, AuditRefused) as exc:
+        except AuditRefused as exc:
             sys.stderr.write(f"error: {getattr(exc, 'message', exc)}\n")
             sys.exit(EXIT_BAD_ARGUMENTS)
 
@@ -50,12 +51,10 @@ class Command(BaseCommand):
         try:
             start_url = validate_start_url(url, allow_private=settings.ALLOW_PRIVATE_TARGETS)
         except InvalidURL as exc:
-            raise CommandError(f"{exc} ({exc.code})") from exc
+            raise AuditRefused(exc.code, f"{exc} ({exc.code})") from exc
         if max_pages is not None and max_pages < 1:
-            raise CommandError("--max-pages must be at least 1")
+            raise AuditRefused("invalid_max_pages", "--max-pages must be at least 1")
         owner = _cli_owner()
-        from urllib.parse import urlsplit
-
         proj = project_get_or_create(owner=owner, name=project or urlsplit(start_url).hostname, base_url=start_url)
         run_inline = settings.EMBEDDED_BROKER if inline is None else inline
         audit = audit_start(project=proj, start_url=start_url, max_pages=max_pages, dispatch=not run_inline)
