@@ -383,6 +383,15 @@ def test_the_pipeline_step_runs_the_phase_only_when_asked(fake_cli):
     assert asked.current_phase == Audit.Phase.LIGHTHOUSE and asked.status == Audit.Status.RUNNING
 
 
+def test_report_files_are_removed_with_the_audit_s_reports(fake_cli, media_root):
+    audit = AuditFactory(start_url="https://x.test/", site_url="https://x.test/", config={"lighthouse": True})
+    make_page(audit, "https://x.test/", depth=0)
+    lighthouse_run_for_audit(audit=audit)
+    assert len(list((media_root / "lighthouse" / str(audit.id)).iterdir())) == 2
+    lighthouse.lighthouse_reports_delete(audit_id=audit.id)
+    assert not (media_root / "lighthouse" / str(audit.id)).exists()
+
+
 def test_stale_lighthouse_issues_are_replaced(fake_cli):
     audit = AuditFactory(start_url="https://x.test/", site_url="https://x.test/", config={"lighthouse": True})
     make_page(audit, "https://x.test/", depth=0)
