@@ -14,6 +14,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Window
 from audits.checks.page import robots_directives
 from audits.checks.registry import SITE_TYPES, CheckSettings, make_issue
 from audits.models import Issue, Page
+from crawler.discovery import invalid_lines
 from scratchpad.models import Frontier, LinkEdge
 
 logger = logging.getLogger(__name__)
@@ -32,13 +33,6 @@ SQL_IN_BATCH = 900  # values per IN (...) list: under SQLite's variable limit
 # Checks that read the frontier. It is purged after finalize; a rerun after that keeps their results.
 FRONTIER_CHECK_TYPES = ("orphan-page", "max-pages-reached")
 NOT_JUDGED_FETCH_CLASSES = (Page.FetchClass.BLOCKED.value, Page.FetchClass.RATE_LIMITED.value)
-
-# robots.txt keys crawlers understand, with the misspellings Google's parser accepts.
-ROBOTS_KEYS = frozenset(
-    ("user-agent", "useragent", "user agent", "allow", "disallow", "dissallow", "dissalow", "disalow",
-     "diasllow", "disallaw", "sitemap", "site-map", "crawl-delay", "host", "clean-param", "request-rate",
-     "visit-time", "noindex")
-)  # fmt: skip
 
 
 class _IssueWriter:
@@ -492,37 +486,13 @@ def _discovery_checks(audit, out: _IssueWriter) -> None:
 
     status = audit.robots_status
     if audit.robots_txt is not None and status is not None and 200 <= status < 300:
-        bad = robots_invalid_lines(audit.robots_txt)
+        bad = invalid_lines(audit.robots_txt)  # the crawler's own reading of robots.txt, capped
         if bad:
-            out.add(
-                "robots-txt-invalid",
-                invalid_count=len(bad),
-                lines=[{"line": n, "text": text, "problem": why} for n, text, why in bad[:ROBOTS_INVALID_LINES_LISTED]],
-            )
+            out.add("robots-txt-invalid", invalid_count=len(bad), lines=bad[:ROBOTS_INVALID_LINES_LISTED])
 
     stop = discovery.get("rate_limited_stop")
     if stop:
         out.add("crawl-rate-limited", **(stop if isinstance(stop, dict) else {"stopped": True}))
-
-
-def robots_invalid_lines(raw: str) -> list[tuple[int, str, str]]:
-    """(line number, text, problem) for each robots.txt line a crawler cannot parse."""
-    invalid = []
-    for number, line in enumerate(raw.lstrip("\ufeff").splitlines(), start=1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        key, sep, _ = text.partition(":")
-        key = " ".join(key.split()).lower()
-        if not sep:
-            words = text.split(None, 1)
-            # Google accepts a missing colon when a known key is followed by whitespace and a value.
-            if len(words) == 2 and words[0].lower() in ROBOTS_KEYS:
-                continue
-            invalid.append((number, line.strip()[:200], "no 'key: value' separator"))
-        elif key not in ROBOTS_KEYS:
-            invalid.append((number, line.strip()[:200], f"unknown directive {key[:40]!r}"))
-    return invalid
 
 
 def _frontier_counts(audit_id) -> dict | None:
