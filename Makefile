@@ -4,8 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements/*.txt | md5sum | cut -c1-12)
 PORT ?= 8000
+LIGHTHOUSE_DIR := audits/lighthouse_runner
+LIGHTHOUSE_STAMP := $(LIGHTHOUSE_DIR)/node_modules/.installed-$(shell cat $(LIGHTHOUSE_DIR)/package-lock.json | md5sum | cut -c1-12)
 
-.PHONY: install services run test bench lint format clean
+.PHONY: install services run test bench lint format clean lighthouse-install
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -13,6 +15,20 @@ $(STAMP): requirements/base.txt requirements/local.txt requirements/production.t
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)
+
+# Lighthouse (npm, pinned in audits/lighthouse_runner) and Debian's Chromium for the Lighthouse phase.
+$(LIGHTHOUSE_STAMP): $(LIGHTHOUSE_DIR)/package.json $(LIGHTHOUSE_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "lighthouse-install: npm (Node >= 18.16) is required"; exit 1; }
+	npm ci --prefix $(LIGHTHOUSE_DIR) --no-audit --no-fund --loglevel=error
+	touch $(LIGHTHOUSE_STAMP)
+
+lighthouse-install: $(LIGHTHOUSE_STAMP)
+	@if [ -z "$$CHROME_PATH" ] && [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null; then \
+	  if command -v apt-get >/dev/null; then \
+	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
+	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "lighthouse-install: install Chromium and set CHROME_PATH (no apt-get here)"; exit 1; fi; \
+	fi
 
 # PostgreSQL and Redis for the tests and the benchmark: started only when they are not answering.
 services:
@@ -29,7 +45,7 @@ run: install
 	  $(VENV)/bin/celery -A config worker --concurrency 2 --loglevel INFO --without-gossip --without-mingle & \
 	  $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
-test: install services
+test: install services lighthouse-install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
 
@@ -45,4 +61,4 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) db.sqlite3* var media staticfiles
+	rm -rf $(VENV) db.sqlite3* var media staticfiles $(LIGHTHOUSE_DIR)/node_modules

@@ -99,7 +99,7 @@ def audit_discover(*, audit_id) -> bool:
                 phase=Audit.Phase.DISCOVERY,
             )
             return False
-        robots = fetch_robots(session, final_url)
+        robots = fetch_robots(session, final_url, allow_private=settings.ALLOW_PRIVATE_TARGETS)
         # Kept raw on the audit so that a retried step re-parses it and never fetches it again.
         audit.site_url = final_url
         audit.robots_txt = robots.raw
@@ -109,7 +109,11 @@ def audit_discover(*, audit_id) -> bool:
 
     scope = CrawlScope.for_audit(audit)
     sitemaps = fetch_sitemaps(
-        session, scope.site_url, scope.robots, max_urls=crawl_limits.sitemap_url_cap(audit.max_pages)
+        session,
+        scope.site_url,
+        scope.robots,
+        max_urls=crawl_limits.sitemap_url_cap(audit.max_pages),
+        allow_private=settings.ALLOW_PRIVATE_TARGETS,
     )
     seeds = [NewURL(audit.start_url, depth=0, source=Source.START)]
     skipped = 0
@@ -136,7 +140,7 @@ def _resolve_start_url(session, url: str) -> tuple[str, str | None]:
     """Follow the start URL's redirects by hand: the site is where it lands. Error text if no answer."""
     current = url
     for _ in range(crawl_limits.MAX_REDIRECT_HOPS):
-        result = fetch(session, current, read_body="never")
+        result = fetch(session, current, read_body="never", allow_private=settings.ALLOW_PRIVATE_TARGETS)
         if result.status_code is None:
             return current, result.error or result.error_kind or "no answer"
         target = normalize(result.redirect_url) if result.redirect_url else None
@@ -217,7 +221,7 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
 def fetch_and_build(audit_id, scope: CrawlScope, item: ClaimedURL) -> PageRecord:
     """Fetch and parse one URL (runs in a fetch thread; touches no database)."""
     try:
-        result = fetch(_thread_session(), item.url)
+        result = fetch(_thread_session(), item.url, allow_private=settings.ALLOW_PRIVATE_TARGETS)
         return build_page_record(audit_id, scope, item, result)
     except Exception as exc:  # a bug or a pathological page must cost one page, not the chunk
         logger.exception("building page record failed", extra={"url": item.url})

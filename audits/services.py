@@ -22,7 +22,12 @@ def project_get_or_create(*, owner, name: str, base_url: str) -> Project:
 
 
 def audit_start(
-    *, project: Project, start_url: str | None = None, max_pages: int | None = None, dispatch: bool = True
+    *,
+    project: Project,
+    start_url: str | None = None,
+    max_pages: int | None = None,
+    lighthouse: bool = False,
+    dispatch: bool = True,
 ) -> Audit:
     """Validate and create a running audit; after commit, hand it to the workers (unless dispatch=False).
 
@@ -42,6 +47,7 @@ def audit_start(
         "max_pages": pages or DEFAULT_MAX_PAGES,
         "include_patterns": list(project.include_patterns or []),
         "exclude_patterns": list(project.exclude_patterns or []),
+        "lighthouse": bool(lighthouse),
     }
     now = timezone.now()
     with transaction.atomic():

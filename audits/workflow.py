@@ -35,6 +35,8 @@ Status = Audit.Status
 Phase = Audit.Phase
 
 STEP_TIME_LIMIT_S = 600  # discovery and finalize
+LIGHTHOUSE_SOFT_TIME_LIMIT_S = 840  # the phase's own budget (audits.lighthouse) stays below this
+LIGHTHOUSE_TIME_LIMIT_S = 900
 LEASE_WAIT_MAX_S = 60  # how long to wait before re-planning when a dead chunk still holds leases
 
 
@@ -153,10 +155,21 @@ def crawl_round_done(results, audit_id: str, round_no: int) -> None:
         _round_dispatch(audit_id, round_no + 1)
 
 
+@shared_task(
+    name="audits.lighthouse",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=LIGHTHOUSE_SOFT_TIME_LIMIT_S,
+    time_limit=LIGHTHOUSE_TIME_LIMIT_S,
+)
+def lighthouse(audit_id: str) -> None:
+    if audit_lighthouse(audit_id=audit_id):
+        finalize.delay(audit_id)
+
+
 @shared_task(name="audits.finalize", acks_late=True, reject_on_worker_lost=True, time_limit=STEP_TIME_LIMIT_S)
 def finalize(audit_id: str) -> None:
-    if audit_lighthouse(audit_id=audit_id):
-        audit_finalize(audit_id=audit_id)
+    audit_finalize(audit_id=audit_id)
 
 
 @shared_task(name="audits.pipeline_failed")
@@ -168,7 +181,7 @@ def pipeline_failed(request, exc, traceback, audit_id: str) -> None:
 def _round_dispatch(audit_id: str, round_no: int) -> None:
     plan = round_plan(audit_id=audit_id, round_no=round_no)
     if plan is None:
-        finalize.delay(audit_id)
+        lighthouse.delay(audit_id)
     elif not plan.chunks:
         crawl_round_done.apply_async(([], audit_id, round_no), countdown=plan.wait_s)
     else:

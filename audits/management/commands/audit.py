@@ -33,6 +33,9 @@ class Command(BaseCommand):
         parser.add_argument("--project", default=None, help="Project name (default: the URL's host)")
         parser.add_argument("--json", action="store_true", help="Print one JSON object on stdout at the end")
         parser.add_argument(
+            "--lighthouse", action="store_true", help="Also run Lighthouse (mobile and desktop) on a sample of pages"
+        )
+        parser.add_argument(
             "--inline",
             action=argparse.BooleanOptionalAction,
             default=None,
@@ -47,7 +50,7 @@ class Command(BaseCommand):
             sys.stderr.write(f"error: {getattr(exc, 'message', exc)}\n")
             sys.exit(EXIT_BAD_ARGUMENTS)
 
-    def handle(self, *args, url, max_pages, project, json: bool, inline, **options):
+    def handle(self, *args, url, max_pages, project, json: bool, inline, lighthouse: bool, **options):
         try:
             start_url = validate_start_url(url, allow_private=settings.ALLOW_PRIVATE_TARGETS)
         except InvalidURL as exc:
@@ -57,7 +60,9 @@ class Command(BaseCommand):
         owner = _cli_owner()
         proj = project_get_or_create(owner=owner, name=project or urlsplit(start_url).hostname, base_url=start_url)
         run_inline = settings.EMBEDDED_BROKER if inline is None else inline
-        audit = audit_start(project=proj, start_url=start_url, max_pages=max_pages, dispatch=not run_inline)
+        audit = audit_start(
+            project=proj, start_url=start_url, max_pages=max_pages, lighthouse=lighthouse, dispatch=not run_inline
+        )
         worker = None
         if run_inline:
             worker = threading.Thread(target=_run_inline, args=(audit.id,), daemon=True)
