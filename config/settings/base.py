@@ -98,13 +98,14 @@ CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default="django-db")
 EMBEDDED_BROKER = CELERY_BROKER_URL.startswith("filesystem://")
 _BROKER_DIR = Path(env("SITEWARDEN_BROKER_DIR", default=str(BASE_DIR / "var" / "broker")))
 if EMBEDDED_BROKER:
-    for _sub in ("out", "processed"):
+    for _sub in ("out", "processed", "control"):
         (_BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_BROKER_DIR / "out"),
         "data_folder_out": str(_BROKER_DIR / "out"),
         "processed_folder": str(_BROKER_DIR / "processed"),
         "store_processed": False,
+        "control_folder": str(_BROKER_DIR / "control"),
     }
 else:
     # Longer than any task's time_limit, so a slow chunk is not redelivered while it still runs.
