@@ -11,7 +11,7 @@ import uuid
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Window
 
-from audits.checks.page import robots_directives
+from audits.checks.page import hreflang_problem, robots_directives
 from audits.checks.registry import SITE_TYPES, CheckSettings, make_issue
 from audits.models import Issue, Page
 from crawler.discovery import invalid_lines
@@ -107,7 +107,7 @@ def run_site_checks(audit) -> None:
 
 def _tables() -> dict:
     q = connection.ops.quote_name
-    return {"page": q(Page._meta.db_table), "edge": q(LinkEdge._meta.db_table)}
+    return {"page": q(Page._meta.db_table), "edge": q(LinkEdge._meta.db_table), "issue": q(Issue._meta.db_table)}
 
 
 def _db_id(value):
@@ -140,6 +140,16 @@ def _pages_by_url(audit_id, urls, *fields) -> dict:
     return found
 
 
+def _judged_pages(audit_id):
+    """The audit's pages minus those whose answer was a refusal (a challenge page says nothing of the site)."""
+    refused = Issue.objects.filter(audit_id=audit_id, page_id=OuterRef("id"), type="blocked-page")
+    return (
+        Page.objects.filter(audit_id=audit_id)
+        .exclude(fetch_class__in=NOT_JUDGED_FETCH_CLASSES)
+        .filter(~Exists(refused))
+    )
+
+
 def _is_2xx(status) -> bool:
     return status is not None and 200 <= status < 300
 
@@ -148,7 +158,8 @@ def _is_2xx(status) -> bool:
 
 _LINK_TARGET_CONDITIONS = {
     # Blocked and rate-limited targets are reported as such on the target; they say nothing about the link.
-    "broken-internal-link": "((t.status_code >= 400 AND t.fetch_class NOT IN (%s, %s)) OR t.status_code IS NULL)",
+    "broken-internal-link": "((t.status_code >= 400 AND t.fetch_class NOT IN (%s, %s)) OR t.status_code IS NULL)"
+    " AND NOT EXISTS (SELECT 1 FROM {issue} b WHERE b.page_id = t.id AND b.type = 'blocked-page')",
     "internal-link-to-redirect": "(t.status_code >= 300 AND t.status_code < 400 AND t.redirect_url <> '')",
 }
 
@@ -162,7 +173,7 @@ def _link_issues(audit, out: _IssueWriter, issue_type: str) -> None:
         FROM {edge} e
         JOIN {page} t ON t.audit_id = e.audit_id AND t.url = e.target_url
     """.format(**tables)
-    where = f"WHERE e.audit_id = %s AND e.internal = %s AND {condition}"
+    where = f"WHERE e.audit_id = %s AND e.internal = %s AND {condition.format(**tables)}"
     params = [_db_id(audit.id), True, *condition_params]
     sql = f"""
         SELECT e.source_page_id, s.url, e.target_url, COUNT(*), MIN(e.anchor_text),
@@ -327,7 +338,8 @@ def _redirects(audit, out: _IssueWriter, *, min_hops: int) -> None:
 def _duplicates(audit, out: _IssueWriter, issue_type: str, column: str) -> None:
     """Indexable pages sharing a value: each gets the group size and up to 3 other URLs of its group."""
     rows = (
-        Page.objects.filter(audit_id=audit.id, is_indexable=True)
+        _judged_pages(audit.id)
+        .filter(is_indexable=True)
         .exclude(**{column: ""})
         .exclude(**{f"{column}__isnull": True})
         .annotate(group_size=Window(Count("id"), partition_by=[F(column)]))
@@ -374,6 +386,7 @@ def _canonical_targets(audit, out: _IssueWriter) -> None:
         WHERE p.audit_id = %s AND p.canonical_url <> '' AND p.canonical_url <> p.url
           AND (t.status_code IS NULL OR t.status_code < 200 OR t.status_code >= 300)
           AND t.fetch_class NOT IN (%s, %s)
+          AND NOT EXISTS (SELECT 1 FROM {issue} b WHERE b.page_id = t.id AND b.type = 'blocked-page')
         ORDER BY p.url
     """.format(**_tables())
     for page_id, url, canonical, status, redirect_url, fetch_error in _stream(
@@ -406,6 +419,8 @@ def _hreflang_returns(audit, out: _IssueWriter) -> None:
                 target = found.get(href)
                 if href == url or target is None or not _is_2xx(target["status_code"]):
                     continue
+                if hreflang_problem(lang):
+                    continue  # ignored by search engines whatever the other page says; see hreflang-invalid
                 if not any(back == url for _, back in _pairs(target["hreflang"])):
                     missing.append({"hreflang": lang, "href": href})
             if missing:
@@ -435,8 +450,8 @@ def _pairs(value) -> list[tuple[str, str]]:
 
 def _sitemap_not_indexable(audit, out: _IssueWriter) -> None:
     candidates = (
-        Page.objects.filter(audit_id=audit.id, in_sitemap=True)
-        .exclude(fetch_class__in=NOT_JUDGED_FETCH_CLASSES)
+        _judged_pages(audit.id)
+        .filter(in_sitemap=True)
         .filter(
             Q(status_code__isnull=True)
             | Q(status_code__lt=200)

@@ -508,3 +508,98 @@ def page_cases(base: str) -> list[Case]:
         c("long-url-115", ok(page("long-url-115")), set(), {"long-url"}, path=long_115),
     ]
     return cases
+
+
+# --- the crawled site: every page case plus the site-check situations ------------------------------
+
+DEEP_CHAIN = [f"/deep/{n}" for n in range(1, 6)]  # /deep/1 is at depth 1 ... /deep/5 at depth 5
+SITEMAP_PATHS = [
+    "/", "/orphan", "/old-sm", "/via-redirect", "/linked-and-in-sitemap", "/noindex-in-sitemap", "/missing",
+    "/canon-bad", "/final",
+]  # fmt: skip
+HOME_LINKS = [
+    "/r1", "/moved", "/loop-a", "/into-loop", "/dup1", "/dup2", "/dup3", "/dup-noindex", "/same-a", "/same-b",
+    "/desc-a", "/desc-b", "/en", "/de", "/fr", "/es", "/missing", "/forbidden", "/canon-bad", "/canon-redirect",
+    "/canon-ok", "/linked-and-in-sitemap", "/noindex-in-sitemap", DEEP_CHAIN[0],
+]  # fmt: skip
+
+
+def _hreflang_head(base: str, pairs: list[tuple[str, str]]) -> str:
+    return "".join(f'<link rel="alternate" hreflang="{lang}" href="{base}{path}">' for lang, path in pairs)
+
+
+def site_check_routes(base: str) -> dict:
+    """The site-check situations of the crawled test site (paths -> routes); the home page links them."""
+    ok = html_route
+    routes = {
+        # A 3-hop chain, a 1-hop redirect, a loop nothing leads into, a chain into a loop.
+        "/r1": redirect("/r2"),
+        "/r2": redirect("/r3", 302),
+        "/r3": redirect("/final", 307),
+        "/final": ok(page("final")),
+        "/moved": redirect("/final"),
+        "/loop-a": redirect("/loop-b"),
+        "/loop-b": redirect("/loop-a"),
+        "/into-loop": redirect("/loop-x"),
+        "/loop-x": redirect("/loop-y"),
+        "/loop-y": redirect("/loop-x"),
+        # Sitemap-only pages: an orphan linking only itself; a page reached only through a redirect.
+        "/orphan": ok(page("orphan", links=[("/orphan", "This orphan page"), ("/", "Home page")])),
+        "/old-sm": redirect("/via-redirect"),
+        "/via-redirect": ok(page("via-redirect")),
+        "/linked-and-in-sitemap": ok(page("linked-and-in-sitemap")),
+        "/noindex-in-sitemap": ok(page("noindex-in-sitemap", head='<meta name="robots" content="noindex">')),
+        # Duplicates: three indexable pages share a title (a noindex fourth does not count).
+        "/dup1": ok(page("dup1", title="Shared title of three pages", links=[("/", "Home"), ("/missing", "Gone")])),
+        "/dup2": ok(page("dup2", title="Shared title of three pages", links=[("/", "Home"), ("/gone", "Old")])),
+        "/dup3": ok(page("dup3", title="Shared title of three pages")),
+        "/dup-noindex": ok(
+            page("dup-noindex", title="Shared title of three pages", head='<meta name="robots" content="noindex">')
+        ),
+        "/same-a": ok(page("same", title="Same text, first copy", description="The first copy of a text " * 3)),
+        "/same-b": ok(page("same", title="Same text, second copy", description="The second copy of a text " * 3)),
+        "/desc-a": ok(page("desc-a", description="One description shared by two pages, which is long enough.")),
+        "/desc-b": ok(page("desc-b", description="One description shared by two pages, which is long enough.")),
+        # hreflang: /en names /de, /de does not name /en; /fr and /es name each other.
+        "/en": ok(page("en", head=_hreflang_head(base, [("en", "/en"), ("de", "/de")]))),
+        "/de": ok(page("de", head=_hreflang_head(base, [("de", "/de")]))),
+        "/fr": ok(page("fr", head=_hreflang_head(base, [("fr", "/fr"), ("es", "/es")]))),
+        "/es": ok(page("es", head=_hreflang_head(base, [("es", "/es"), ("fr", "/fr")]))),
+        # Broken targets (/missing is not routed: 404), and a refusal that is not a broken link.
+        "/gone": ok(page("gone"), 410),
+        "/forbidden": ok(page("forbidden"), 403),
+        # Canonicals to a 404, to a redirect, and to a fine page.
+        "/canon-bad": ok(page("canon-bad", head=f'<link rel="canonical" href="{base}/canon-missing">')),
+        "/canon-redirect": ok(page("canon-redirect", head=f'<link rel="canonical" href="{base}/moved">')),
+        "/canon-ok": ok(page("canon-ok", head=f'<link rel="canonical" href="{base}/final">')),
+        "/robots.txt": (
+            200,
+            {"Content-Type": "text/plain"},
+            f"User-agent: *\nDisallow: /private/\nthis line is not valid\nSitemap: {base}/sitemap.xml\n".encode(),
+        ),
+        "/sitemap.xml": (
+            200,
+            {"Content-Type": "application/xml"},
+            (
+                '<?xml version="1.0" encoding="UTF-8"?>'
+                '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                + "".join(f"<url><loc>{base}{p}</loc></url>" for p in SITEMAP_PATHS)
+                + "</urlset>"
+            ).encode(),
+        ),
+    }
+    for n, path in enumerate(DEEP_CHAIN):
+        links = [("/", "Home page")] + ([(DEEP_CHAIN[n + 1], "Next deep page")] if n + 1 < len(DEEP_CHAIN) else [])
+        routes[path] = ok(page(f"deep{n + 1}", links=links))
+    return routes
+
+
+def crawl_site_routes(base: str, cases: list[Case]) -> dict:
+    """Home page linking every crawlable page case and every site-check situation."""
+    routes = site_check_routes(base)
+    crawled = [c for c in cases if c.crawl]
+    for case in crawled:
+        routes[case.path] = case.route
+    links = [(c.path, f"Case {c.name}") for c in crawled] + [(p, f"Go to {p}") for p in HOME_LINKS]
+    routes["/"] = html_route(page("home", links=links, words=len(links) * 3 + 20))
+    return routes

@@ -1,0 +1,179 @@
+"""The whole pipeline in-process against a test site on 127.0.0.1 holding every page case and every
+site-check situation; the assertions read the Issue rows the audit stored.
+
+The site is crawled once per module (committed rows, removed at the end) and each test reads a snapshot.
+"""
+
+from dataclasses import dataclass
+
+import pytest
+
+from audits.checks import PAGE_CHECK_TYPES, run_site_checks
+from audits.models import Audit, Issue, Page
+from audits.services import audit_start
+from audits.workflow import pipeline_run_inline
+from tests.audits.checks.sites import DEEP_CHAIN, crawl_site_routes, page_cases, serve
+from tests.audits.checks.test_page_checks import expectation_errors
+from tests.factories import ProjectFactory
+
+# Tells pytest-django this module needs the test database; the tests themselves only read the snapshot.
+pytestmark = pytest.mark.django_db
+
+CRAWL_CASES = [c.name for c in page_cases("http://127.0.0.1:12345") if c.crawl]
+
+
+@dataclass
+class Crawl:
+    base: str
+    audit: Audit
+    cases: dict
+    pages: dict  # path -> Page
+    issues: list  # dicts, one per Issue row
+    rerun_issues: list  # the same after run_site_checks ran again on the finished audit
+
+    def of(self, issue_type: str) -> dict:
+        """path -> details, for issues of one type tied to a page."""
+        return {i["path"]: i["details"] for i in self.issues if i["type"] == issue_type and i["path"] is not None}
+
+    def types_at(self, path: str) -> set:
+        return {i["type"] for i in self.issues if i["path"] == path}
+
+
+def _issue_rows(audit, base) -> list[dict]:
+    rows = []
+    for issue in Issue.objects.filter(audit=audit).order_by("id"):
+        rows.append(
+            {
+                "id": issue.id,
+                "type": issue.type,
+                "severity": issue.severity,
+                "page_id": issue.page_id,
+                "path": issue.page_url.removeprefix(base) if issue.page_id else None,
+                "details": issue.details,
+            }
+        )
+    return rows
+
+
+@pytest.fixture(scope="module")
+def crawl(django_db_setup, django_db_blocker):
+    routes: dict = {}
+    with serve(routes) as base, django_db_blocker.unblock():
+        cases = page_cases(base)
+        routes.update(crawl_site_routes(base, cases))
+        project = ProjectFactory(base_url=base + "/")
+        try:
+            audit = audit_start(project=project, start_url=base + "/", max_pages=200, dispatch=False)
+            pipeline_run_inline(audit.id)
+            audit.refresh_from_db()
+            pages = {p.url.removeprefix(base): p for p in Page.objects.filter(audit=audit)}
+            issues = _issue_rows(audit, base)
+            run_site_checks(audit)
+            rerun = _issue_rows(audit, base)
+            yield Crawl(base, audit, {c.name: c for c in cases}, pages, issues, rerun)
+        finally:
+            project.owner.delete()
+
+
+def test_the_audit_completed_with_every_page(crawl):
+    assert crawl.audit.status == Audit.Status.COMPLETED, crawl.audit.error_detail
+    for case in crawl.cases.values():
+        if case.crawl:
+            assert case.path in crawl.pages, case.path
+    assert crawl.audit.health_score is not None
+
+
+@pytest.mark.parametrize("name", CRAWL_CASES)
+def test_page_case_crawled(crawl, name):
+    case = crawl.cases[name]
+    types = crawl.types_at(case.path)
+    assert not expectation_errors(case, types & set(PAGE_CHECK_TYPES)), sorted(types)
+
+
+def test_deep_page_by_link_depth(crawl):
+    assert [crawl.pages[p].depth for p in DEEP_CHAIN] == [1, 2, 3, 4, 5]
+    assert set(crawl.of("deep-page")) == {DEEP_CHAIN[-1]}
+    assert crawl.of("deep-page")[DEEP_CHAIN[-1]] == {"depth": 5, "min_depth": 5}
+
+
+def test_redirect_chain_reported_at_its_head(crawl):
+    chains = crawl.of("redirect-chain")
+    assert set(chains) == {"/r1"}
+    assert [hop["url"].removeprefix(crawl.base) for hop in chains["/r1"]["hops"]] == ["/r1", "/r2", "/r3"]
+    assert [hop["status_code"] for hop in chains["/r1"]["hops"]] == [301, 302, 307]
+    assert chains["/r1"]["hops_count"] == 3
+    assert (chains["/r1"]["final_url"], chains["/r1"]["final_status_code"]) == (crawl.base + "/final", 200)
+
+
+def test_redirect_loops_reported_once_each(crawl):
+    loops = crawl.of("redirect-loop")
+    assert set(loops) == {"/loop-a", "/into-loop"}
+    assert loops["/into-loop"]["loops_back_to"] == crawl.base + "/loop-x"
+
+
+def test_orphans(crawl):
+    orphans = set(crawl.of("orphan-page"))
+    assert "/orphan" in orphans
+    assert "/via-redirect" not in orphans, "reached through a redirect"
+    assert not orphans & {"/", "/linked-and-in-sitemap", "/noindex-in-sitemap", "/final", "/canon-bad"}
+    assert orphans == {"/orphan", "/old-sm"}  # /old-sm: a sitemap-only redirect nothing leads to
+    assert crawl.pages["/via-redirect"].depth is None and crawl.pages["/via-redirect"].in_sitemap
+
+
+def test_duplicate_titles_across_three_pages(crawl):
+    dups = crawl.of("duplicate-title")
+    assert set(dups) == {"/dup1", "/dup2", "/dup3"}
+    for path, details in dups.items():
+        others = {u.removeprefix(crawl.base) for u in details["other_urls"]}
+        assert details["group_size"] == 3 and others == {"/dup1", "/dup2", "/dup3"} - {path}
+    assert set(crawl.of("duplicate-content")) == {"/same-a", "/same-b"}
+    assert set(crawl.of("duplicate-meta-description")) == {"/desc-a", "/desc-b"}
+
+
+def test_hreflang_pair_missing_its_return_link(crawl):
+    found = crawl.of("hreflang-missing-return-link")
+    assert set(found) == {"/en"}
+    assert found["/en"]["missing"] == [{"hreflang": "de", "href": crawl.base + "/de"}]
+
+
+def test_broken_internal_links_with_their_source_pages(crawl):
+    pairs = {
+        (i["path"], i["details"]["target_url"].removeprefix(crawl.base))
+        for i in crawl.issues
+        if i["type"] == "broken-internal-link"
+    }
+    expected_from_home = {
+        "/missing", "/case/broken-404", "/case/broken-410", "/case/missing.pdf", "/case/server-500",
+        "/case/server-503", "/case/drop-connection",
+    }  # fmt: skip
+    assert pairs == {("/", t) for t in expected_from_home} | {("/dup1", "/missing"), ("/dup2", "/gone")}
+
+
+def test_internal_links_to_redirects(crawl):
+    targets = {d["target_url"].removeprefix(crawl.base) for d in [crawl.of("internal-link-to-redirect")["/"]]}
+    assert targets <= {"/r1", "/moved", "/loop-a", "/into-loop"}
+    pairs = {
+        i["details"]["target_url"].removeprefix(crawl.base)
+        for i in crawl.issues
+        if i["type"] == "internal-link-to-redirect" and i["path"] == "/"
+    }
+    assert pairs == {"/r1", "/moved", "/loop-a", "/into-loop"}
+
+
+def test_canonical_pointing_to_a_404_or_a_redirect(crawl):
+    found = crawl.of("canonical-target-not-ok")
+    assert set(found) == {"/canon-bad", "/canon-redirect"}
+    assert found["/canon-bad"]["status_code"] == 404
+    assert found["/canon-redirect"]["status_code"] == 301
+
+
+def test_sitemap_and_robots_checks(crawl):
+    not_indexable = crawl.of("sitemap-url-not-indexable")
+    assert set(not_indexable) == {"/noindex-in-sitemap", "/missing", "/canon-bad", "/old-sm"}
+    site_level = {i["type"]: i for i in crawl.issues if i["page_id"] is None}
+    assert site_level["robots-txt-invalid"]["details"]["lines"] == ["this line is not valid"]
+    assert not {"sitemap-missing", "max-pages-reached", "crawl-rate-limited"} & set(site_level)
+
+
+def test_site_checks_rerun_on_the_finished_audit_give_identical_rows(crawl):
+    assert crawl.rerun_issues == crawl.issues

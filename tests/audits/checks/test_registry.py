@@ -1,0 +1,146 @@
+"""The registry holds the catalogue exactly; overrides are validated and merged."""
+
+import uuid
+
+import pytest
+
+from audits.checks import (
+    CHECKS,
+    CHECKS_BY_TYPE,
+    PAGE_CHECK_TYPES,
+    SITE_CHECK_TYPES,
+    CheckSettings,
+    make_issue,
+    validate_overrides,
+)
+from audits.models import Audit, issue_id_for
+
+# The catalogue's tables (CHECKS.md), type -> (severity, scope), with the thresholds it names.
+CATALOGUE = {
+    "blocked-page": ("critical", "page"), "rate-limited-page": ("warning", "page"),
+    "server-error": ("critical", "page"), "broken-page": ("critical", "page"), "fetch-error": ("critical", "page"),
+    "slow-response": ("warning", "page"), "non-html-content": ("info", "page"), "noindex-page": ("warning", "page"),
+    "nofollow-page": ("info", "page"), "canonical-conflict": ("warning", "page"),
+    "canonicalized-page": ("info", "page"), "canonical-relative": ("info", "page"), "deep-page": ("info", "page"),
+    "javascript-rendering-suspected": ("warning", "page"), "missing-title": ("critical", "page"),
+    "multiple-titles": ("warning", "page"), "title-too-long": ("warning", "page"),
+    "title-too-short": ("warning", "page"), "missing-meta-description": ("warning", "page"),
+    "meta-description-too-long": ("info", "page"), "meta-description-too-short": ("info", "page"),
+    "missing-h1": ("warning", "page"), "multiple-h1": ("info", "page"), "heading-order-skip": ("info", "page"),
+    "thin-content": ("warning", "page"), "images-missing-alt": ("warning", "page"),
+    "no-outgoing-links": ("warning", "page"), "too-many-links": ("info", "page"),
+    "non-descriptive-link-text": ("info", "page"), "missing-viewport": ("info", "page"),
+    "missing-html-lang": ("info", "page"), "mixed-content": ("warning", "page"), "insecure-page": ("warning", "page"),
+    "meta-refresh-redirect": ("warning", "page"), "invalid-structured-data": ("warning", "page"),
+    "large-html": ("warning", "page"), "long-url": ("info", "page"), "hreflang-invalid": ("warning", "page"),
+    "broken-internal-link": ("critical", "site"), "internal-link-to-redirect": ("info", "site"),
+    "redirect-chain": ("warning", "site"), "redirect-loop": ("critical", "site"),
+    "duplicate-title": ("warning", "site"), "duplicate-meta-description": ("info", "site"),
+    "duplicate-content": ("warning", "site"), "orphan-page": ("warning", "site"),
+    "canonical-target-not-ok": ("warning", "site"), "hreflang-missing-return-link": ("warning", "site"),
+    "sitemap-url-not-indexable": ("warning", "site"), "sitemap-missing": ("info", "site"),
+    "robots-txt-invalid": ("info", "site"), "crawl-rate-limited": ("warning", "site"),
+    "max-pages-reached": ("info", "site"), "poor-performance-score": ("warning", "lighthouse"),
+    "poor-lcp": ("warning", "lighthouse"), "poor-cls": ("warning", "lighthouse"),
+}  # fmt: skip
+THRESHOLDS = {
+    "slow-response": {"max_ms": 1500}, "deep-page": {"min_depth": 5},
+    "javascript-rendering-suspected": {"min_words": 20}, "title-too-long": {"max_chars": 60},
+    "title-too-short": {"min_chars": 10}, "meta-description-too-long": {"max_chars": 160},
+    "meta-description-too-short": {"min_chars": 70}, "thin-content": {"min_words": 150},
+    "too-many-links": {"max_links": 250}, "large-html": {"max_bytes": 1024 * 1024}, "long-url": {"max_chars": 115},
+    "heading-order-skip": {"max_level_jump": 1}, "redirect-chain": {"min_hops": 2},
+    "poor-performance-score": {"min_score": 50}, "poor-lcp": {"max_ms": 2500}, "poor-cls": {"max_cls": 0.1},
+}  # fmt: skip
+
+
+def test_registry_is_the_catalogue():
+    assert {s.type: (s.severity, s.scope) for s in CHECKS} == CATALOGUE
+    assert len(CHECKS) == len(CATALOGUE)
+    assert {s.type: s.thresholds for s in CHECKS if s.thresholds} == THRESHOLDS
+    assert set(PAGE_CHECK_TYPES) == {t for t, (_, scope) in CATALOGUE.items() if scope == "page"}
+    assert set(SITE_CHECK_TYPES) == {t for t, (_, scope) in CATALOGUE.items() if scope == "site"}
+    for spec in CHECKS:
+        assert spec.title and spec.how_to_fix
+        assert spec.explanation and "\n" not in spec.explanation
+
+
+def test_validate_overrides_normalises_what_is_valid():
+    raw = {
+        "thresholds": {"title-too-long": {"max_chars": 70.0}, "poor-cls": {"max_cls": 0.25}},
+        "severities": {"orphan-page": "info"},
+        "disabled": ["missing-viewport", "missing-viewport", "long-url"],
+    }
+    assert validate_overrides(raw) == {
+        "thresholds": {"title-too-long": {"max_chars": 70}, "poor-cls": {"max_cls": 0.25}},
+        "severities": {"orphan-page": "info"},
+        "disabled": ["long-url", "missing-viewport"],
+    }
+    assert validate_overrides({}) == {"thresholds": {}, "severities": {}, "disabled": []}
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"thresholds": {"no-such-check": {"max_chars": 1}}}, "unknown check type 'no-such-check'"),
+        ({"thresholds": {"title-too-long": {"max_words": 1}}}, "has no threshold 'max_words'"),
+        ({"thresholds": {"title-too-long": {"max_chars": "60"}}}, "must be a number"),
+        ({"thresholds": {"title-too-long": {"max_chars": -1}}}, "must be a number >= 0"),
+        ({"thresholds": {"title-too-long": {"max_chars": 60.5}}}, "whole number"),
+        ({"thresholds": {"title-too-long": {"max_chars": True}}}, "must be a number"),
+        ({"thresholds": {"large-html": {"max_bytes": 5_000_000}}}, "cannot exceed"),
+        ({"severities": {"orphan-page": "urgent"}}, "must be one of critical, warning, info"),
+        ({"disabled": ["nope"]}, "unknown check type 'nope'"),
+        ({"disabled": "missing-h1"}, "must be a list"),
+        ({"limits": {}}, "unknown check override section 'limits'"),
+        (["missing-h1"], "must be an object"),
+    ],
+)
+def test_validate_overrides_rejects_with_a_clear_message(raw, message):
+    with pytest.raises(ValueError, match=message):
+        validate_overrides(raw)
+
+
+def test_settings_for_audit_merge_overrides_and_skip_invalid_ones():
+    audit = Audit(
+        start_url="https://example.com/",
+        site_url="https://www.example.com/",
+        config={
+            "checks": {
+                "thresholds": {"title-too-long": {"max_chars": 80}, "bogus": {"x": 1}},
+                "severities": {"missing-h1": "critical", "orphan-page": "loud"},
+                "disabled": ["long-url", "nope"],
+            }
+        },
+    )
+    settings = CheckSettings.for_audit(audit)
+    assert settings.site_https
+    assert settings.threshold("title-too-long", "max_chars") == 80
+    assert settings.threshold("title-too-short", "min_chars") == 10
+    assert settings.severity("missing-h1") == "critical"
+    assert settings.severity("orphan-page") == "warning"
+    assert not settings.enabled("long-url") and settings.enabled("missing-h1")
+    plain = CheckSettings.for_audit(Audit(start_url="http://example.com/", config={}))
+    assert not plain.site_https and plain.threshold("title-too-long", "max_chars") == 60
+
+
+def test_make_issue():
+    audit_id = uuid.uuid4()
+    settings = CheckSettings(severities={"sitemap-missing": "warning"}, disabled={"long-url"})
+    issue = make_issue(audit_id, "sitemap-missing", details={"a": 1}, settings=settings)
+    assert issue.id == issue_id_for(audit_id, "", "sitemap-missing", "")
+    assert (issue.page_id, issue.page_url, issue.severity, issue.details) == (None, "", "warning", {"a": 1})
+    linked = make_issue(
+        audit_id,
+        "broken-internal-link",
+        page_id=uuid.UUID(int=5),
+        page_url="http://x/a",
+        dedupe_key="t",
+        settings=settings,
+    )
+    assert linked.id == issue_id_for(audit_id, "http://x/a", "broken-internal-link", "t")
+    assert linked.severity == "critical" and linked.page_id == uuid.UUID(int=5)
+    assert make_issue(audit_id, "long-url", page_url="http://x/a", settings=settings) is None
+    with pytest.raises(KeyError):
+        make_issue(audit_id, "not-a-check", settings=settings)
+    assert CHECKS_BY_TYPE["title-too-long"].thresholds == {"max_chars": 60}
