@@ -69,6 +69,7 @@ class ProductResult:
     peak_worker_rss_bytes: int
     summary: dict = field(default_factory=dict)
     exit_code: int = 0
+    worker_errors: int = 0  # ERROR lines in the worker's log (task failures, even if retried)
 
 
 @dataclass
@@ -221,33 +222,74 @@ def _last_json_object(text: str) -> dict | None:
     return None
 
 
-def product_audit(base_url: str, *, max_pages: int, concurrency: int, workdir: Path) -> ProductResult:
+def _run_cli(
+    command: list[str], cli_log: Path, worker_log: Path, *, timeout_s: float, stall_s: float
+) -> tuple[int, str]:
+    """Run the audit CLI; give up when it exceeds `timeout_s`, or when neither its progress output (stderr)
+    nor the worker log has grown for `stall_s` (a crashed pipeline otherwise leaves it polling for ever)."""
+    with open(cli_log, "wb") as stderr, tempfile.TemporaryFile() as stdout:
+        proc = subprocess.Popen(
+            command, cwd=REPO, env=product_env(), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr
+        )
+        started = last_change = time.monotonic()
+        last_sizes = None
+        try:
+            while proc.poll() is None:
+                time.sleep(0.5)
+                now = time.monotonic()
+                sizes = (_size(cli_log), _size(worker_log))
+                if sizes != last_sizes:
+                    last_sizes, last_change = sizes, now
+                if now - started > timeout_s:
+                    raise BenchError(f"manage.py audit did not finish in {timeout_s:.0f}s:\n{_tail(cli_log)}")
+                if now - last_change > stall_s:
+                    raise BenchError(
+                        f"audit made no progress for {stall_s:.0f}s (no CLI or worker output); last output:\n"
+                        f"{_tail(cli_log, 600)}\nworker log:\n{_tail(worker_log, 2500)}"
+                    )
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        stdout.seek(0)
+        return proc.returncode, stdout.read().decode(errors="replace")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _count_errors(log_path: Path) -> int:
+    try:
+        return sum(1 for line in log_path.read_text(errors="replace").splitlines() if " ERROR " in line)
+    except OSError:
+        return 0
+
+
+def product_audit(
+    base_url: str, *, max_pages: int, concurrency: int, workdir: Path, stall_timeout_s: float = 300
+) -> ProductResult:
     """One audit through `manage.py audit` with a fresh database, Redis db and Celery worker."""
     reset_database()
     flush_redis()
     worker_log = workdir / "celery-worker.log"
     cli_log = workdir / "audit-cli.log"
     timeout_s = max(AUDIT_TIMEOUT_MIN_S, max_pages * AUDIT_TIMEOUT_PER_PAGE_S)
+    command = [str(PYTHON), "manage.py", "audit", base_url + "/", "--max-pages", str(max_pages), "--json"]
     with celery_worker(concurrency, worker_log) as worker, TreeRssSampler(worker.pid) as rss:
-        command = [str(PYTHON), "manage.py", "audit", base_url + "/", "--max-pages", str(max_pages), "--json"]
         started = time.perf_counter()
-        with open(cli_log, "wb") as stderr:
-            try:
-                done = subprocess.run(
-                    command, cwd=REPO, env=product_env(), stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=stderr, timeout=timeout_s,
-                )  # fmt: skip
-            except subprocess.TimeoutExpired as exc:
-                raise BenchError(
-                    f"manage.py audit did not finish in {timeout_s:.0f}s:\n{_tail(cli_log)}"
-                ) from exc
+        returncode, stdout = _run_cli(
+            command, cli_log, worker_log, timeout_s=timeout_s, stall_s=stall_timeout_s
+        )
         seconds = time.perf_counter() - started
-    summary = _last_json_object(done.stdout.decode(errors="replace"))
+    summary = _last_json_object(stdout)
     if summary is None:
         raise BenchError(
-            f"manage.py audit (exit {done.returncode}) printed no JSON object:\n"
-            f"stdout: {done.stdout.decode(errors='replace')[-1500:]}\nstderr: {_tail(cli_log)}\n"
-            f"worker log: {_tail(worker_log, 1500)}"
+            f"manage.py audit (exit {returncode}) printed no JSON object:\n"
+            f"stdout: {stdout[-1500:]}\nstderr: {_tail(cli_log)}\nworker log: {_tail(worker_log, 1500)}"
         )
     pages = int(summary.get("pages_crawled") or 0)
     result = ProductResult(
@@ -256,11 +298,12 @@ def product_audit(base_url: str, *, max_pages: int, concurrency: int, workdir: P
         pages_per_s=pages / seconds if seconds > 0 else 0.0,
         peak_worker_rss_bytes=rss.peak,
         summary=summary,
-        exit_code=done.returncode,
+        exit_code=returncode,
+        worker_errors=_count_errors(worker_log),
     )
-    if done.returncode != 0 or summary.get("status") != "completed":
+    if returncode != 0 or summary.get("status") != "completed":
         raise BenchError(
-            f"audit did not complete: exit {done.returncode}, status {summary.get('status')}, "
+            f"audit did not complete: exit {returncode}, status {summary.get('status')}, "
             f"phase {summary.get('current_phase')}, error_code {summary.get('error_code')}\n"
             f"stderr: {_tail(cli_log, 1500)}\nworker log: {_tail(worker_log, 1500)}"
         )
@@ -293,6 +336,7 @@ def print_size(result: SizeResult) -> None:
     )
     match = "exact" if p.pages == result.expected_urls else f"differs by {p.pages - result.expected_urls:+d}"
     print(f"  pages_crawled {p.pages} vs expected {result.expected_urls}: {match}")
+    print(f"  ERROR lines in the worker log: {p.worker_errors}")
     print(
         f"  status {p.summary.get('status')}, health_score {p.summary.get('health_score')}, "
         f"issues {json.dumps(p.summary.get('issues_by_type'), sort_keys=True)}"
@@ -335,7 +379,11 @@ def run_size(size: int, *, args, workdir: Path) -> SizeResult:
                 f"auditing {base_url}/ with manage.py audit ({args.workers} worker processes)...", flush=True
             )
             result.product = product_audit(
-                base_url, max_pages=expected + EXTRA_PAGES_ALLOWED, concurrency=args.workers, workdir=workdir
+                base_url,
+                max_pages=expected + EXTRA_PAGES_ALLOWED,
+                concurrency=args.workers,
+                workdir=workdir,
+                stall_timeout_s=args.stall_timeout,
             )
     print_size(result)
     if result.product is not None:
@@ -345,6 +393,10 @@ def run_size(size: int, *, args, workdir: Path) -> SizeResult:
                 f"audit of {size} pages stored {result.product.pages} pages, expected {expected}"
             )
     return result
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -359,7 +411,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-product", action="store_true", help="run only the baseline")
     parser.add_argument("--json-out", type=Path, default=None, help="also write the figures to this file")
     parser.add_argument("--keep", action="store_true", help="keep the generated sites and logs")
+    parser.add_argument(
+        "--stall-timeout", type=float, default=300, help="give up on an audit silent for this many seconds"
+    )
     args = parser.parse_args(argv)
+    # SIGTERM (e.g. `timeout`) unwinds like Ctrl-C, so the worker and servers are stopped, not orphaned.
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
 
     if not args.skip_product and not ((REPO / "manage.py").is_file() and (REPO / "config").is_dir()):
         print("error: manage.py or config/ is missing; use --skip-product to run only the baseline",
@@ -375,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
         print_summary(results)
         print(f"\nFAILED: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
     finally:
         if args.json_out:
             args.json_out.write_text(json.dumps([asdict(r) for r in results], indent=1, default=str))

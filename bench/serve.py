@@ -145,6 +145,11 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
 
+    def handle_error(self, request, client_address):
+        # Crawlers drop keep-alive connections at will; a reset or timeout is not worth a traceback.
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
 
 @contextlib.contextmanager
 def serve_site(root: Path, *, port: int = 0) -> Iterator[str]:
