@@ -1,0 +1,116 @@
+"""Finalize on crawled test sites: identical issue rows when it runs again, the health score, the page limit."""
+
+import json
+
+import pytest
+
+from audits.checks import health_score, run_site_checks
+from audits.crawl import audit_discover, crawl_chunk_run
+from audits.models import Audit, Issue
+from audits.services import audit_start
+from audits.workflow import audit_finalize, pipeline_run_inline, round_advance, round_plan
+from scratchpad.models import Frontier
+from tests.audits.checks.sites import HOME_LINKS, html_route, page, serve, site_check_routes
+from tests.factories import ProjectFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _start(base: str, max_pages: int = 200) -> Audit:
+    project = ProjectFactory(base_url=base + "/")
+    return audit_start(project=project, start_url=base + "/", max_pages=max_pages, dispatch=False)
+
+
+def _crawl_only(audit_id) -> None:
+    """The pipeline up to (not including) finalize, as pipeline_run_inline runs it."""
+    assert audit_discover(audit_id=audit_id)
+    round_no = 0
+    while round_advance(audit_id=audit_id, from_round=round_no):
+        round_no += 1
+        plan = round_plan(audit_id=audit_id, round_no=round_no)
+        if plan is None:
+            break
+        for key, quota in plan.chunks:
+            crawl_chunk_run(audit_id=audit_id, lease_key=key, quota=quota)
+
+
+def _snapshot(audit) -> list[tuple]:
+    return sorted(
+        (str(i.id), i.type, i.severity, str(i.page_id), i.page_url, json.dumps(i.details, sort_keys=True))
+        for i in Issue.objects.filter(audit=audit)
+    )
+
+
+def test_finalize_run_twice_gives_identical_issue_rows():
+    routes = {}
+    with serve(routes) as base:
+        routes.update(site_check_routes(base))
+        routes["/"] = html_route(page("home", links=[(p, f"Go to {p}") for p in HOME_LINKS], words=100))
+        audit = _start(base)
+        _crawl_only(audit.id)
+    audit.refresh_from_db()
+    assert Frontier.objects.filter(audit=audit).exists()
+
+    run_site_checks(audit)
+    first = _snapshot(audit)
+    types = {row[1] for row in first}
+    assert types >= {"redirect-chain", "redirect-loop", "orphan-page", "duplicate-title", "broken-internal-link"}
+    run_site_checks(audit)
+    assert _snapshot(audit) == first
+
+    assert audit_finalize(audit_id=audit.id)  # runs the site checks again, then purges the frontier
+    assert _snapshot(audit) == first
+    assert not Frontier.objects.filter(audit=audit).exists()
+    assert not audit_finalize(audit_id=audit.id)  # a duplicated finalize message finds the audit completed
+    run_site_checks(audit)  # and a retried site-check step after the purge changes nothing either
+    assert _snapshot(audit) == first
+
+
+def test_health_score_on_a_known_site():
+    routes = {
+        "/": html_route(page("home", links=[("/a", "Page A"), ("/b", "Page B"), ("/c", "Page C")])),
+        "/a": html_route(page("a", links=[("/", "Home page"), ("/missing", "A missing page")])),
+        "/b": html_route(page("b", title=None)),
+        "/c": html_route(page("c")),
+    }
+    with serve(routes) as base:
+        audit = _start(base)
+        pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED, audit.error_detail
+    critical = set(
+        Issue.objects.filter(audit=audit, severity="critical", page__isnull=False).values_list("page__url", "type")
+    )
+    assert critical == {
+        (base + "/a", "broken-internal-link"),
+        (base + "/b", "missing-title"),
+        (base + "/missing", "broken-page"),
+    }
+    assert Issue.objects.filter(audit=audit, page__isnull=True, type="sitemap-missing").exists()
+    # 5 URLs crawled (/, /a, /b, /c, /missing), 2 without a critical issue: round(100 * 2 / 5).
+    assert audit.health_score == 40
+    assert health_score(audit.id) == (40, 5)
+
+
+def test_page_limit_reported_and_orphans_not_judged():
+    links = [(f"/p{n}", f"Page number {n}") for n in range(10)]
+    routes = {f"/p{n}": html_route(page(f"p{n}")) for n in range(10)}
+    routes["/"] = html_route(page("home", links=links))
+    routes["/lonely"] = html_route(page("lonely"))
+    with serve(routes) as base:
+        routes["/sitemap.xml"] = (
+            200,
+            {"Content-Type": "application/xml"},
+            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{base}/lonely</loc></url>'
+            f"</urlset>".encode(),
+        )
+        audit = _start(base, max_pages=4)
+        pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED
+    (limit,) = Issue.objects.filter(audit=audit, type="max-pages-reached")
+    assert limit.page_id is None
+    assert limit.details["max_pages"] == 4 and limit.details["pages_crawled"] == 4
+    assert limit.details["urls_pending"] == 8  # 10 linked pages + the sitemap URL, less 3 crawled besides home
+    assert not Issue.objects.filter(audit=audit, type="orphan-page").exists()
+    assert not Issue.objects.filter(audit=audit, type="sitemap-missing").exists()
