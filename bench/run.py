@@ -24,7 +24,7 @@ from typing import Self
 
 import psutil
 
-from bench.baseline import BaselineResult, baseline_crawl
+from bench.baseline import BaselineResult
 from bench.serve import serve_best
 from bench.sitegen import SiteManifest, generate_site
 
@@ -365,6 +365,20 @@ def print_summary(results: list[SizeResult]) -> None:
         print("  product not measured (--skip-product): no ratios")
 
 
+def baseline_in_child(base_url: str, *, workers: int) -> BaselineResult:
+    """`baseline_crawl` in its own process: its RSS is its own and it shares no GIL with this one."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.baseline", base_url, "--workers", str(workers)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=AUDIT_TIMEOUT_MIN_S,
+    )
+    if done.returncode != 0:
+        raise BenchError(f"baseline crawl failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return BaselineResult(**json.loads(done.stdout))
+
+
 def run_size(size: int, *, args, workdir: Path) -> SizeResult:
     site = workdir / f"site-{size}"
     started = time.perf_counter()
@@ -372,7 +386,7 @@ def run_size(size: int, *, args, workdir: Path) -> SizeResult:
     print(f"generated {size}-page site in {time.perf_counter() - started:.1f}s", flush=True)
     with serve_best(site) as base_url:
         expected = len(manifest.expected_urls(base_url))
-        baseline = baseline_crawl(base_url, workers=args.baseline_workers)
+        baseline = baseline_in_child(base_url, workers=args.baseline_workers)
         result = SizeResult(size=size, expected_urls=expected, baseline=baseline)
         if not args.skip_product:
             print(

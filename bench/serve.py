@@ -1,7 +1,7 @@
 """Serve a generated test site on 127.0.0.1: a threaded Python server (tests) or nginx (benchmarks).
 
-Both honour `_redirects.json`, hide `_*` files, and render the sitemaps and robots.txt with the real
-base URL (the generator writes a placeholder because the port is only known here).
+Both honour `_redirects.json`, hide `_*` files, and fill the real base URL into the sitemaps, robots.txt
+and HTML pages (the generator writes a placeholder because the port is only known here).
 """
 
 from __future__ import annotations
@@ -84,6 +84,8 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
     site_root: Path = Path(".")
     redirects: ClassVar[dict[str, str]] = {}
     dynamic: ClassVar[dict[str, bytes]] = {}
+    base_url: bytes = b""
+    placeholder = BASE_URL_PLACEHOLDER.encode()
 
     def version_string(self) -> str:
         return self.server_version
@@ -119,6 +121,8 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
             )
             return
         suffix = os.path.splitext(path)[1]
+        if suffix == ".html":
+            body = body.replace(self.placeholder, self.base_url)
         self._send_bytes(200, body, CONTENT_TYPES.get(suffix, "application/octet-stream"), send_body)
 
     def _read_file(self, path: str) -> bytes | None:
@@ -164,6 +168,7 @@ def serve_site(root: Path, *, port: int = 0) -> Iterator[str]:
             "site_root": root,
             "redirects": load_redirects(root),
             "dynamic": render_dynamic_files(root, base_url),
+            "base_url": base_url.encode(),
         },
     )
     server.RequestHandlerClass = handler
@@ -237,6 +242,10 @@ http {{
     default_type application/octet-stream;
     charset utf-8;
     charset_types text/html text/plain text/css application/javascript;
+    # Canonical links carry the base-URL placeholder (the port is chosen at serve time).
+    sub_filter '{BASE_URL_PLACEHOLDER}' 'http://127.0.0.1:{port}';
+    sub_filter_once off;
+    sub_filter_types text/html;
     sendfile on;
     tcp_nopush on;
     tcp_nodelay on;

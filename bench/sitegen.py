@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Sitemaps and robots.txt need absolute URLs, but the port is only known when the site is served:
-# the generator writes this placeholder and the server substitutes the real base URL.
+# Sitemaps, robots.txt and canonical links need absolute URLs, but the port is only known when the site
+# is served: the generator writes this placeholder and the server substitutes the real base URL.
 BASE_URL_PLACEHOLDER = "__SITEWARDEN_BASE_URL__"
 # Files (relative to the site root) that contain the placeholder and are rendered per server.
 DYNAMIC_FILES = ("robots.txt", "sitemap.xml", "sitemap-pages-1.xml", "sitemap-pages-2.xml.gz")
@@ -162,7 +162,8 @@ class _Writer:
             f"<title>{title}</title>\n",
             f'<meta name="description" content="{description}" />\n',
             '<meta name="viewport" content="width=device-width, initial-scale=1" />\n',
-            f'<link rel="canonical" href="{_href(path)}" />\n',
+            # Absolute, as search engines recommend; the server fills in the base URL.
+            f'<link rel="canonical" href="{BASE_URL_PLACEHOLDER}{_href(path)}" />\n',
             '<link rel="stylesheet" href="/static/css/site.css" />\n',
             '<script src="/static/js/app.js" defer="defer"></script>\n',
             "</head>\n<body>\n<header>\n<nav>\n<ul>\n",

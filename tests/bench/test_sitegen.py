@@ -13,7 +13,7 @@ import pytest
 
 from bench.baseline import baseline_crawl
 from bench.serve import nginx_config, serve_site, serve_site_nginx, serve_site_process
-from bench.sitegen import SiteManifest, generate_site
+from bench.sitegen import BASE_URL_PLACEHOLDER, SiteManifest, generate_site
 
 PAGES = 150
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
@@ -119,7 +119,10 @@ def test_server_and_sitemaps(site):
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
         status, headers, body = _get(conn, "/")
         assert status == 200 and headers["content-type"] == "text/html; charset=utf-8"
-        assert body == (root / "index.html").read_bytes()
+        assert body == (root / "index.html").read_bytes().replace(
+            BASE_URL_PLACEHOLDER.encode(), base.encode()
+        )
+        assert f'<link rel="canonical" href="{base}/" />'.encode() in body
         sock = conn.sock  # every request below must reuse this connection (keep-alive)
 
         status, headers, _ = _get(conn, "/old-page")
@@ -193,7 +196,9 @@ def test_nginx_serves_like_the_python_server(site):
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
         status, headers, body = _get(conn, "/")
         assert status == 200 and headers["content-type"] == "text/html; charset=utf-8"
-        assert body == (root / "index.html").read_bytes()
+        assert body == (root / "index.html").read_bytes().replace(
+            BASE_URL_PLACEHOLDER.encode(), base.encode()
+        )
         status, headers, _ = _get(conn, "/old-page")
         assert status == 301 and headers["location"] == "/moved/page.html"
         assert _get(conn, "/missing.html")[0] == 404
