@@ -223,7 +223,7 @@ def _content_checks(page, data, result, add, limit) -> None:
             canonicals_count=len(data.canonicals),
         )
     canonical = page.canonical_url or page.canonical_header
-    # Stricter than page.is_indexable: it also honours "none", agent-specific headers, header canonicals.
+    # page.is_indexable, and also not for robots "none" or a Link-header canonical pointing elsewhere.
     indexable = page.is_indexable and not noindex and canonical in ("", page.url)
     if canonical and canonical != page.url:
         add("canonicalized-page", canonical=canonical)

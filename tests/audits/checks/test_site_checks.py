@@ -95,6 +95,23 @@ def test_broken_internal_links_one_issue_per_source_and_target(audit):
     assert no_answer.details["fetch_error"] == "ConnectionError: refused"
 
 
+def test_refused_pages_say_nothing_about_links_titles_or_canonicals(audit):
+    home = mkpage(audit, "/", title="Just a moment...")
+    challenge = mkpage(audit, "/challenge", 503, title="Just a moment...", is_indexable=False)
+    soft_challenge = mkpage(audit, "/soft-challenge", 200, title="Just a moment...")
+    for refused in (challenge, soft_challenge):
+        Issue.objects.create(
+            id=page_id_for(audit.id, refused.url), audit=audit, page=refused, page_url=refused.url,
+            type="blocked-page", severity="critical",
+        )  # fmt: skip
+        link(audit, home, refused.url)
+    mkpage(audit, "/c", canonical_url=B + "/challenge", is_indexable=False)
+    run_site_checks(audit)
+    assert not issues(audit, "broken-internal-link")
+    assert not issues(audit, "duplicate-title")
+    assert not issues(audit, "canonical-target-not-ok")
+
+
 def test_broken_links_are_capped_and_the_cap_is_reported(audit):
     home = mkpage(audit, "/")
     total = LINK_ISSUES_MAX + 7
