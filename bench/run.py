@@ -234,8 +234,11 @@ def _run_cli(
         started = last_change = time.monotonic()
         last_sizes = None
         try:
-            while proc.poll() is None:
-                time.sleep(0.5)
+            while True:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(0.5)  # returns at once when the CLI exits: the wall time stays exact
+                if proc.returncode is not None:
+                    break
                 now = time.monotonic()
                 sizes = (_size(cli_log), _size(worker_log))
                 if sizes != last_sizes:
