@@ -41,7 +41,7 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_login
 	@echo "Sitewarden: http://127.0.0.1:$(PORT)/  (Ctrl-C stops the web process and the worker)"
-	@$(VENV)/bin/celery -A config worker --concurrency 2 --loglevel INFO --without-gossip --without-mingle & \
+	@$(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO --without-gossip --without-mingle & \
 	  worker=$$!; trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT; \
 	  $(PY) manage.py runserver 127.0.0.1:$(PORT)
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from audits.models import Audit, Issue, Page, Project
+from audits.models import Account, Audit, AuditEvent, CreditEntry, Issue, Page, Plan, Project, Schedule
 
 
 @admin.register(Project)
@@ -31,3 +31,34 @@ class IssueAdmin(admin.ModelAdmin):
     list_filter = ("severity", "type")
     search_fields = ("page_url",)
     raw_id_fields = ("audit", "page")
+
+
+@admin.register(Plan)
+class PlanAdmin(admin.ModelAdmin):
+    list_display = ("name", "pages_per_audit", "running_audits", "monthly_units")
+
+
+class CreditEntryInline(admin.TabularInline):
+    model = CreditEntry
+    extra = 0
+    can_delete = False
+    readonly_fields = ("audit_ref", "kind", "units", "created_at")
+    fields = readonly_fields
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ("name", "plan", "created_at")
+    inlines = [CreditEntryInline]
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "audit", "kind", "message")
+    list_filter = ("kind",)
+    raw_id_fields = ("audit",)
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(admin.ModelAdmin):
+    list_display = ("project", "kind", "cron", "enabled")

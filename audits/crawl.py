@@ -16,6 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from audits.checks import PAGE_CHECK_TYPES, CheckSettings, page_issues
+from audits.checks.page import challenge_reason, robots_directives
 from audits.limits import CHUNK_SEEN_URLS_MAX, CHUNK_SOFT_DEADLINE_S, PERSIST_BATCH_PAGES
 from audits.models import Audit, Issue, Page, page_id_for
 from audits.services import audit_fail, audit_set_phase
@@ -182,7 +183,9 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
     if audit is None:
         return {"skipped": "audit not running"}
     scope = CrawlScope.for_audit(audit)
-    claimed = frontier_claim(audit_id=audit_id, lease_key=lease_key, limit=quota)
+    claimed = frontier_claim(
+        audit_id=audit_id, lease_key=lease_key, limit=quota, lease_s=settings.CRAWL_LEASE_DURATION_S
+    )
     persister = _BatchPersister(audit_id=audit_id, lease_key=lease_key)
     for item in claimed:
         if item.exhausted:
@@ -197,7 +200,7 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
         running = {}
 
         def fill():
-            while len(running) < window:
+            while len(running) < window and not persister.stopped:
                 item = next(todo, None)
                 if item is None:
                     return
@@ -214,6 +217,7 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
                 persister.add(future.result())
             fill()
     persister.flush()
+    unstarted.extend(todo)  # left when the audit stopped running (cancelled, failed) mid-chunk
     released = frontier_release(audit_id=audit_id, lease_key=lease_key, ids=[c.id for c in unstarted])
     return {"claimed": len(claimed), "finished": persister.finished, "released": released}
 
@@ -274,10 +278,14 @@ def build_page_record(audit_id, scope: CrawlScope, item: ClaimedURL, result: Fet
     elif result.is_html and result.body and result.status_code and 200 <= result.status_code < 300:
         data = parse_html(result.body, item.url, content_type_charset=result.charset)
         _fill_from_html(page, data)
-        follow_all = "nofollow" not in page.meta_robots and "nofollow" not in page.x_robots_tag.lower()
+        if challenge_reason(result, data):
+            page.fetch_class = Page.FetchClass.BLOCKED  # a WAF/bot challenge stands in for the page
+        follow_all = page.fetch_class == Page.FetchClass.OK and "nofollow" not in robots_directives(
+            page.meta_robots, page.x_robots_tag
+        )
         child_depth = None if item.depth is None else item.depth + 1
         internal = external = 0
-        for link in data.links:
+        for link in data.links if page.fetch_class == Page.FetchClass.OK else []:
             is_internal = scope.is_internal(link.url)
             internal += is_internal
             external += not is_internal
@@ -321,13 +329,16 @@ def _fill_from_html(page: Page, data: PageData) -> None:
 
 def _is_indexable(page: Page) -> bool:
     """2xx HTML, no noindex (meta or header), canonical absent or pointing at itself (CHECKS.md)."""
+    if page.fetch_class != Page.FetchClass.OK:
+        return False
     if not page.status_code or not 200 <= page.status_code < 300:
         return False
     if page.content_type not in ("text/html", "application/xhtml+xml"):
         return False
-    if "noindex" in page.meta_robots or "noindex" in page.x_robots_tag.lower():
+    if "noindex" in robots_directives(page.meta_robots, page.x_robots_tag):
         return False
-    return not page.canonical_url or page.canonical_url == page.url
+    canonical = page.canonical_url or page.canonical_header
+    return not canonical or canonical == page.url
 
 
 class _BatchPersister:
@@ -339,6 +350,7 @@ class _BatchPersister:
         self.batch: list[PageRecord] = []
         self.seen_urls: set[str] = set()  # queued by this chunk already: no need to insert them again
         self.finished = 0
+        self.stopped = False  # the audit is no longer running: start nothing new
 
     def add(self, record: PageRecord) -> None:
         self.batch.append(record)
@@ -375,10 +387,11 @@ class _BatchPersister:
                 discovered=discovered,
                 edges=[e for r in records for e in r.edges],
             )
-            Audit.objects.filter(id=self.audit_id).update(
+            running = Audit.objects.filter(id=self.audit_id, status=Audit.Status.RUNNING).update(
                 pages_crawled=F("pages_crawled") + finished, last_progress_at=timezone.now()
             )
         self.finished += finished
+        self.stopped = not running
 
 
 PAGE_UPSERT_FIELDS = [f.name for f in Page._meta.concrete_fields if f.name not in ("id", "audit") and not f.primary_key]

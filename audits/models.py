@@ -18,7 +18,64 @@ def issue_id_for(audit_id, page_url: str, issue_type: str, dedupe_key: str = "")
     return uuid.uuid5(ISSUE_NAMESPACE, f"{audit_id}|{page_url}|{issue_type}|{dedupe_key}")
 
 
+class Plan(models.Model):
+    """What an account may use: pages per audit, audits running at once, capacity units per month."""
+
+    name = models.CharField(max_length=100, unique=True)
+    pages_per_audit = models.PositiveIntegerField(default=10_000)
+    running_audits = models.PositiveIntegerField(default=3)
+    monthly_units = models.PositiveIntegerField(default=100_000, help_text="Capacity units (pages) per month")
+
+    def __str__(self):
+        return self.name
+
+
+class Account(models.Model):
+    """Owns projects and users; every object a person sees is scoped to their account."""
+
+    name = models.CharField(max_length=200)
+    plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="accounts")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.name
+
+
+class Membership(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
+
+    def __str__(self):
+        return f"{self.user} @ {self.account}"
+
+
+class CreditEntry(models.Model):
+    """Credits ledger: reserve at start, charge what was crawled at completion, release the reservation
+    when the audit ends. One entry per (audit, kind), so no retry charges twice."""
+
+    class Kind(models.TextChoices):
+        RESERVE = "reserve"
+        CHARGE = "charge"
+        RELEASE = "release"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="credit_entries")
+    audit = models.ForeignKey("Audit", on_delete=models.SET_NULL, null=True, blank=True, related_name="credits")
+    audit_ref = models.UUIDField(help_text="The audit's id, kept when the audit is deleted")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    units = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["audit_ref", "kind"], name="credit_unique_kind_per_audit")]
+        indexes = [models.Index(fields=["account", "created_at"], name="credit_account_created")]
+        verbose_name_plural = "credit entries"
+
+    def __str__(self):
+        return f"{self.kind} {self.units} ({self.audit_ref})"
+
+
 class Project(models.Model):
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="projects")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects")
     name = models.CharField(max_length=200)
     base_url = models.URLField(max_length=2048)
@@ -30,7 +87,7 @@ class Project(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="project_unique_name_per_owner")]
+        constraints = [models.UniqueConstraint(fields=["account", "name"], name="project_unique_name_per_account")]
         ordering = ["name"]
 
     def __str__(self):
@@ -75,6 +132,9 @@ class Audit(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     last_progress_at = models.DateTimeField(null=True, blank=True)
+    revivals = models.PositiveSmallIntegerField(default=0, help_text="Times the reconciler re-dispatched it")
+    reconciled_by = models.CharField(max_length=16, blank=True, help_text="lazy | watchdog, when it ended it")
+    scheduled = models.BooleanField(default=False, help_text="Started by the project's schedule")
 
     class Meta:
         ordering = ["-created_at"]
@@ -223,3 +283,53 @@ class LighthouseResult(models.Model):
 
     def __str__(self):
         return f"{self.url} [{self.strategy}]"
+
+
+class AuditEvent(models.Model):
+    """Append-only log of what happened to an audit: phases, retries, revivals, reconciliations."""
+
+    class Kind(models.TextChoices):
+        STARTED = "started"
+        PHASE = "phase"
+        RETRY = "retry"
+        LEASE_EXPIRED = "lease_expired"
+        REVIVED = "revived"
+        RECONCILED = "reconciled"
+        TASK_FAILED = "task_failed"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+        COMPLETED = "completed"
+        SCHEDULE_SKIPPED = "schedule_skipped"
+
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    message = models.CharField(max_length=500)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self):
+        return f"{self.kind}: {self.message}"
+
+
+class Schedule(models.Model):
+    """A project's recurring audit, run by django-celery-beat; each run is an ordinary audit."""
+
+    class Kind(models.TextChoices):
+        DAILY = "daily"
+        WEEKLY = "weekly"
+        CRON = "cron"
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="schedule")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    cron = models.CharField(max_length=120, help_text="minute hour day-of-month month day-of-week (UTC)")
+    enabled = models.BooleanField(default=True)
+    periodic_task = models.OneToOneField(
+        "django_celery_beat.PeriodicTask", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.project} {self.kind} ({self.cron})"

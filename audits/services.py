@@ -1,24 +1,36 @@
 """Writes of the audit domain: start an audit, move it through its phases, finish it exactly once."""
 
+import json
 import logging
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from audits.accounts import account_for_user, credits_entry, credits_settle, credits_used_this_month, units_needed
 from audits.errors import AuditRefused
-from audits.limits import DEFAULT_MAX_PAGES, ERROR_DETAIL_CHARS, MAX_PAGES_CEILING
-from audits.models import Audit, Project
+from audits.limits import ERROR_DETAIL_CHARS, MAX_PAGES_CEILING
+from audits.models import Account, Audit, AuditEvent, CreditEntry, Project
+from audits.signals import audit_finished
 from crawler.urls import InvalidURL, validate_start_url
 
 logger = logging.getLogger(__name__)
 Status = Audit.Status
 Phase = Audit.Phase
+EventKind = AuditEvent.Kind
 
 
 def project_get_or_create(*, owner, name: str, base_url: str) -> Project:
-    project, _ = Project.objects.get_or_create(owner=owner, name=name, defaults={"base_url": base_url})
+    account = account_for_user(owner)
+    project, _ = Project.objects.get_or_create(
+        account=account, name=name, defaults={"base_url": base_url, "owner": owner}
+    )
     return project
+
+
+def audit_event(*, audit_id, kind: str, message: str, **data) -> None:
+    """Append to the audit's event log (never updated, never deleted while the audit lives)."""
+    AuditEvent.objects.create(audit_id=audit_id, kind=kind, message=message[:500], data=data)
 
 
 def audit_start(
@@ -27,11 +39,11 @@ def audit_start(
     start_url: str | None = None,
     max_pages: int | None = None,
     lighthouse: bool = False,
+    scheduled: bool = False,
     dispatch: bool = True,
 ) -> Audit:
-    """Validate and create a running audit; after commit, hand it to the workers (unless dispatch=False).
-
-    Refusals raise AuditRefused with a stable code and leave nothing behind.
+    """Validate, check the plan, reserve credits and create a running audit; after commit, hand it to
+    the workers (unless dispatch=False). Refusals raise AuditRefused with a stable code and leave nothing.
     """
     raw_url = start_url or project.base_url
     try:
@@ -39,18 +51,21 @@ def audit_start(
     except InvalidURL as exc:
         raise AuditRefused(exc.code, str(exc), field="start_url") from exc
     pages = project.max_pages if max_pages is None else max_pages
-    if not isinstance(pages, int) or pages < 1 or pages > MAX_PAGES_CEILING:
+    if not isinstance(pages, int) or isinstance(pages, bool) or pages < 1 or pages > MAX_PAGES_CEILING:
         raise AuditRefused(
             "invalid_max_pages", f"Max pages must be a whole number from 1 to {MAX_PAGES_CEILING}.", field="max_pages"
         )
     config = {
-        "max_pages": pages or DEFAULT_MAX_PAGES,
+        "max_pages": pages,
         "include_patterns": list(project.include_patterns or []),
         "exclude_patterns": list(project.exclude_patterns or []),
         "lighthouse": bool(lighthouse),
     }
     now = timezone.now()
     with transaction.atomic():
+        # One start at a time per account, so two concurrent starts cannot both pass the limits.
+        account = Account.objects.select_for_update().select_related("plan").get(id=project.account_id)
+        _check_plan(account=account, project=project, pages=pages, lighthouse=lighthouse)
         audit = Audit.objects.create(
             project=project,
             start_url=url,
@@ -58,7 +73,12 @@ def audit_start(
             config=config,
             started_at=now,
             last_progress_at=now,
+            scheduled=scheduled,
         )
+        credits_entry(
+            audit=audit, kind=CreditEntry.Kind.RESERVE, units=units_needed(max_pages=pages, lighthouse=lighthouse)
+        )
+        audit_event(audit_id=audit.id, kind=EventKind.STARTED, message=f"Audit of {url} started", max_pages=pages)
         if dispatch:
             from audits.workflow import pipeline_dispatch
 
@@ -67,40 +87,139 @@ def audit_start(
     return audit
 
 
+def _check_plan(*, account: Account, project: Project, pages: int, lighthouse: bool) -> None:
+    plan = account.plan
+    if pages > plan.pages_per_audit:
+        raise AuditRefused(
+            "audit_page_limit_exceeded",
+            f"The {plan.name} plan audits at most {plan.pages_per_audit} pages at a time; {pages} were asked for.",
+            field="max_pages",
+        )
+    if Audit.objects.filter(project=project, status=Status.RUNNING).exists():
+        raise AuditRefused("audit_already_running", "An audit of this project is still running.")
+    running = Audit.objects.filter(project__account=account, status=Status.RUNNING).count()
+    if running >= plan.running_audits:
+        raise AuditRefused(
+            "audit_capacity_reached",
+            f"Your plan runs {plan.running_audits} audits at once and {running} are running. Try again later.",
+        )
+    if Audit.objects.filter(status=Status.RUNNING).count() >= settings.MAX_RUNNING_AUDITS:
+        raise AuditRefused("audit_capacity_reached", "Sitewarden is at capacity right now. Try again in a while.")
+    needed = units_needed(max_pages=pages, lighthouse=lighthouse)
+    left = plan.monthly_units - credits_used_this_month(account)
+    if needed > left:
+        raise AuditRefused(
+            "insufficient_credits",
+            f"This audit needs {needed} credits and {max(left, 0)} are left this month.",
+            field="max_pages",
+        )
+
+
 def audit_set_phase(*, audit_id, phase: str, **fields) -> bool:
     """Move a running audit to `phase`; False when it is no longer running (cancelled, failed)."""
+    current = Audit.objects.filter(id=audit_id).values_list("current_phase", flat=True).first()
     updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING).update(
         current_phase=phase, last_progress_at=timezone.now(), **fields
     )
+    if updated and current != phase:
+        audit_event(audit_id=audit_id, kind=EventKind.PHASE, message=f"Phase {phase}", phase=phase)
     return bool(updated)
 
 
-def audit_fail(*, audit_id, code: str, detail: str = "", phase: str | None = None) -> bool:
+def audit_fail(
+    *, audit_id, code: str, detail: str = "", phase: str | None = None, reconciled_by: str | None = None
+) -> bool:
     """Fail a running audit once; a finished audit keeps its outcome. Returns whether this call failed it."""
-    audit = Audit.objects.filter(id=audit_id).only("current_phase").first()
-    if audit is None:
+    current = Audit.objects.filter(id=audit_id).values_list("current_phase", flat=True).first()
+    if current is None:
         return False
-    updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING).update(
-        status=Status.FAILED,
+    detail = (detail or "")[:ERROR_DETAIL_CHARS]
+    return _finish(
+        audit_id,
+        Status.FAILED,
+        reconciled_by=reconciled_by,
+        event=(EventKind.FAILED, f"Failed ({code}): {detail}"),
         error_code=code,
-        error_detail=(detail or "")[:ERROR_DETAIL_CHARS],
-        failed_phase=phase or audit.current_phase,
+        error_detail=detail,
+        failed_phase=phase or current,
         current_phase=Phase.FAILED,
-        completed_at=timezone.now(),
     )
-    if updated:
-        logger.warning("audit failed", extra={"audit_id": str(audit_id), "error_code": code})
-    return bool(updated)
+
+
+def audit_cancel(*, audit: Audit) -> bool:
+    """Cancel a running audit: queued work is revoked, leases released, partial results kept."""
+    cancelled = _finish(
+        audit.id, Status.CANCELLED, event=(EventKind.CANCELLED, "Cancelled"), current_phase=Phase.CANCELLED
+    )
+    if cancelled:
+        from audits.workflow import pipeline_revoke
+        from scratchpad.services import frontier_release_all
+
+        frontier_release_all(audit_id=audit.id)
+        transaction.on_commit(lambda: pipeline_revoke(audit.id))
+    return cancelled
 
 
 def audit_complete(*, audit_id, **fields) -> bool:
     """Complete a running audit once (conditional on status, so it cannot overwrite a failure)."""
-    now = timezone.now()
-    updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING).update(
-        status=Status.COMPLETED,
+    return _finish(
+        audit_id,
+        Status.COMPLETED,
+        event=(EventKind.COMPLETED, "Completed"),
         current_phase=Phase.COMPLETED,
-        completed_at=now,
-        last_progress_at=now,
+        last_progress_at=timezone.now(),
         **fields,
     )
-    return bool(updated)
+
+
+def audit_delete(*, audit: Audit) -> None:
+    """Remove the audit with its pages, issues, events, scratchpad rows and stored files.
+
+    A running audit is cancelled first. The credit ledger keeps its entries (audit_ref), as accounts do.
+    """
+    from audits.lighthouse import lighthouse_reports_delete
+
+    if audit.status == Status.RUNNING:
+        audit_cancel(audit=audit)
+    audit_id = audit.id
+    with transaction.atomic():
+        Audit.objects.filter(id=audit_id).delete()
+    lighthouse_reports_delete(audit_id=audit_id)
+
+
+def _finish(audit_id, status: str, *, event: tuple[str, str], reconciled_by: str | None = None, **fields) -> bool:
+    now = timezone.now()
+    with transaction.atomic():
+        updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING).update(
+            status=status, completed_at=now, reconciled_by=reconciled_by or "", **fields
+        )
+        if not updated:
+            return False
+        audit = Audit.objects.select_related("project").get(id=audit_id)
+        credits_settle(audit=audit, charge_units=audit.pages_crawled if status == Status.COMPLETED else 0)
+        audit_event(audit_id=audit_id, kind=event[0], message=event[1], reconciled_by=reconciled_by)
+        transaction.on_commit(lambda: _announce_finished(audit, reconciled_by))
+    return True
+
+
+def _announce_finished(audit: Audit, reconciled_by: str | None) -> None:
+    duration_s = (audit.completed_at - audit.started_at).total_seconds() if audit.started_at else None
+    payload = {
+        "event": "audit_finished",
+        "audit_id": str(audit.id),
+        "status": audit.status,
+        "reconciled_by": reconciled_by,
+        "error_code": audit.error_code or None,
+        "failed_phase": audit.failed_phase or None,
+        "pages_crawled": audit.pages_crawled,
+        "duration_s": round(duration_s, 3) if duration_s is not None else None,
+    }
+    logger.info(json.dumps(payload))
+    audit_finished.send(
+        sender=Audit,
+        audit=audit,
+        reconciled_by=reconciled_by,
+        error_code=audit.error_code or None,
+        pages_crawled=audit.pages_crawled,
+        duration_s=duration_s,
+    )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from billiard.exceptions import WorkerLostError
 from celery import chord, shared_task
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from celery.signals import task_failure, task_retry
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, transaction
 from kombu.exceptions import OperationalError as BrokerError
@@ -25,8 +26,8 @@ from audits.limits import (
     CHUNK_TIME_LIMIT_S,
     PERSIST_BATCH_PAGES,
 )
-from audits.models import Audit, Page
-from audits.services import audit_complete, audit_fail, audit_set_phase
+from audits.models import Audit, AuditEvent, Page
+from audits.services import audit_complete, audit_event, audit_fail, audit_set_phase
 from scratchpad.selectors import frontier_stats
 from scratchpad.services import frontier_purge
 
@@ -78,7 +79,7 @@ def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
     count = min(max_chunks, math.ceil(claimable / PERSIST_BATCH_PAGES))
     claimable = min(claimable, count * CHUNK_TARGET_PAGES)
     quotas = [claimable // count + (1 if i < claimable % count else 0) for i in range(count)]
-    return RoundPlan(round_no, [(f"{audit_id}:r{round_no}:c{i}", q) for i, q in enumerate(quotas) if q > 0])
+    return RoundPlan(round_no, [(chunk_task_id(audit_id, round_no, i), q) for i, q in enumerate(quotas) if q > 0])
 
 
 def audit_lighthouse(*, audit_id) -> bool:
@@ -107,17 +108,24 @@ def audit_finalize(*, audit_id) -> bool:
     return completed
 
 
+FAILURE_CODES = (
+    ((MemoryError,), "oom"),
+    ((WorkerLostError,), "worker_lost"),
+    ((SoftTimeLimitExceeded, TimeLimitExceeded), "step_timeout"),
+    ((DatabaseError, OperationalError), "db_error"),
+    ((BrokerError,), "broker_error"),
+)
+
+
 def classify_failure(exc: BaseException | None) -> str:
-    if isinstance(exc, MemoryError):
-        return "oom"
-    if isinstance(exc, WorkerLostError):
-        return "worker_lost"
-    if isinstance(exc, (SoftTimeLimitExceeded, TimeLimitExceeded)):
-        return "step_timeout"
-    if isinstance(exc, (DatabaseError, OperationalError)):
-        return "db_error"
-    if isinstance(exc, BrokerError):
-        return "broker_error"
+    """The error code for an exception; a chord's error names its failed member's exception in text."""
+    for classes, code in FAILURE_CODES:
+        if isinstance(exc, classes):
+            return code
+    text = repr(exc)
+    for classes, code in FAILURE_CODES:
+        if any(cls.__name__ in text for cls in classes):
+            return code
     return "unknown"
 
 
@@ -126,6 +134,40 @@ def classify_failure(exc: BaseException | None) -> str:
 
 def pipeline_dispatch(audit_id) -> None:
     discover.delay(str(audit_id))
+
+
+def chunk_task_id(audit_id, round_no: int, index: int) -> str:
+    """A chunk's task id is its lease key: a cancel can revoke a round without having stored ids."""
+    return f"{audit_id}:r{round_no}:c{index}"
+
+
+def pipeline_revoke(audit_id) -> None:
+    """Revoke the current round's queued chunks (cancel). Running ones stop at their next batch."""
+    from config.celery import app
+
+    round_no = Audit.objects.filter(id=audit_id).values_list("crawl_round", flat=True).first()
+    if round_no is None:
+        return
+    ids = [chunk_task_id(audit_id, round_no, i) for i in range(max(1, settings.CRAWL_CHUNKS_PER_ROUND))]
+    try:
+        app.control.revoke(ids)
+    except Exception:  # a broker that cannot broadcast: the chunks see the status and stop by themselves
+        logger.warning("revoke failed", exc_info=True, extra={"audit_id": str(audit_id)})
+
+
+def pipeline_revive(audit: Audit) -> None:
+    """Re-dispatch a stalled audit from its saved state (its phase, its frontier)."""
+    audit_id = str(audit.id)
+    if audit.current_phase == Phase.DISCOVERY:
+        discover.delay(audit_id)
+    elif audit.current_phase == Phase.CRAWLING:
+        # A new round number: whatever is left of the lost round finds the counter moved and stops.
+        if round_advance(audit_id=audit_id, from_round=audit.crawl_round):
+            _round_dispatch(audit_id, audit.crawl_round + 1)
+    elif audit.current_phase == Phase.LIGHTHOUSE:
+        lighthouse.delay(audit_id)
+    else:
+        finalize.delay(audit_id)
 
 
 @shared_task(name="audits.discover", acks_late=True, reject_on_worker_lost=True, time_limit=STEP_TIME_LIMIT_S)
@@ -178,6 +220,53 @@ def pipeline_failed(request, exc, traceback, audit_id: str) -> None:
     audit_fail(audit_id=audit_id, code=classify_failure(exc), detail=f"{type(exc).__name__}: {exc}")
 
 
+@shared_task(name="audits.reconcile_sweep", ignore_result=True)
+def reconcile_sweep_task() -> None:
+    """The watchdog (celery-beat, every 15 minutes): reconcile every running audit, oldest first."""
+    from audits.reconciler import reconcile_sweep
+
+    reconcile_sweep(reconciled_by="watchdog")
+
+
+@shared_task(name="audits.run_schedule", ignore_result=True)
+def run_schedule(project_id: int) -> None:
+    from audits.schedules import schedule_run
+
+    schedule_run(project_id=project_id)
+
+
+PIPELINE_TASKS = frozenset({"audits.discover", "crawler.crawl_chunk", "audits.lighthouse", "audits.finalize"})
+
+
+@task_failure.connect
+def _record_task_failure(sender=None, task_id=None, exception=None, args=None, **kwargs):
+    """A pipeline step that failed for good fails its audit at once, with a classified code."""
+    if getattr(sender, "name", None) not in PIPELINE_TASKS or not args:
+        return
+    audit_id, code = args[0], classify_failure(exception)
+    detail = f"{sender.name}: {type(exception).__name__}: {exception}"
+    try:
+        audit_event(audit_id=audit_id, kind=AuditEvent.Kind.TASK_FAILED, message=detail, code=code, task=sender.name)
+        audit_fail(audit_id=audit_id, code=code, detail=detail)
+    except Exception:  # the database itself may be what failed: the watchdog will judge the audit
+        logger.exception("could not record the failure", extra={"audit_id": audit_id})
+
+
+@task_retry.connect
+def _record_task_retry(sender=None, request=None, reason=None, **kwargs):
+    if getattr(sender, "name", None) not in PIPELINE_TASKS or not request or not request.args:
+        return
+    try:
+        audit_event(
+            audit_id=request.args[0],
+            kind=AuditEvent.Kind.RETRY,
+            message=f"{sender.name} retried: {reason}",
+            task=sender.name,
+        )
+    except Exception:
+        logger.exception("could not record the retry")
+
+
 def _round_dispatch(audit_id: str, round_no: int) -> None:
     plan = round_plan(audit_id=audit_id, round_no=round_no)
     if plan is None:
@@ -185,7 +274,7 @@ def _round_dispatch(audit_id: str, round_no: int) -> None:
     elif not plan.chunks:
         crawl_round_done.apply_async(([], audit_id, round_no), countdown=plan.wait_s)
     else:
-        header = [crawl_chunk.si(audit_id, key, quota) for key, quota in plan.chunks]
+        header = [crawl_chunk.si(audit_id, key, quota).set(task_id=key) for key, quota in plan.chunks]
         body = crawl_round_done.s(audit_id, round_no).on_error(pipeline_failed.s(audit_id))
         transaction.on_commit(lambda: chord(header)(body))
 

@@ -3,6 +3,7 @@
 import factory
 from django.contrib.auth import get_user_model
 
+from audits.accounts import account_for_user
 from audits.models import Audit, Project
 
 
@@ -20,6 +21,7 @@ class ProjectFactory(factory.django.DjangoModelFactory):
         model = Project
 
     owner = factory.SubFactory(UserFactory)
+    account = factory.LazyAttribute(lambda p: account_for_user(p.owner))
     name = factory.Sequence(lambda n: f"project-{n}")
     base_url = "http://127.0.0.1:1/"
     max_pages = 1000

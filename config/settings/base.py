@@ -131,6 +131,21 @@ CRAWL_FETCH_WINDOW = env.int("CRAWL_FETCH_WINDOW", default=8)
 # Refuse start URLs and fetches that resolve to private, loopback or reserved addresses unless set.
 ALLOW_PRIVATE_TARGETS = env.bool("ALLOW_PRIVATE_TARGETS", default=False)
 
+# Plans and capacity. New accounts get the default plan; the instance runs at most this many audits.
+DEFAULT_PLAN_NAME = env("DEFAULT_PLAN_NAME", default="standard")
+DEFAULT_PLAN_PAGES_PER_AUDIT = env.int("DEFAULT_PLAN_PAGES_PER_AUDIT", default=10_000)
+DEFAULT_PLAN_RUNNING_AUDITS = env.int("DEFAULT_PLAN_RUNNING_AUDITS", default=3)
+DEFAULT_PLAN_MONTHLY_UNITS = env.int("DEFAULT_PLAN_MONTHLY_UNITS", default=200_000)
+MAX_RUNNING_AUDITS = env.int("MAX_RUNNING_AUDITS", default=20)
+
+# Reconciler: an audit is stale after this long without a heartbeat and with no live lease; one whose
+# pipeline cannot be found is not judged lost before the grace period after its start.
+RECONCILE_STALE_AFTER_S = env.int("RECONCILE_STALE_AFTER_S", default=15 * 60)
+RECONCILE_GRACE_S = env.int("RECONCILE_GRACE_S", default=10 * 60)
+RECONCILE_MAX_REVIVALS = env.int("RECONCILE_MAX_REVIVALS", default=2)
+# How long a chunk holds its URLs; longer than a chunk's hard time limit.
+CRAWL_LEASE_DURATION_S = env.int("CRAWL_LEASE_DURATION_S", default=360)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

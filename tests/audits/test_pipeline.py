@@ -76,7 +76,7 @@ def test_chunk_executed_twice_leaves_no_duplicates(small_site):
     frontier_after_first = Frontier.objects.filter(audit=audit).count()
     # A redelivered message: the same chunk key runs again, even after its URLs were put back in its lease.
     Frontier.objects.filter(audit=audit, state="done").update(state="leased", lease_key=key)
-    assert [c.url for c in frontier_claim(audit_id=audit.id, lease_key=key, limit=quota)]
+    assert [c.url for c in frontier_claim(audit_id=audit.id, lease_key=key, limit=quota, lease_s=300)]
     second = crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota)
     assert first["finished"] >= 1 and second["finished"] == first["finished"]
     assert Page.objects.filter(audit=audit).count() == pages_after_first

@@ -21,6 +21,7 @@ from scratchpad.services import (
 from tests.factories import AuditFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
+LEASE_S = 300
 
 
 def _seed(audit, count, depth=1):
@@ -44,7 +45,7 @@ def test_four_concurrent_claimers_never_share_a_url_and_get_them_all():
             mine = got.setdefault(name, [])
             round_no = 0
             while True:
-                claimed = frontier_claim(audit_id=audit.id, lease_key=f"{name}:{round_no}", limit=37)
+                claimed = frontier_claim(audit_id=audit.id, lease_key=f"{name}:{round_no}", limit=37, lease_s=LEASE_S)
                 if not claimed:
                     break
                 mine.extend(c.url for c in claimed)
@@ -69,9 +70,9 @@ def test_four_concurrent_claimers_never_share_a_url_and_get_them_all():
 def test_same_key_gets_the_same_urls_back():
     audit = AuditFactory()
     _seed(audit, 50)
-    first = frontier_claim(audit_id=audit.id, lease_key="k1", limit=20)
-    again = frontier_claim(audit_id=audit.id, lease_key="k1", limit=20)
-    other = frontier_claim(audit_id=audit.id, lease_key="k2", limit=20)
+    first = frontier_claim(audit_id=audit.id, lease_key="k1", limit=20, lease_s=LEASE_S)
+    again = frontier_claim(audit_id=audit.id, lease_key="k1", limit=20, lease_s=LEASE_S)
+    other = frontier_claim(audit_id=audit.id, lease_key="k2", limit=20, lease_s=LEASE_S)
     assert [c.url for c in again] == [c.url for c in first]
     assert not {c.url for c in other} & {c.url for c in first}
 
@@ -79,10 +80,10 @@ def test_same_key_gets_the_same_urls_back():
 def test_expired_lease_is_reclaimed_by_another_claimer():
     audit = AuditFactory()
     _seed(audit, 10)
-    held = frontier_claim(audit_id=audit.id, lease_key="dead-worker", limit=10)
-    assert frontier_claim(audit_id=audit.id, lease_key="live", limit=10) == []
+    held = frontier_claim(audit_id=audit.id, lease_key="dead-worker", limit=10, lease_s=LEASE_S)
+    assert frontier_claim(audit_id=audit.id, lease_key="live", limit=10, lease_s=LEASE_S) == []
     Frontier.objects.filter(audit=audit).update(leased_until=timezone.now() - timedelta(seconds=1))
-    taken = frontier_claim(audit_id=audit.id, lease_key="live", limit=10)
+    taken = frontier_claim(audit_id=audit.id, lease_key="live", limit=10, lease_s=LEASE_S)
     assert {c.url for c in taken} == {c.url for c in held}
     assert all(c.handouts == 2 for c in taken)
     assert Frontier.objects.filter(audit=audit, lease_key="live").count() == 10
@@ -92,7 +93,7 @@ def test_url_handed_out_too_often_is_exhausted():
     audit = AuditFactory()
     _seed(audit, 1)
     for n in range(MAX_HANDOUTS_PER_URL + 1):
-        claimed = frontier_claim(audit_id=audit.id, lease_key=f"k{n}", limit=1)
+        claimed = frontier_claim(audit_id=audit.id, lease_key=f"k{n}", limit=1, lease_s=LEASE_S)
         Frontier.objects.filter(audit=audit).update(leased_until=timezone.now() - timedelta(seconds=1))
     assert claimed[0].exhausted
     assert claimed[0].handouts == MAX_HANDOUTS_PER_URL + 1
@@ -108,12 +109,12 @@ def test_claim_order_shallow_first_and_sitemap_only_last():
             NewURL("http://127.0.0.1:1/", depth=0, source="start"),
         ],
     )
-    urls = [c.url for c in frontier_claim(audit_id=audit.id, lease_key="k", limit=3)]
+    urls = [c.url for c in frontier_claim(audit_id=audit.id, lease_key="k", limit=3, lease_s=LEASE_S)]
     assert urls == ["http://127.0.0.1:1/", "http://127.0.0.1:1/deep"]
     # sitemap-only URLs only once no link-discovered URL is left to claim
-    assert frontier_claim(audit_id=audit.id, lease_key="k2", limit=3) == []
+    assert frontier_claim(audit_id=audit.id, lease_key="k2", limit=3, lease_s=LEASE_S) == []
     Frontier.objects.filter(audit=audit, depth__isnull=False).update(state="done")
-    assert [c.url for c in frontier_claim(audit_id=audit.id, lease_key="k3", limit=3)] == [
+    assert [c.url for c in frontier_claim(audit_id=audit.id, lease_key="k3", limit=3, lease_s=LEASE_S)] == [
         "http://127.0.0.1:1/sitemap-only"
     ]
 
@@ -121,7 +122,7 @@ def test_claim_order_shallow_first_and_sitemap_only_last():
 def test_release_returns_urls_without_counting_the_handout():
     audit = AuditFactory()
     _seed(audit, 5)
-    claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=5)
+    claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=5, lease_s=LEASE_S)
     assert frontier_release(audit_id=audit.id, lease_key="k", ids=[c.id for c in claimed[:3]]) == 3
     stats = frontier_stats(audit_id=audit.id)
     assert (stats.pending, stats.leased_live) == (3, 2)
@@ -139,7 +140,7 @@ def test_record_batch_is_idempotent_and_learns_link_depth_of_sitemap_urls():
             NewURL("http://127.0.0.1:1/from-sitemap", depth=None, source="sitemap", in_sitemap=True),
         ],
     )
-    claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=1)
+    claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=1, lease_s=LEASE_S)
     page = Page.objects.create(
         id=page_id_for(audit.id, claimed[0].url), audit=audit, url=claimed[0].url, fetch_class="ok"
     )

@@ -14,7 +14,7 @@ from django.db import close_old_connections, connection
 
 from audits.errors import AuditRefused
 from audits.models import Audit
-from audits.selectors import audit_summary
+from audits.selectors import audit_status, audit_summary
 from audits.services import audit_start, project_get_or_create
 from audits.workflow import pipeline_run_inline
 from crawler.urls import InvalidURL, validate_start_url
@@ -78,7 +78,7 @@ class Command(BaseCommand):
     def _watch(self, audit: Audit, worker: threading.Thread | None) -> Audit:
         bar = _ProgressBar(sys.stderr)
         while True:
-            audit.refresh_from_db()
+            audit = audit_status(audit_id=audit.id)
             bar.draw(audit)
             if audit.is_finished:
                 break
