@@ -31,9 +31,11 @@ from scratchpad.services import (
     Edge,
     NewURL,
     frontier_claim,
+    frontier_mark_started,
     frontier_record_batch,
     frontier_release,
     frontier_seed,
+    frontier_start_allowed,
 )
 
 logger = logging.getLogger(__name__)
@@ -186,16 +188,34 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
     claimed = frontier_claim(
         audit_id=audit_id, lease_key=lease_key, limit=quota, lease_s=settings.CRAWL_LEASE_DURATION_S
     )
-    persister = _BatchPersister(audit_id=audit_id, lease_key=lease_key)
+    # URLs handed out before and never finished: the chunk that held them may have died because of one
+    # of them. Fetch those one at a time, persisting each, and count each start before it happens, so
+    # a URL that kills its worker every time is singled out and recorded instead of taking others along.
+    careful = any(c.suspect for c in claimed)
+    persister = _BatchPersister(audit_id=audit_id, lease_key=lease_key, batch_size=1 if careful else None)
     for item in claimed:
         if item.exhausted:
-            # Its chunk died every time it held this URL: record it instead of looping forever.
             error = FetchResult(url=item.url, error_kind="worker_lost", error="crawl attempts exhausted")
             persister.add(build_page_record(audit_id, scope, item, error))
     todo = iter([c for c in claimed if not c.exhausted])
     deadline = time.monotonic() + CHUNK_SOFT_DEADLINE_S
-    window = max(1, settings.CRAWL_FETCH_WINDOW)
+    window = 1 if careful else max(1, settings.CRAWL_FETCH_WINDOW)
     unstarted: list[ClaimedURL] = []
+
+    def may_start(item: ClaimedURL) -> bool:
+        if not careful:
+            return True
+        starts = frontier_mark_started(audit_id=audit_id, lease_key=lease_key, frontier_id=item.id)
+        if frontier_start_allowed(starts):
+            return True
+        error = FetchResult(
+            url=item.url,
+            error_kind="worker_lost",
+            error=f"the crawl worker died {starts - 1} times while fetching this URL",
+        )
+        persister.add(build_page_record(audit_id, scope, item, error))
+        return False
+
     with ThreadPoolExecutor(max_workers=window, thread_name_prefix="fetch") as pool:
         running = {}
 
@@ -207,7 +227,8 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
                 if time.monotonic() >= deadline:
                     unstarted.append(item)
                     continue
-                running[pool.submit(fetch_and_build, audit_id, scope, item)] = item
+                if may_start(item):
+                    running[pool.submit(fetch_and_build, audit_id, scope, item)] = item
 
         fill()
         while running:
@@ -344,9 +365,10 @@ def _is_indexable(page: Page) -> bool:
 class _BatchPersister:
     """Collects page records and upserts them PERSIST_BATCH_PAGES at a time, one transaction each."""
 
-    def __init__(self, *, audit_id, lease_key: str):
+    def __init__(self, *, audit_id, lease_key: str, batch_size: int | None = None):
         self.audit_id = audit_id
         self.lease_key = lease_key
+        self.batch_size = batch_size or PERSIST_BATCH_PAGES
         self.batch: list[PageRecord] = []
         self.seen_urls: set[str] = set()  # queued by this chunk already: no need to insert them again
         self.finished = 0
@@ -354,7 +376,7 @@ class _BatchPersister:
 
     def add(self, record: PageRecord) -> None:
         self.batch.append(record)
-        if len(self.batch) >= PERSIST_BATCH_PAGES:
+        if len(self.batch) >= self.batch_size:
             self.flush()
 
     def flush(self) -> None:

@@ -24,7 +24,8 @@ class Frontier(models.Model):
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     lease_key = models.CharField(max_length=200, blank=True)
     leased_until = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="Times handed out to a chunk")
+    starts = models.PositiveSmallIntegerField(default=0, help_text="Fetches started one at a time, after a crash")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["audit", "url"], name="frontier_unique_url_per_audit")]

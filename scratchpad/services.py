@@ -13,8 +13,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from scratchpad.limits import (
-    LEASE_DURATION_S,
     LINKS_STORED_PER_PAGE,
+    MAX_CAREFUL_STARTS_PER_URL,
     MAX_HANDOUTS_PER_URL,
     NEW_URLS_PER_BATCH,
     SQL_IN_BATCH,
@@ -32,11 +32,17 @@ class ClaimedURL:
     in_sitemap: bool
     redirect_hops: int
     handouts: int
+    starts: int = 0
 
     @property
     def exhausted(self) -> bool:
         """Handed out too often without being finished (its chunk kept dying): do not fetch again."""
         return self.handouts > MAX_HANDOUTS_PER_URL
+
+    @property
+    def suspect(self) -> bool:
+        """Handed out before and never finished: the chunk that held it may have died because of it."""
+        return self.handouts > 1
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,7 @@ def _claim_order():
     return (F("depth").asc(nulls_last=True), "id")
 
 
-def frontier_claim(*, audit_id, lease_key: str, limit: int, lease_s: int = LEASE_DURATION_S) -> list[ClaimedURL]:
+def frontier_claim(*, audit_id, lease_key: str, limit: int, lease_s: int) -> list[ClaimedURL]:
     """Lease up to `limit` URLs to `lease_key`; a retry with the same key gets its unfinished URLs back."""
     now = timezone.now()
     with transaction.atomic():
@@ -96,9 +102,19 @@ def frontier_claim(*, audit_id, lease_key: str, limit: int, lease_s: int = LEASE
         )
         claimed = Frontier.objects.filter(id__in=rows).order_by(*_claim_order())
         return [
-            ClaimedURL(r.id, r.url, r.depth, r.in_sitemap, r.redirect_hops, r.attempts)
-            for r in claimed.only("id", "url", "depth", "in_sitemap", "redirect_hops", "attempts")
+            ClaimedURL(r.id, r.url, r.depth, r.in_sitemap, r.redirect_hops, r.attempts, r.starts)
+            for r in claimed.only("id", "url", "depth", "in_sitemap", "redirect_hops", "attempts", "starts")
         ]
+
+
+def frontier_mark_started(*, audit_id, lease_key: str, frontier_id: int) -> int:
+    """Count a careful (one-at-a-time) fetch start, committed before the fetch; returns the new count."""
+    Frontier.objects.filter(id=frontier_id, audit_id=audit_id, lease_key=lease_key).update(starts=F("starts") + 1)
+    return Frontier.objects.filter(id=frontier_id).values_list("starts", flat=True).first() or 0
+
+
+def frontier_start_allowed(starts: int) -> bool:
+    return starts <= MAX_CAREFUL_STARTS_PER_URL
 
 
 def frontier_release(*, audit_id, lease_key: str, ids: list[int]) -> int:
@@ -114,6 +130,13 @@ def frontier_release(*, audit_id, lease_key: str, ids: list[int]) -> int:
             attempts=F("attempts") - 1,
         )
     return released
+
+
+def frontier_release_all(*, audit_id) -> int:
+    """Give back every lease of the audit (cancel): nobody is working on them any more."""
+    return Frontier.objects.filter(audit_id=audit_id, state=State.LEASED).update(
+        state=State.PENDING, lease_key="", leased_until=None
+    )
 
 
 def frontier_seed(*, audit_id, urls: list[NewURL]) -> None:

@@ -119,9 +119,7 @@ def test_server_and_sitemaps(site):
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
         status, headers, body = _get(conn, "/")
         assert status == 200 and headers["content-type"] == "text/html; charset=utf-8"
-        assert body == (root / "index.html").read_bytes().replace(
-            BASE_URL_PLACEHOLDER.encode(), base.encode()
-        )
+        assert body == (root / "index.html").read_bytes().replace(BASE_URL_PLACEHOLDER.encode(), base.encode())
         assert f'<link rel="canonical" href="{base}/" />'.encode() in body
         sock = conn.sock  # every request below must reuse this connection (keep-alive)
 
@@ -196,9 +194,7 @@ def test_nginx_serves_like_the_python_server(site):
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
         status, headers, body = _get(conn, "/")
         assert status == 200 and headers["content-type"] == "text/html; charset=utf-8"
-        assert body == (root / "index.html").read_bytes().replace(
-            BASE_URL_PLACEHOLDER.encode(), base.encode()
-        )
+        assert body == (root / "index.html").read_bytes().replace(BASE_URL_PLACEHOLDER.encode(), base.encode())
         status, headers, _ = _get(conn, "/old-page")
         assert status == 301 and headers["location"] == "/moved/page.html"
         assert _get(conn, "/missing.html")[0] == 404

@@ -1,0 +1,177 @@
+"""An audit that cannot get stuck, with real Celery worker processes, Redis and PostgreSQL:
+SIGKILLed workers, a flushed broker, a URL that kills its worker, cancel mid-crawl."""
+
+import re
+import time
+
+import pytest
+import redis
+from django.conf import settings
+
+from audits.accounts import credits_used_this_month
+from audits.models import Audit, AuditEvent, Page
+from audits.reconciler import reconcile_sweep
+from audits.selectors import audit_status
+from audits.services import audit_cancel, audit_start
+from audits.workflow import pipeline_run_inline
+from bench.sitegen import generate_site
+from scratchpad.models import Frontier, LinkEdge
+from tests.conftest import WorkerProcess, _flush_test_broker
+from tests.factories import ProjectFactory
+from tests.sites import serve_generated
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
+
+# Small windows and short leases so the crawl is slow enough to interrupt and a dead chunk's URLs
+# come back within seconds.
+WORKER_ENV = {"CRAWL_FETCH_WINDOW": "2", "CRAWL_CHUNKS_PER_ROUND": "2", "CRAWL_LEASE_DURATION_S": "6"}
+STALE_AFTER_S = 3
+WAIT_S = 240
+
+
+@pytest.fixture(scope="module")
+def site_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lifecycle-site")
+    manifest = generate_site(root, pages=160, seed=11, page_kb=4)
+    return root, manifest
+
+
+@pytest.fixture
+def workers():
+    _flush_test_broker()
+    started: list[WorkerProcess] = []
+
+    def start():
+        worker = WorkerProcess(extra_env=WORKER_ENV).start()
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+    _flush_test_broker()
+
+
+def _start(base):
+    return audit_start(project=ProjectFactory(base_url=base + "/"), start_url=base + "/", max_pages=1000)
+
+
+def _wait(predicate, timeout_s=WAIT_S, sweep=False):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if sweep:
+            reconcile_sweep(stale_after_s=STALE_AFTER_S, grace_s=0)
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError("condition not reached in time")
+
+
+def _crawled(audit) -> int:
+    return Audit.objects.get(id=audit.id).pages_crawled
+
+
+def _finished(audit):
+    audit.refresh_from_db()
+    return audit if audit.is_finished else None
+
+
+def _undisturbed(base) -> tuple[set, int]:
+    audit = audit_start(project=ProjectFactory(base_url=base + "/"), start_url=base + "/", dispatch=False)
+    pipeline_run_inline(audit.id)
+    return set(Page.objects.filter(audit=audit).values_list("url", flat=True)), LinkEdge.objects.filter(
+        audit=audit
+    ).count()
+
+
+def _assert_same_as_undisturbed(audit, base):
+    urls = list(Page.objects.filter(audit=audit).values_list("url", flat=True))
+    assert len(urls) == len(set(urls))
+    expected_urls, expected_edges = _undisturbed(base)
+    assert set(urls) == expected_urls
+    assert LinkEdge.objects.filter(audit=audit).count() == expected_edges
+
+
+def test_sigkill_worker_mid_crawl_then_a_new_one_completes_the_same_audit(site_root, workers):
+    root, manifest = site_root
+    with serve_generated(root, delay_s=0.05) as (base, _):
+        first = workers()
+        audit = _start(base)
+        _wait(lambda: _crawled(audit) >= 30)
+        first.kill()
+        assert _crawled(audit) < len(manifest.expected_urls(base)), "killed mid-crawl"
+        workers()
+        audit = _wait(lambda: _finished(audit), sweep=True)
+        assert audit.status == "completed", (audit.error_code, audit.error_detail)
+        assert audit.revivals >= 1
+        assert AuditEvent.objects.filter(audit=audit, kind="revived").exists()
+        _assert_same_as_undisturbed(audit, base)
+
+
+def test_every_worker_killed_and_none_started_fails_classified(site_root, workers):
+    root, _ = site_root
+    with serve_generated(root, delay_s=0.05) as (base, _):
+        worker = workers()
+        audit = _start(base)
+        _wait(lambda: _crawled(audit) >= 20)
+        worker.kill()
+        audit = _wait(lambda: _finished(audit), timeout_s=120, sweep=True)
+    assert audit.status == "failed"
+    assert audit.error_code == "instance_lost"
+    assert audit.failed_phase == "crawling"
+    assert audit.revivals == settings.RECONCILE_MAX_REVIVALS
+    assert audit.reconciled_by == "watchdog"
+    assert credits_used_this_month(audit.project.account) == 0
+    read = audit_status(audit_id=audit.id)  # the lazy read tells the same story
+    assert (read.status, read.error_code, read.failed_phase) == ("failed", "instance_lost", "crawling")
+    assert Page.objects.filter(audit=audit).count() >= 20  # partial results kept
+
+
+def test_broker_flushed_mid_crawl_is_revived_and_completes(site_root, workers):
+    root, _ = site_root
+    with serve_generated(root, delay_s=0.05) as (base, _):
+        workers()
+        audit = _start(base)
+        _wait(lambda: _crawled(audit) >= 30)
+        redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()  # every queued message is gone
+        audit = _wait(lambda: _finished(audit), sweep=True)
+        assert audit.status == "completed", (audit.error_code, audit.error_detail)
+        _assert_same_as_undisturbed(audit, base)
+
+
+def test_url_that_kills_its_worker_every_time_ends_as_an_error_page(site_root, workers):
+    root, manifest = site_root
+    last = max(manifest.pages, key=lambda p: int(m.group(1)) if (m := re.search(r"page-(\d+)", p)) else -1)
+    with serve_generated(root, killer_paths=frozenset({last})) as (base, hits):
+        workers()
+        audit = _start(base)
+        audit = _wait(lambda: _finished(audit), sweep=True)
+    assert audit.status == "completed", (audit.error_code, audit.error_detail)
+    killer = Page.objects.get(audit=audit, url=base + last)
+    assert killer.fetch_class == "error"
+    assert "died" in killer.fetch_error or "exhausted" in killer.fetch_error
+    assert 2 <= hits[last] <= 4, "bounded attempts"
+    urls = list(Page.objects.filter(audit=audit).values_list("url", flat=True))
+    assert len(urls) == len(set(urls))
+    assert set(urls) == manifest.expected_urls(base)
+    others = Page.objects.filter(audit=audit, fetch_class="error").exclude(url=base + last)
+    assert not others.exists(), "only the killer URL is blamed"
+
+
+def test_cancel_mid_crawl_stops_the_work_and_keeps_partial_results(site_root, workers):
+    root, manifest = site_root
+    with serve_generated(root, delay_s=0.05) as (base, _):
+        workers()
+        audit = _start(base)
+        _wait(lambda: _crawled(audit) >= 10)
+        assert audit_cancel(audit=Audit.objects.get(id=audit.id))
+        time.sleep(3)  # chunks in flight stop at their next batch
+        settled = Page.objects.filter(audit=audit).count()
+        time.sleep(2)
+        assert Page.objects.filter(audit=audit).count() == settled
+    audit.refresh_from_db()
+    assert (audit.status, audit.current_phase) == ("cancelled", "cancelled")
+    assert 10 <= settled < len(manifest.expected_urls(base))
+    assert not Frontier.objects.filter(audit=audit, state="leased").exists()
+    assert credits_used_this_month(audit.project.account) == 0
