@@ -24,7 +24,7 @@ from crawler import limits as crawl_limits
 from crawler.discovery import Robots, fetch_robots, fetch_sitemaps
 from crawler.fetch import FetchResult, build_session, fetch
 from crawler.parse import PageData, parse_html, parse_link_header
-from crawler.urls import normalize, same_site
+from crawler.urls import SiteMatcher, normalize
 from scratchpad.models import Frontier
 from scratchpad.services import (
     ClaimedURL,
@@ -71,8 +71,12 @@ class CrawlScope:
             checks=CheckSettings.for_audit(audit),
         )
 
+    def __post_init__(self):
+        self._site = SiteMatcher(self.site_url, self.start_url)
+
     def is_internal(self, url: str) -> bool:
-        return same_site(url, self.site_url) or same_site(url, self.start_url)
+        """`url` normalised: true for the site's host (www. or not, http or https) and its start host."""
+        return self._site.matches(url)
 
     def allows(self, url: str) -> bool:
         """Internal, allowed by robots.txt, matched by an include rule (if any) and by no exclude rule."""

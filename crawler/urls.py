@@ -173,6 +173,40 @@ def same_site(url: str, site_url: str, *, include_subdomains: bool = False) -> b
     return include_subdomains and host.endswith("." + site_host)
 
 
+class SiteMatcher:
+    """same_site() against one or more site URLs, fast on normalised URLs: the crawl asks it for every link."""
+
+    def __init__(self, *site_urls: str, include_subdomains: bool = False):
+        self.include_subdomains = include_subdomains
+        self.sites: set[tuple[str, int | None]] = set()
+        for site_url in site_urls:
+            hp = _host_and_port(site_url)
+            if hp is not None:
+                self.sites.add((hp[0].removeprefix("www."), hp[1]))
+
+    def matches(self, url: str) -> bool:
+        """`url` must already be normalised (as crawler.parse links and the frontier's URLs are)."""
+        scheme_end = url.find("://")
+        if scheme_end < 0:
+            return False
+        netloc_end = url.find("/", scheme_end + 3)
+        netloc = url[scheme_end + 3 : netloc_end if netloc_end >= 0 else None].rpartition("@")[2]
+        host, port = netloc, None
+        if netloc.startswith("["):  # IPv6 literal
+            close = netloc.find("]")
+            host, rest = netloc[1:close], netloc[close + 1 :]
+            port = int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None
+        elif ":" in netloc:
+            host, _, port_text = netloc.rpartition(":")
+            port = int(port_text) if port_text.isdigit() else None
+        host = host.removeprefix("www.")
+        if (host, port) in self.sites:
+            return True
+        return self.include_subdomains and any(
+            p == port and host.endswith("." + site_host) for site_host, p in self.sites
+        )
+
+
 def is_public_address(ip_str: str) -> bool:
     """True when `ip_str` is a globally routable unicast address (not loopback, private, link-local, …)."""
     try:

@@ -8,7 +8,7 @@ The same key gets the same URLs back; an expired lease is claimable by anyone.
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -183,18 +183,25 @@ def _replace_edges(audit_id, edges: list[Edge]) -> None:
     if not by_source:
         return
     LinkEdge.objects.filter(audit_id=audit_id, source_page_id__in=list(by_source)).delete()
+    rows = [
+        (audit_id, e.source_page_id, e.target_url, e.anchor_text[:200], e.nofollow, e.internal)
+        for kept in by_source.values()
+        for e in kept
+    ]
+    if connection.vendor == "postgresql":
+        # COPY: the link graph is the bulk of what a crawl writes (hundreds of rows per batch).
+        columns = "audit_id, source_page_id, target_url, anchor_text, nofollow, internal"
+        with connection.cursor() as cursor:
+            with cursor.cursor.copy(f"COPY {LinkEdge._meta.db_table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        return
     LinkEdge.objects.bulk_create(
         [
             LinkEdge(
-                audit_id=audit_id,
-                source_page_id=e.source_page_id,
-                target_url=e.target_url,
-                anchor_text=e.anchor_text[:200],
-                nofollow=e.nofollow,
-                internal=e.internal,
+                audit_id=a, source_page_id=src, target_url=url, anchor_text=anchor, nofollow=nofollow, internal=inside
             )
-            for kept in by_source.values()
-            for e in kept
+            for a, src, url, anchor, nofollow, inside in rows
         ],
         batch_size=1000,
     )
@@ -208,6 +215,9 @@ def _insert_new(audit_id, urls: list[NewURL]) -> None:
         seen = unique.get(new.url)
         if seen is None or _shallower(new, seen):
             unique[new.url] = new
+    if connection.vendor == "postgresql":
+        _insert_new_postgresql(audit_id, list(unique.values()))
+        return
     Frontier.objects.bulk_create(
         [
             Frontier(
@@ -234,6 +244,66 @@ def _insert_new(audit_id, urls: list[NewURL]) -> None:
     sitemap_urls = [u.url for u in unique.values() if u.in_sitemap]
     for part in _batched(sitemap_urls):
         Frontier.objects.filter(audit_id=audit_id, in_sitemap=False, url__in=part).update(in_sitemap=True)
+
+
+def _insert_new_postgresql(audit_id, urls: list[NewURL]) -> None:
+    """The ORM path's work in set-based statements over arrays.
+
+    Only URLs not known yet are inserted: an INSERT ... ON CONFLICT that meets a row another chunk has
+    just updated (marked done) waits for that chunk, and two chunks doing that to each other deadlock.
+    New URLs go in sorted, so chunks inserting the same new URLs take their locks in one order.
+    """
+    table = Frontier._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT url, depth IS NULL FROM {table} WHERE audit_id = %s AND url = ANY(%s::text[])",
+            [audit_id, [u.url for u in urls]],
+        )
+        known = dict(cursor.fetchall())
+        new = sorted((u for u in urls if u.url not in known), key=lambda u: u.url)
+        if new:
+            cursor.execute(
+                f"""
+                INSERT INTO {table} (audit_id, url, depth, source, in_sitemap, redirect_hops, state, lease_key,
+                                     attempts, starts)
+                SELECT %s, t.url, t.depth, t.source, t.in_sitemap, t.hops, %s, '', 0, 0
+                FROM unnest(%s::text[], %s::int[], %s::text[], %s::bool[], %s::int[])
+                     AS t(url, depth, source, in_sitemap, hops)
+                ON CONFLICT (audit_id, url) DO NOTHING
+                """,
+                [
+                    audit_id,
+                    State.PENDING,
+                    [u.url for u in new],
+                    [u.depth for u in new],
+                    [u.source for u in new],
+                    [u.in_sitemap for u in new],
+                    [u.redirect_hops for u in new],
+                ],
+            )
+        # Known sitemap-only rows learn their link depth. SKIP LOCKED: a row another chunk is updating
+        # gets a depth from that chunk, and waiting for it would only risk a deadlock.
+        linked = [(u.url, u.depth) for u in urls if known.get(u.url) and u.depth is not None]
+        if linked:
+            cursor.execute(
+                f"""
+                UPDATE {table} AS f SET depth = t.depth
+                FROM unnest(%s::text[], %s::int[]) AS t(url, depth)
+                WHERE f.url = t.url AND f.id IN (
+                    SELECT id FROM {table}
+                    WHERE audit_id = %s AND depth IS NULL AND url = ANY(%s::text[])
+                    FOR UPDATE SKIP LOCKED
+                )
+                """,
+                [[u for u, _ in linked], [d for _, d in linked], audit_id, [u for u, _ in linked]],
+            )
+        in_sitemap = [u.url for u in urls if u.in_sitemap and u.url in known]
+        if in_sitemap:
+            cursor.execute(
+                f"UPDATE {table} SET in_sitemap = true"
+                " WHERE audit_id = %s AND NOT in_sitemap AND url = ANY(%s::text[])",
+                [audit_id, in_sitemap],
+            )
 
 
 def _shallower(a: NewURL, b: NewURL) -> bool:

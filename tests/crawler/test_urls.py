@@ -207,3 +207,28 @@ def test_validate_start_url_checks_every_resolved_address(monkeypatch):
 
     monkeypatch.setattr(socket, "getaddrinfo", public)
     assert validate_start_url("https://fine.example/", allow_private=False) == "https://fine.example/"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com/a",
+        "https://www.example.com/",
+        "https://EXAMPLE.com:443/x?y=1",
+        "http://other.org/",
+        "http://example.com:8080/",
+        "http://sub.example.com/",
+        "http://user@example.com/",
+        "http://[::1]:8000/",
+        "http://127.0.0.1:8000/p",
+        "http://127.0.0.1:9000/p",
+    ],
+)
+def test_site_matcher_agrees_with_same_site(url):
+    from crawler.urls import SiteMatcher, normalize, same_site
+
+    sites = ("https://www.example.com/", "http://127.0.0.1:8000/", "http://[::1]:8000/")
+    for subdomains in (False, True):
+        matcher = SiteMatcher(*sites, include_subdomains=subdomains)
+        expected = any(same_site(url, s, include_subdomains=subdomains) for s in sites)
+        assert matcher.matches(normalize(url)) == expected
