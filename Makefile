@@ -39,6 +39,7 @@ services:
 
 run: install
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py install_watchdog
 	$(PY) manage.py ensure_login
 	@echo "Sitewarden: http://127.0.0.1:$(PORT)/  (Ctrl-C stops the web process and the worker)"
 	@$(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO --without-gossip --without-mingle & \

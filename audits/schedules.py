@@ -86,3 +86,25 @@ def schedule_run(*, project_id: int) -> Audit | None:
 
         logging.getLogger(__name__).warning("scheduled audit refused", exc_info=True, extra={"project": project_id})
         return None
+
+
+WATCHDOG_NAME = "sitewarden-reconcile-watchdog"
+WATCHDOG_EXPIRES_S = 14 * 60  # a sweep not started within 14 minutes is dropped: the next one is due
+
+
+def watchdog_install() -> PeriodicTask:
+    """Create or repair the reconciler's 15-minute periodic task (idempotent; release step and migration)."""
+    crontab, _ = CrontabSchedule.objects.get_or_create(
+        minute="*/15", hour="*", day_of_week="*", day_of_month="*", month_of_year="*", timezone="UTC"
+    )
+    task, _ = PeriodicTask.objects.update_or_create(
+        name=WATCHDOG_NAME,
+        defaults={
+            "task": "audits.reconcile_sweep",
+            "crontab": crontab,
+            "args": "[]",
+            "enabled": True,
+            "expire_seconds": WATCHDOG_EXPIRES_S,
+        },
+    )
+    return task

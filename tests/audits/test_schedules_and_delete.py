@@ -13,16 +13,22 @@ from audits.schedules import schedule_clear, schedule_run, schedule_set
 from audits.services import audit_delete, audit_start
 from scratchpad.models import Frontier, LinkEdge
 from scratchpad.services import NewURL, frontier_seed
+from tests.conftest import run_cli
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_watchdog_periodic_task_is_installed_by_migration():
+def test_watchdog_install_is_idempotent_and_run_by_the_release_step():
+    PeriodicTask.objects.filter(name="sitewarden-reconcile-watchdog").delete()
+    for _ in range(2):
+        done = run_cli("install_watchdog")
+        assert done.returncode == 0, done.stderr
     task = PeriodicTask.objects.get(name="sitewarden-reconcile-watchdog")
     assert task.task == "audits.reconcile_sweep"
     assert task.enabled and task.expire_seconds == 14 * 60
     assert (task.crontab.minute, task.crontab.hour) == ("*/15", "*")
+    assert PeriodicTask.objects.filter(task="audits.reconcile_sweep").count() == 1
 
 
 @pytest.mark.parametrize("kind, cron, expected", [("daily", "", "0 3 * * *"), ("cron", "30 2 * * 1-5", "30 2 * * 1-5")])
