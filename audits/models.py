@@ -84,6 +84,27 @@ class Project(models.Model):
     exclude_patterns = models.JSONField(
         default=list, blank=True, help_text="Regular expressions; a match skips the URL"
     )
+    # Crawl options (snapshotted into each audit's config at start; the password never is).
+    class QueryPolicy(models.TextChoices):
+        KEEP = "keep", "Keep query strings"
+        STRIP = "strip", "Strip query strings"
+        KEEP_LISTED = "keep_listed", "Keep only the listed keys"
+
+    user_agent = models.CharField(max_length=300, blank=True, help_text="Empty: Sitewarden's own")
+    auth_username = models.CharField(max_length=200, blank=True, help_text="HTTP basic auth")
+    auth_password = models.CharField(max_length=200, blank=True, help_text="Write-only: never shown back")
+    follow_nofollow = models.BooleanField(default=False)
+    crawl_subdomains = models.BooleanField(default=False)
+    render_js = models.BooleanField(default=False, help_text="Render pages with headless Chromium")
+    render_budget_pages = models.PositiveIntegerField(default=200, help_text="Pages rendered at most per audit")
+    max_depth = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: no limit")
+    max_urls_per_pattern = models.PositiveIntegerField(
+        default=500, help_text="URLs crawled per path pattern (digits and ids collapsed)"
+    )
+    query_policy = models.CharField(max_length=16, choices=QueryPolicy.choices, default=QueryPolicy.KEEP)
+    query_keep_keys = models.JSONField(default=list, blank=True)
+    min_request_interval_ms = models.PositiveIntegerField(default=0, help_text="Between two requests to a host")
+    max_concurrency = models.PositiveIntegerField(default=8, help_text="Upper bound of the adaptive window")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -51,3 +51,21 @@ class LinkEdge(models.Model):
 
     def __str__(self):
         return f"{self.target_url} <- {self.source_page_id}"
+
+
+class Throttle(models.Model):
+    """Politeness state of one audit: the adaptive window, the next time a request may start, cooldowns.
+
+    In the database so that it holds across chunks, workers and restarts.
+    """
+
+    audit = models.OneToOneField("audits.Audit", on_delete=models.CASCADE, related_name="throttle")
+    window = models.PositiveSmallIntegerField(default=2, help_text="Concurrent fetches allowed now")
+    next_request_at = models.DateTimeField(null=True, blank=True, help_text="No request starts before this")
+    cooldown_total_s = models.FloatField(default=0, help_text="Seconds spent waiting out 429/503 so far")
+    consecutive_rate_limited = models.PositiveIntegerField(default=0)
+    stopped_reason = models.CharField(max_length=200, blank=True, help_text="Why the crawl stopped early")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"throttle {self.audit_id}: window {self.window}"
