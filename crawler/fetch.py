@@ -6,8 +6,9 @@ Three bounds hold for every fetch made with a session from build_session():
   socket down at the deadline and the blocked read returns;
 - memory: at most cap + 1 decoded bytes are held; gzip/deflate are decoded here with zlib's
   max_length, so a decompression bomb costs no more than a plain large body;
-- addresses: with allow_private=False the peer address of every new connection is checked after
-  connect and before a byte is sent (this also covers DNS rebinding and redirects to internal hosts).
+- addresses: with allow_private=False every address a host name resolves to is checked before
+  connecting, the connection goes to the checked address (no DNS-rebinding window), and the peer is
+  checked again before a byte is sent; redirects are fetched one hop at a time through the same guard.
 """
 
 import heapq
@@ -176,13 +177,33 @@ def _peer_is_allowed(sock) -> tuple[bool, str]:
 
 class _GuardedConnectionMixin:
     def _new_conn(self):
-        sock = super()._new_conn()
         ctx = getattr(_local, "ctx", None)
-        if ctx is not None and not ctx.allow_private:
-            allowed, peer = _peer_is_allowed(sock)
-            if not allowed:
-                sock.close()
-                raise _PrivateAddressError(self, f"refused to connect to non-public address {peer}")
+        if ctx is None or ctx.allow_private:
+            return super()._new_conn()
+        # Resolve, vet every address, then connect to the vetted one: no packet goes to a private
+        # address, and a second lookup (DNS rebinding) cannot swap the address after the check.
+        host = self._dns_host
+        try:
+            infos = socket.getaddrinfo(host, self.port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            raise NameResolutionError(self.host, self, exc) from exc
+        addresses = [info[4][0] for info in infos]
+        refused = [a for a in addresses if not is_public_address(a)]
+        if refused or not addresses:
+            raise _PrivateAddressError(
+                self,
+                f"refused to connect to {self.host}: it resolves to non-public address "
+                f"{refused[0] if refused else '?'}",
+            )
+        self._dns_host = addresses[0]
+        try:
+            sock = super()._new_conn()
+        finally:
+            self._dns_host = host
+        allowed, peer = _peer_is_allowed(sock)
+        if not allowed:
+            sock.close()
+            raise _PrivateAddressError(self, f"refused to connect to non-public address {peer}")
         return sock
 
 
