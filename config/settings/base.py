@@ -145,8 +145,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CRAWL_CHUNKS_PER_ROUND = env.int("CRAWL_CHUNKS_PER_ROUND", default=4)
 # Concurrent fetches inside one chunk.
 CRAWL_FETCH_WINDOW = env.int("CRAWL_FETCH_WINDOW", default=8)
+# Pages one chunk may render with Chromium (out of the project's per-audit budget).
+CRAWL_RENDER_PAGES_PER_CHUNK = env.int("CRAWL_RENDER_PAGES_PER_CHUNK", default=50)
 # Refuse start URLs and fetches that resolve to private, loopback or reserved addresses unless set.
 ALLOW_PRIVATE_TARGETS = env.bool("ALLOW_PRIVATE_TARGETS", default=False)
+# Private networks an operator trusts anyway (CIDRs, comma-separated), e.g. an intranet to audit.
+ALLOWED_PRIVATE_NETWORKS = env.list("ALLOWED_PRIVATE_NETWORKS", default=[])
 
 # Plans and capacity. New accounts get the default plan; the instance runs at most this many audits.
 DEFAULT_PLAN_NAME = env("DEFAULT_PLAN_NAME", default="standard")

@@ -1,0 +1,97 @@
+"""Reads for the API. Every queryset starts from the requester's account, so another account's objects
+are simply not found (404)."""
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+
+from audits.accounts import account_for_user
+from audits.checks.registry import CHECKS_BY_TYPE
+from audits.errors import AuditRefused
+from audits.models import Audit, Issue, Page, Project, Webhook, WebhookDelivery
+from scratchpad.models import LinkEdge
+
+PAGE_LINKS_SHOWN = 500  # inlinks and outlinks listed on a page's detail (the counts are exact)
+
+
+def project_list_for(user) -> QuerySet[Project]:
+    return Project.objects.filter(account=account_for_user(user)).order_by("name", "id")
+
+
+def audit_list_for(user) -> QuerySet[Audit]:
+    return Audit.objects.filter(project__account=account_for_user(user)).order_by("-created_at", "id")
+
+
+def webhook_list_for(user) -> QuerySet[Webhook]:
+    return Webhook.objects.filter(project__account=account_for_user(user)).order_by("created_at", "id")
+
+
+def issue_list(*, audit: Audit) -> QuerySet[Issue]:
+    return Issue.objects.filter(audit=audit).order_by("type", "page_url", "id")
+
+
+def page_list(*, audit: Audit) -> QuerySet[Page]:
+    return Page.objects.filter(audit=audit).order_by("url")
+
+
+def delivery_list(*, webhook: Webhook) -> QuerySet[WebhookDelivery]:
+    return WebhookDelivery.objects.filter(webhook=webhook).order_by("-created_at", "id")
+
+
+def issue_summary(*, audit: Audit) -> list[dict]:
+    """Issues of the audit grouped by type (and the severity they were given), most severe first."""
+    rank = {"critical": 0, "warning": 1, "info": 2}
+    rows = Issue.objects.filter(audit=audit).values("type", "severity").annotate(count=Count("id"))
+    out = []
+    for row in rows:
+        spec = CHECKS_BY_TYPE.get(row["type"])
+        out.append({**row, "title": spec.title if spec else row["type"], "scope": spec.scope if spec else None})
+    return sorted(out, key=lambda r: (rank.get(r["severity"], 9), -r["count"], r["type"]))
+
+
+def page_links(*, page: Page, limit: int = PAGE_LINKS_SHOWN) -> dict:
+    """Outlinks (edges from the page) and inlinks (edges whose target is the page's URL), capped, with counts."""
+    outlinks = LinkEdge.objects.filter(source_page_id=page.id)
+    inlinks = LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url)
+    return {
+        "outlinks_count": outlinks.count(),
+        "outlinks": list(outlinks.order_by("id").values("target_url", "anchor_text", "nofollow", "internal")[:limit]),
+        "inlinks_count": inlinks.count(),
+        "inlinks": list(
+            inlinks.order_by("source_page__url", "id").values(
+                "source_page_id", "source_page__url", "anchor_text", "nofollow"
+            )[:limit]
+        ),
+    }
+
+
+def audit_comparison(*, audit: Audit, base: Audit) -> dict:
+    """Issues of `audit` against `base`, matched by (type, page_url), counted per type in SQL:
+    new (only in audit), fixed (only in base), persisting (in both). Both audits are of one project."""
+    if audit.id == base.id:
+        raise AuditRefused("comparison_same_audit", "Compare an audit with another audit.", field="base")
+    if audit.project_id != base.project_id:
+        raise AuditRefused(
+            "comparison_project_mismatch", "Only audits of the same project can be compared.", field="base"
+        )
+
+    def one_side(this: Audit, other: Audit):
+        in_other = Exists(Issue.objects.filter(audit=other, type=OuterRef("type"), page_url=OuterRef("page_url")))
+        return (
+            Issue.objects.filter(audit=this)
+            .annotate(in_other=in_other)
+            .values("type")
+            .annotate(
+                only=Count("page_url", distinct=True, filter=Q(in_other=False)),
+                both=Count("page_url", distinct=True, filter=Q(in_other=True)),
+            )
+            .order_by("type")
+        )
+
+    by_type: dict[str, dict] = {}
+    for row in one_side(audit, base):
+        by_type[row["type"]] = {"type": row["type"], "new": row["only"], "fixed": 0, "persisting": row["both"]}
+    for row in one_side(base, audit):
+        entry = by_type.setdefault(row["type"], {"type": row["type"], "new": 0, "fixed": 0, "persisting": 0})
+        entry["fixed"] = row["only"]
+    rows = [by_type[t] for t in sorted(by_type)]
+    totals = {k: sum(r[k] for r in rows) for k in ("new", "fixed", "persisting")}
+    return {"audit": audit.id, "base": base.id, "totals": totals, "by_type": rows}
