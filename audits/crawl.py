@@ -4,28 +4,30 @@ Tasks in audits.workflow and the in-process runner both call these; nothing here
 """
 
 import logging
-import re
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from audits.checks import PAGE_CHECK_TYPES, CheckSettings, page_issues
+from audits.checks import PAGE_CHECK_TYPES, page_issues
 from audits.checks.page import challenge_reason, robots_directives
 from audits.limits import CHUNK_SEEN_URLS_MAX, CHUNK_SOFT_DEADLINE_S, PERSIST_BATCH_PAGES
 from audits.models import Audit, Issue, Page, page_id_for
+from audits.politeness import Politeness, is_rate_limit_answer
+from audits.render import render_session_for
+from audits.scope import CrawlScope, url_pattern
 from audits.services import audit_fail, audit_set_phase
 from crawler import limits as crawl_limits
-from crawler.discovery import Robots, fetch_robots, fetch_sitemaps
+from crawler.discovery import fetch_robots, fetch_sitemaps
 from crawler.fetch import FetchResult, build_session, fetch
 from crawler.parse import PageData, parse_html, parse_link_header
-from crawler.urls import SiteMatcher, normalize
-from scratchpad.models import Frontier
+from crawler.urls import normalize
+from scratchpad.models import Frontier, Throttle
 from scratchpad.services import (
     ClaimedURL,
     Edge,
@@ -44,47 +46,6 @@ Source = Frontier.Source
 BLOCKED_STATUS_CODES = frozenset({401, 403})
 RATE_LIMITED_STATUS_CODES = frozenset({429})
 CHALLENGE_HEADERS = ("cf-mitigated",)
-
-
-@dataclass
-class CrawlScope:
-    """What an audit may crawl: its site, robots.txt and the project's include/exclude rules."""
-
-    start_url: str
-    site_url: str
-    robots: Robots
-    include: list[re.Pattern] = field(default_factory=list)
-    exclude: list[re.Pattern] = field(default_factory=list)
-    follow_nofollow: bool = False
-    checks: CheckSettings = field(default_factory=CheckSettings)
-
-    @classmethod
-    def for_audit(cls, audit: Audit) -> "CrawlScope":
-        config = audit.config or {}
-        return cls(
-            start_url=audit.start_url,
-            site_url=audit.site_url or audit.start_url,
-            robots=Robots(audit.robots_txt, user_agent=crawl_limits.USER_AGENT_PRODUCT),
-            include=[re.compile(p) for p in config.get("include_patterns", [])],
-            exclude=[re.compile(p) for p in config.get("exclude_patterns", [])],
-            follow_nofollow=bool(config.get("follow_nofollow", False)),
-            checks=CheckSettings.for_audit(audit),
-        )
-
-    def __post_init__(self):
-        self._site = SiteMatcher(self.site_url, self.start_url)
-
-    def is_internal(self, url: str) -> bool:
-        """`url` normalised: true for the site's host (www. or not, http or https) and its start host."""
-        return self._site.matches(url)
-
-    def allows(self, url: str) -> bool:
-        """Internal, allowed by robots.txt, matched by an include rule (if any) and by no exclude rule."""
-        if not self.is_internal(url) or not self.robots.allowed(url):
-            return False
-        if self.include and not any(p.search(url) for p in self.include):
-            return False
-        return not any(p.search(url) for p in self.exclude)
 
 
 # --- discovery -------------------------------------------------------------------------------------
@@ -122,11 +83,12 @@ def audit_discover(*, audit_id) -> bool:
         max_urls=crawl_limits.sitemap_url_cap(audit.max_pages),
         allow_private=settings.ALLOW_PRIVATE_TARGETS,
     )
-    seeds = [NewURL(audit.start_url, depth=0, source=Source.START)]
+    seeds = [NewURL(audit.start_url, depth=0, source=Source.START, pattern=url_pattern(audit.start_url))]
     skipped = 0
     for url in sitemaps.urls:
+        url = scope.rewrite(url)
         if scope.allows(url):
-            seeds.append(NewURL(url, depth=None, source=Source.SITEMAP, in_sitemap=True))
+            seeds.append(NewURL(url, depth=None, source=Source.SITEMAP, in_sitemap=True, pattern=url_pattern(url)))
         else:
             skipped += 1
     frontier_seed(audit_id=audit.id, urls=seeds)
@@ -167,28 +129,61 @@ class PageRecord:
     discovered: list[NewURL]
     edges: list[Edge]
     issues: list[Issue]
+    rate_limited: int = 0  # 429/503 answers seen (and waited out) for this URL
+    cooldown_s: float = 0.0  # time spent waiting them out
+    final_rate_limited: bool = False  # the last answer was still a 429/503
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    """How a chunk talks to the site: the project's user agent and basic auth, the SSRF policy."""
+
+    user_agent: str | None = None
+    auth: tuple[str, str] | None = None
+    allow_private: bool = False
+
+    @classmethod
+    def for_audit(cls, audit: Audit) -> "FetchOptions":
+        project = audit.project
+        auth = (project.auth_username, project.auth_password) if project.auth_username else None
+        return cls(
+            user_agent=audit.config.get("user_agent") or None,
+            auth=auth,
+            allow_private=settings.ALLOW_PRIVATE_TARGETS,
+        )
 
 
 _thread_state = threading.local()
 
 
-def _thread_session():
-    # requests.Session is not documented as thread-safe: one per fetch thread, reused across URLs.
-    session = getattr(_thread_state, "session", None)
+def _thread_session(options: FetchOptions):
+    # requests.Session is not documented as thread-safe: one per fetch thread (and per set of options),
+    # reused across URLs so connections are kept alive.
+    sessions = getattr(_thread_state, "sessions", None)
+    if sessions is None:
+        sessions = _thread_state.sessions = {}
+    session = sessions.get(options)
     if session is None:
-        session = _thread_state.session = build_session()
+        session = build_session(options.user_agent)
+        session.auth = options.auth
+        sessions.clear()  # one audit at a time per thread: drop another audit's pooled connections
+        sessions[options] = session
     return session
 
 
 def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
-    """Claim up to `quota` URLs under `lease_key`, fetch them in a bounded window, persist in batches.
-
-    Stops starting fetches at the soft deadline and releases what it did not attempt.
+    """Claim up to `quota` URLs under `lease_key`, fetch them politely in an adaptive window, persist in
+    batches. Stops starting fetches at the soft deadline (or when the crawl must stop) and releases the rest.
     """
-    audit = Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING).first()
+    audit = Audit.objects.select_related("project").filter(id=audit_id, status=Audit.Status.RUNNING).first()
     if audit is None:
         return {"skipped": "audit not running"}
     scope = CrawlScope.for_audit(audit)
+    politeness = Politeness.for_audit(audit, crawl_delay_s=scope.robots.crawl_delay_s())
+    if politeness.stopped_reason:
+        return {"skipped": politeness.stopped_reason}
+    options = FetchOptions.for_audit(audit)
+    renderer = render_session_for(audit)
     claimed = frontier_claim(
         audit_id=audit_id, lease_key=lease_key, limit=quota, lease_s=settings.CRAWL_LEASE_DURATION_S
     )
@@ -196,15 +191,23 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
     # of them. Fetch those one at a time, persisting each, and count each start before it happens, so
     # a URL that kills its worker every time is singled out and recorded instead of taking others along.
     careful = any(c.suspect for c in claimed)
-    persister = _BatchPersister(audit_id=audit_id, lease_key=lease_key, batch_size=1 if careful else None)
+    persister = _BatchPersister(
+        audit_id=audit_id,
+        lease_key=lease_key,
+        batch_size=1 if careful else None,
+        politeness=politeness,
+        max_per_pattern=scope.max_urls_per_pattern,
+    )
     for item in claimed:
         if item.exhausted:
             error = FetchResult(url=item.url, error_kind="worker_lost", error="crawl attempts exhausted")
             persister.add(build_page_record(audit_id, scope, item, error))
     todo = iter([c for c in claimed if not c.exhausted])
     deadline = time.monotonic() + CHUNK_SOFT_DEADLINE_S
-    window = 1 if careful else max(1, settings.CRAWL_FETCH_WINDOW)
     unstarted: list[ClaimedURL] = []
+
+    def window() -> int:
+        return 1 if careful else politeness.window
 
     def may_start(item: ClaimedURL) -> bool:
         if not careful:
@@ -220,42 +223,70 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
         persister.add(build_page_record(audit_id, scope, item, error))
         return False
 
-    with ThreadPoolExecutor(max_workers=window, thread_name_prefix="fetch") as pool:
-        running = {}
+    try:
+        with ThreadPoolExecutor(max_workers=politeness.max_window, thread_name_prefix="fetch") as pool:
+            running = {}
 
-        def fill():
-            while len(running) < window and not persister.stopped:
-                item = next(todo, None)
-                if item is None:
-                    return
-                if time.monotonic() >= deadline:
-                    unstarted.append(item)
-                    continue
-                if may_start(item):
-                    running[pool.submit(fetch_and_build, audit_id, scope, item)] = item
+            def fill():
+                while len(running) < window() and not persister.stopped and not politeness.stopped_reason:
+                    item = next(todo, None)
+                    if item is None:
+                        return
+                    if time.monotonic() >= deadline or not politeness.wait_turn(deadline):
+                        unstarted.append(item)
+                        continue
+                    if may_start(item):
+                        job = pool.submit(fetch_and_build, audit_id, scope, item, options, politeness, renderer)
+                        running[job] = item
 
-        fill()
-        while running:
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                running.pop(future)
-                persister.add(future.result())
             fill()
-    persister.flush()
-    unstarted.extend(todo)  # left when the audit stopped running (cancelled, failed) mid-chunk
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    running.pop(future)
+                    persister.add(future.result())
+                fill()
+        persister.flush()
+    finally:
+        if renderer is not None:
+            renderer.close()
+    unstarted.extend(todo)  # left when the audit stopped running or the site made the crawl stop
     released = frontier_release(audit_id=audit_id, lease_key=lease_key, ids=[c.id for c in unstarted])
     return {"claimed": len(claimed), "finished": persister.finished, "released": released}
 
 
-def fetch_and_build(audit_id, scope: CrawlScope, item: ClaimedURL) -> PageRecord:
-    """Fetch and parse one URL (runs in a fetch thread; touches no database)."""
+def fetch_and_build(
+    audit_id, scope: CrawlScope, item: ClaimedURL, options: FetchOptions, politeness: Politeness, renderer=None
+) -> PageRecord:
+    """Fetch (waiting out 429/503 as the site asks), render if asked, parse one URL. Runs in a fetch
+    thread and touches no database."""
     try:
-        result = fetch(_thread_session(), item.url, allow_private=settings.ALLOW_PRIVATE_TARGETS)
-        return build_page_record(audit_id, scope, item, result)
+        session = _thread_session(options)
+        seen = 0
+        cooldown = 0.0
+        while True:
+            result = fetch(session, item.url, allow_private=options.allow_private)
+            if not is_rate_limit_answer(result):
+                break
+            wait_s = politeness.backoff_s(result, seen)
+            seen += 1
+            if wait_s is None:
+                break
+            time.sleep(wait_s)
+            cooldown += wait_s
+        rendered_html = None
+        if renderer is not None and result.is_html and result.status_code and 200 <= result.status_code < 300:
+            rendered_html = renderer.render(item.url)
+        record = build_page_record(audit_id, scope, item, result, rendered_html=rendered_html)
     except Exception as exc:  # a bug or a pathological page must cost one page, not the chunk
         logger.exception("building page record failed", extra={"url": item.url})
         result = FetchResult(url=item.url, error_kind="other", error=f"internal error: {exc!r}"[:500])
-        return build_page_record(audit_id, scope, item, result)
+        record = build_page_record(audit_id, scope, item, result)
+        seen, cooldown = 0, 0.0
+    record.rate_limited = seen
+    record.cooldown_s = cooldown
+    record.final_rate_limited = is_rate_limit_answer(result)
+    return record
 
 
 def fetch_class_for(result: FetchResult) -> str:
@@ -268,7 +299,17 @@ def fetch_class_for(result: FetchResult) -> str:
     return Page.FetchClass.OK
 
 
-def build_page_record(audit_id, scope: CrawlScope, item: ClaimedURL, result: FetchResult) -> PageRecord:
+def _queue(scope: CrawlScope, url: str, depth: int | None, source: str, hops: int = 0) -> NewURL | None:
+    """The frontier entry for an internal URL a page leads to, or None when the scope refuses it."""
+    url = scope.rewrite(url)
+    if not scope.allows(url, depth):
+        return None
+    return NewURL(url, depth=depth, source=source, redirect_hops=hops, pattern=url_pattern(url))
+
+
+def build_page_record(
+    audit_id, scope: CrawlScope, item: ClaimedURL, result: FetchResult, *, rendered_html: str | None = None
+) -> PageRecord:
     page = Page(
         id=page_id_for(audit_id, item.url),
         audit_id=audit_id,
@@ -296,12 +337,16 @@ def build_page_record(audit_id, scope: CrawlScope, item: ClaimedURL, result: Fet
     if result.redirect_url and result.status_code and 300 <= result.status_code < 400:
         target = normalize(result.redirect_url, item.url)
         page.redirect_url = target or result.redirect_url[:2048]
-        if target and item.redirect_hops < crawl_limits.MAX_REDIRECT_HOPS and scope.allows(target):
-            discovered.append(
-                NewURL(target, depth=item.depth, source=Source.REDIRECT, redirect_hops=item.redirect_hops + 1)
-            )
+        if target and item.redirect_hops < crawl_limits.MAX_REDIRECT_HOPS:
+            new = _queue(scope, target, item.depth, Source.REDIRECT, item.redirect_hops + 1)
+            discovered += [new] if new else []
     elif result.is_html and result.body and result.status_code and 200 <= result.status_code < 300:
-        data = parse_html(result.body, item.url, content_type_charset=result.charset)
+        if rendered_html is not None:
+            # The rendered DOM is what a JavaScript-running search engine sees; the response time
+            # stays the fetch's own.
+            data = parse_html(rendered_html.encode("utf-8"), item.url, content_type_charset="utf-8")
+        else:
+            data = parse_html(result.body, item.url, content_type_charset=result.charset)
         _fill_from_html(page, data)
         if challenge_reason(result, data):
             page.fetch_class = Page.FetchClass.BLOCKED  # a WAF/bot challenge stands in for the page
@@ -315,13 +360,15 @@ def build_page_record(audit_id, scope: CrawlScope, item: ClaimedURL, result: Fet
             internal += is_internal
             external += not is_internal
             edges.append(Edge(page.id, link.url, link.anchor, link.nofollow, is_internal))
-            if follow_all and (scope.follow_nofollow or not link.nofollow) and is_internal and scope.allows(link.url):
-                discovered.append(NewURL(link.url, depth=child_depth, source=Source.LINK))
+            if follow_all and is_internal and (scope.follow_nofollow or not link.nofollow):
+                new = _queue(scope, link.url, child_depth, Source.LINK)
+                discovered += [new] if new else []
         page.internal_links, page.external_links = internal, external
         # Canonical and hreflang targets are crawled too: their answers decide canonical/hreflang issues.
         for extra in [page.canonical_url, *(href for _, href in data.hreflang)]:
-            if extra and extra != item.url and scope.allows(extra):
-                discovered.append(NewURL(extra, depth=child_depth, source=Source.LINK))
+            if extra and extra != item.url and scope.is_internal(extra):
+                new = _queue(scope, extra, child_depth, Source.LINK)
+                discovered += [new] if new else []
     page.is_indexable = _is_indexable(page)
     issues = page_issues(page, data, result, scope.checks)
     return PageRecord(item, page, discovered, edges, issues)
@@ -369,16 +416,28 @@ def _is_indexable(page: Page) -> bool:
 class _BatchPersister:
     """Collects page records and upserts them PERSIST_BATCH_PAGES at a time, one transaction each."""
 
-    def __init__(self, *, audit_id, lease_key: str, batch_size: int | None = None):
+    def __init__(
+        self,
+        *,
+        audit_id,
+        lease_key: str,
+        batch_size: int | None = None,
+        politeness: Politeness | None = None,
+        max_per_pattern: int | None = None,
+    ):
         self.audit_id = audit_id
         self.lease_key = lease_key
         self.batch_size = batch_size or PERSIST_BATCH_PAGES
+        self.politeness = politeness
+        self.max_per_pattern = max_per_pattern
         self.batch: list[PageRecord] = []
         self.seen_urls: set[str] = set()  # queued by this chunk already: no need to insert them again
         self.finished = 0
         self.stopped = False  # the audit is no longer running: start nothing new
 
     def add(self, record: PageRecord) -> None:
+        if self.politeness is not None:
+            self.politeness.record_rate_limits(record)
         self.batch.append(record)
         if len(self.batch) >= self.batch_size:
             self.flush()
@@ -406,18 +465,23 @@ class _BatchPersister:
                 audit_id=self.audit_id, page_id__in=[r.page.id for r in records], type__in=PAGE_CHECK_TYPES
             ).delete()
             Issue.objects.bulk_create([i for r in records for i in r.issues], ignore_conflicts=True)
-            finished = frontier_record_batch(
+            outcome = frontier_record_batch(
                 audit_id=self.audit_id,
                 lease_key=self.lease_key,
                 done_ids=[r.claimed.id for r in records],
                 discovered=discovered,
                 edges=[e for r in records for e in r.edges],
+                max_per_pattern=self.max_per_pattern,
             )
+            if outcome.capped:
+                Throttle.objects.filter(audit_id=self.audit_id).update(urls_capped=F("urls_capped") + outcome.capped)
             running = Audit.objects.filter(id=self.audit_id, status=Audit.Status.RUNNING).update(
-                pages_crawled=F("pages_crawled") + finished, last_progress_at=timezone.now()
+                pages_crawled=F("pages_crawled") + outcome.finished, last_progress_at=timezone.now()
             )
-        self.finished += finished
+        self.finished += outcome.finished
         self.stopped = not running
+        if self.politeness is not None:
+            self.politeness.end_batch(records)
 
 
 PAGE_UPSERT_FIELDS = [f.name for f in Page._meta.concrete_fields if f.name not in ("id", "audit") and not f.primary_key]

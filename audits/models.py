@@ -99,7 +99,7 @@ class Project(models.Model):
     render_budget_pages = models.PositiveIntegerField(default=200, help_text="Pages rendered at most per audit")
     max_depth = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: no limit")
     max_urls_per_pattern = models.PositiveIntegerField(
-        default=500, help_text="URLs crawled per path pattern (digits and ids collapsed)"
+        default=2000, help_text="URLs crawled per path pattern (digits and ids collapsed)"
     )
     query_policy = models.CharField(max_length=16, choices=QueryPolicy.choices, default=QueryPolicy.KEEP)
     query_keep_keys = models.JSONField(default=list, blank=True)
@@ -230,6 +230,7 @@ class Page(models.Model):
         indexes = [
             models.Index(fields=["audit", "status_code"], name="page_audit_status"),
             models.Index(fields=["audit", "fetch_class"], name="page_audit_fetch_class"),
+            models.Index(fields=["audit", "fetched_at"], name="page_audit_fetched"),
         ]
 
     def __str__(self):
@@ -255,6 +256,7 @@ class Issue(models.Model):
         indexes = [
             models.Index(fields=["audit", "type"], name="issue_audit_type"),
             models.Index(fields=["audit", "severity"], name="issue_audit_severity"),
+            models.Index(fields=["audit", "type", "page_url"], name="issue_audit_type_url"),
         ]
 
     def __str__(self):

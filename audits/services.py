@@ -60,6 +60,19 @@ def audit_start(
         "include_patterns": list(project.include_patterns or []),
         "exclude_patterns": list(project.exclude_patterns or []),
         "lighthouse": bool(lighthouse),
+        # crawl options (the basic-auth password is read from the project when fetching, never copied)
+        "user_agent": project.user_agent,
+        "auth_username": project.auth_username,
+        "follow_nofollow": project.follow_nofollow,
+        "crawl_subdomains": project.crawl_subdomains,
+        "render_js": project.render_js,
+        "render_budget_pages": project.render_budget_pages,
+        "max_depth": project.max_depth,
+        "max_urls_per_pattern": project.max_urls_per_pattern,
+        "query_policy": project.query_policy,
+        "query_keep_keys": list(project.query_keep_keys or []),
+        "min_request_interval_ms": project.min_request_interval_ms,
+        "max_concurrency": project.max_concurrency,
     }
     now = timezone.now()
     with transaction.atomic():

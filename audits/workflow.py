@@ -27,6 +27,7 @@ from audits.limits import (
     PERSIST_BATCH_PAGES,
 )
 from audits.models import Audit, AuditEvent, Page
+from audits.politeness import politeness_stopped
 from audits.services import audit_complete, audit_event, audit_fail, audit_set_phase
 from scratchpad.selectors import frontier_stats
 from scratchpad.services import frontier_purge
@@ -60,8 +61,8 @@ def round_advance(*, audit_id, from_round: int) -> bool:
 def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
     """Split what is claimable within the page budget into at most K chunks; None when the crawl is over."""
     audit = Audit.objects.filter(id=audit_id, status=Status.RUNNING).first()
-    if audit is None:
-        return None
+    if audit is None or politeness_stopped(audit_id):
+        return None  # finished elsewhere, or the site kept rate-limiting: finalize with what we have
     stats = frontier_stats(audit_id=audit_id)
     Audit.objects.filter(id=audit_id).update(pages_total=min(stats.total, audit.max_pages))
     if not stats.pending_linked and stats.leased_live:

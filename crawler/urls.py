@@ -207,14 +207,27 @@ class SiteMatcher:
         )
 
 
+_allowed_networks: tuple = ()
+
+
+def set_allowed_networks(cidrs) -> None:
+    """Networks an operator trusts although they are not public (e.g. an intranet to audit); the SSRF
+    policy treats their addresses as public. Set once per process from settings."""
+    global _allowed_networks
+    _allowed_networks = tuple(ipaddress.ip_network(c, strict=False) for c in cidrs)
+
+
 def is_public_address(ip_str: str) -> bool:
-    """True when `ip_str` is a globally routable unicast address (not loopback, private, link-local, …)."""
+    """True when `ip_str` is a globally routable unicast address (not loopback, private, link-local, …)
+    or lies in a network allowed by set_allowed_networks()."""
     try:
         ip = ipaddress.ip_address(ip_str.strip("[]").split("%", 1)[0])
     except ValueError:
         return False
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    if any(ip in net for net in _allowed_networks):
+        return True
     return not (
         ip.is_private
         or ip.is_loopback

@@ -21,6 +21,7 @@ class Frontier(models.Model):
     source = models.CharField(max_length=16, choices=Source.choices)
     in_sitemap = models.BooleanField(default=False)
     redirect_hops = models.PositiveSmallIntegerField(default=0)
+    pattern = models.CharField(max_length=250, blank=True, help_text="URL shape, for the endless-space cap")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     lease_key = models.CharField(max_length=200, blank=True)
     leased_until = models.DateTimeField(null=True, blank=True)
@@ -32,6 +33,7 @@ class Frontier(models.Model):
         indexes = [
             models.Index(fields=["audit", "state", "depth", "id"], name="frontier_claim_order"),
             models.Index(fields=["audit", "lease_key"], name="frontier_lease_key"),
+            models.Index(fields=["audit", "pattern"], name="frontier_pattern"),
         ]
 
     def __str__(self):
@@ -65,6 +67,8 @@ class Throttle(models.Model):
     cooldown_total_s = models.FloatField(default=0, help_text="Seconds spent waiting out 429/503 so far")
     consecutive_rate_limited = models.PositiveIntegerField(default=0)
     stopped_reason = models.CharField(max_length=200, blank=True, help_text="Why the crawl stopped early")
+    urls_capped = models.PositiveIntegerField(default=0, help_text="New URLs dropped by the per-pattern cap")
+    renders_used = models.PositiveIntegerField(default=0, help_text="Pages rendered with Chromium so far")
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self):

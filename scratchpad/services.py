@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 from django.utils import timezone
 
 from scratchpad.limits import (
@@ -52,6 +52,7 @@ class NewURL:
     source: str
     in_sitemap: bool = False
     redirect_hops: int = 0
+    pattern: str = ""  # URL shape; new link-found URLs beyond max_per_pattern of one shape are dropped
 
 
 @dataclass(frozen=True)
@@ -145,12 +146,23 @@ def frontier_seed(*, audit_id, urls: list[NewURL]) -> None:
         _insert_new(audit_id, urls)
 
 
+@dataclass(frozen=True)
+class BatchOutcome:
+    finished: int  # URLs moved from leased to done under the key (0 for a replayed batch)
+    capped: int  # new URLs dropped because their path pattern reached its cap
+
+
 def frontier_record_batch(
-    *, audit_id, lease_key: str, done_ids: list[int], discovered: list[NewURL], edges: list[Edge]
-) -> int:
+    *,
+    audit_id,
+    lease_key: str,
+    done_ids: list[int],
+    discovered: list[NewURL],
+    edges: list[Edge],
+    max_per_pattern: int | None = None,
+) -> BatchOutcome:
     """Finish a persisted batch: its URLs done, their links stored, new URLs queued.
 
-    Returns how many URLs moved from leased to done under this key, so a replayed batch counts zero.
     Call inside the transaction that upserts the batch's pages.
     """
     finished = 0
@@ -159,12 +171,8 @@ def frontier_record_batch(
             audit_id=audit_id, id__in=part, state=State.LEASED, lease_key=lease_key
         ).update(state=State.DONE, leased_until=None)
     _replace_edges(audit_id, edges)
-    _insert_new(audit_id, discovered[:NEW_URLS_PER_BATCH])
-    return finished
-
-
-def frontier_finish_exhausted(*, audit_id, lease_key: str, ids: list[int]) -> int:
-    return frontier_record_batch(audit_id=audit_id, lease_key=lease_key, done_ids=ids, discovered=[], edges=[])
+    capped = _insert_new(audit_id, discovered[:NEW_URLS_PER_BATCH], max_per_pattern=max_per_pattern)
+    return BatchOutcome(finished, capped)
 
 
 def frontier_purge(*, audit_id) -> int:
@@ -207,103 +215,138 @@ def _replace_edges(audit_id, edges: list[Edge]) -> None:
     )
 
 
-def _insert_new(audit_id, urls: list[NewURL]) -> None:
+def _insert_new(audit_id, urls: list[NewURL], *, max_per_pattern: int | None = None) -> int:
+    """Queue URLs not known yet; known ones learn a link depth or the sitemap flag. Returns how many new
+    URLs the per-pattern cap dropped.
+
+    Only unknown URLs are inserted: an INSERT ... ON CONFLICT that meets a row another chunk has just
+    updated (marked done) waits for that chunk, and two chunks doing that to each other deadlock. New
+    URLs go in sorted, so chunks inserting the same new URLs take their locks in one order.
+    """
     if not urls:
-        return
+        return 0
     unique: dict[str, NewURL] = {}
     for new in urls:
         seen = unique.get(new.url)
         if seen is None or _shallower(new, seen):
             unique[new.url] = new
-    if connection.vendor == "postgresql":
-        _insert_new_postgresql(audit_id, list(unique.values()))
-        return
-    Frontier.objects.bulk_create(
-        [
-            Frontier(
-                audit_id=audit_id,
-                url=u.url,
-                depth=u.depth,
-                source=u.source,
-                in_sitemap=u.in_sitemap,
-                redirect_hops=u.redirect_hops,
-            )
-            for u in unique.values()
-        ],
-        ignore_conflicts=True,
-        batch_size=1000,
-    )
-    # Known rows learn what the new sighting adds: a link depth for a sitemap-only URL, the sitemap flag.
-    by_depth: dict[int, list[str]] = {}
-    for u in unique.values():
-        if u.depth is not None:
-            by_depth.setdefault(u.depth, []).append(u.url)
-    for depth, depth_urls in by_depth.items():
-        for part in _batched(depth_urls):
-            Frontier.objects.filter(audit_id=audit_id, depth__isnull=True, url__in=part).update(depth=depth)
-    sitemap_urls = [u.url for u in unique.values() if u.in_sitemap]
+    known: dict[str, bool] = {}  # url -> depth is NULL
+    for part in _batched(list(unique)):
+        known.update(
+            Frontier.objects.filter(audit_id=audit_id, url__in=part)
+            .annotate(no_depth=ExpressionWrapper(Q(depth__isnull=True), output_field=BooleanField()))
+            .values_list("url", "no_depth")
+        )
+    new = sorted((u for u in unique.values() if u.url not in known), key=lambda u: u.url)
+    new, capped = _cap_patterns(audit_id, new, max_per_pattern)
+    if new:
+        _insert_rows(audit_id, new)
+    linked = [(u.url, u.depth) for u in unique.values() if known.get(u.url) and u.depth is not None]
+    if linked:
+        _learn_depths(audit_id, linked)
+    sitemap_urls = [u.url for u in unique.values() if u.in_sitemap and u.url in known]
     for part in _batched(sitemap_urls):
         Frontier.objects.filter(audit_id=audit_id, in_sitemap=False, url__in=part).update(in_sitemap=True)
+    return capped
 
 
-def _insert_new_postgresql(audit_id, urls: list[NewURL]) -> None:
-    """The ORM path's work in set-based statements over arrays.
+def _cap_patterns(audit_id, new: list[NewURL], cap: int | None) -> tuple[list[NewURL], int]:
+    """Drop link-found URLs whose shape already has `cap` URLs (calendars, faceted search, session ids)."""
+    if not cap:
+        return new, 0
+    patterns = {u.pattern for u in new if u.pattern and u.source != Frontier.Source.SITEMAP}
+    if not patterns:
+        return new, 0
+    counts: dict[str, int] = {}
+    for part in _batched(sorted(patterns)):
+        rows = (
+            Frontier.objects.filter(audit_id=audit_id, pattern__in=part)
+            .values("pattern")
+            .annotate(n=Count("id"))
+            .values_list("pattern", "n")
+        )
+        counts.update(rows)
+    kept, capped = [], 0
+    for u in sorted(new, key=lambda u: (u.depth is None, u.depth or 0, u.url)):
+        if u.pattern in patterns:
+            if counts.get(u.pattern, 0) >= cap:
+                capped += 1
+                continue
+            counts[u.pattern] = counts.get(u.pattern, 0) + 1
+        kept.append(u)
+    kept.sort(key=lambda u: u.url)
+    return kept, capped
 
-    Only URLs not known yet are inserted: an INSERT ... ON CONFLICT that meets a row another chunk has
-    just updated (marked done) waits for that chunk, and two chunks doing that to each other deadlock.
-    New URLs go in sorted, so chunks inserting the same new URLs take their locks in one order.
-    """
+
+def _insert_rows(audit_id, new: list[NewURL]) -> None:
+    if connection.vendor != "postgresql":
+        Frontier.objects.bulk_create(
+            [
+                Frontier(
+                    audit_id=audit_id,
+                    url=u.url,
+                    depth=u.depth,
+                    source=u.source,
+                    in_sitemap=u.in_sitemap,
+                    redirect_hops=u.redirect_hops,
+                    pattern=u.pattern,
+                )
+                for u in new
+            ],
+            ignore_conflicts=True,
+            batch_size=1000,
+        )
+        return
+    # One statement over arrays instead of ORM objects: frontier rows are most of a batch's inserts.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {Frontier._meta.db_table} (audit_id, url, depth, source, in_sitemap, redirect_hops,
+                                                   pattern, state, lease_key, attempts, starts)
+            SELECT %s, t.url, t.depth, t.source, t.in_sitemap, t.hops, t.pattern, %s, '', 0, 0
+            FROM unnest(%s::text[], %s::int[], %s::text[], %s::bool[], %s::int[], %s::text[])
+                 AS t(url, depth, source, in_sitemap, hops, pattern)
+            ON CONFLICT (audit_id, url) DO NOTHING
+            """,
+            [
+                audit_id,
+                State.PENDING,
+                [u.url for u in new],
+                [u.depth for u in new],
+                [u.source for u in new],
+                [u.in_sitemap for u in new],
+                [u.redirect_hops for u in new],
+                [u.pattern for u in new],
+            ],
+        )
+
+
+def _learn_depths(audit_id, linked: list[tuple[str, int]]) -> None:
+    """Sitemap-only rows found by a link get its depth."""
+    if connection.vendor != "postgresql":
+        by_depth: dict[int, list[str]] = {}
+        for url, depth in linked:
+            by_depth.setdefault(depth, []).append(url)
+        for depth, depth_urls in by_depth.items():
+            for part in _batched(depth_urls):
+                Frontier.objects.filter(audit_id=audit_id, depth__isnull=True, url__in=part).update(depth=depth)
+        return
+    # SKIP LOCKED: a row another chunk is updating gets a depth from that chunk; waiting for it would only
+    # risk a deadlock.
     table = Frontier._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT url, depth IS NULL FROM {table} WHERE audit_id = %s AND url = ANY(%s::text[])",
-            [audit_id, [u.url for u in urls]],
+            f"""
+            UPDATE {table} AS f SET depth = t.depth
+            FROM unnest(%s::text[], %s::int[]) AS t(url, depth)
+            WHERE f.url = t.url AND f.id IN (
+                SELECT id FROM {table}
+                WHERE audit_id = %s AND depth IS NULL AND url = ANY(%s::text[])
+                FOR UPDATE SKIP LOCKED
+            )
+            """,
+            [[u for u, _ in linked], [d for _, d in linked], audit_id, [u for u, _ in linked]],
         )
-        known = dict(cursor.fetchall())
-        new = sorted((u for u in urls if u.url not in known), key=lambda u: u.url)
-        if new:
-            cursor.execute(
-                f"""
-                INSERT INTO {table} (audit_id, url, depth, source, in_sitemap, redirect_hops, state, lease_key,
-                                     attempts, starts)
-                SELECT %s, t.url, t.depth, t.source, t.in_sitemap, t.hops, %s, '', 0, 0
-                FROM unnest(%s::text[], %s::int[], %s::text[], %s::bool[], %s::int[])
-                     AS t(url, depth, source, in_sitemap, hops)
-                ON CONFLICT (audit_id, url) DO NOTHING
-                """,
-                [
-                    audit_id,
-                    State.PENDING,
-                    [u.url for u in new],
-                    [u.depth for u in new],
-                    [u.source for u in new],
-                    [u.in_sitemap for u in new],
-                    [u.redirect_hops for u in new],
-                ],
-            )
-        # Known sitemap-only rows learn their link depth. SKIP LOCKED: a row another chunk is updating
-        # gets a depth from that chunk, and waiting for it would only risk a deadlock.
-        linked = [(u.url, u.depth) for u in urls if known.get(u.url) and u.depth is not None]
-        if linked:
-            cursor.execute(
-                f"""
-                UPDATE {table} AS f SET depth = t.depth
-                FROM unnest(%s::text[], %s::int[]) AS t(url, depth)
-                WHERE f.url = t.url AND f.id IN (
-                    SELECT id FROM {table}
-                    WHERE audit_id = %s AND depth IS NULL AND url = ANY(%s::text[])
-                    FOR UPDATE SKIP LOCKED
-                )
-                """,
-                [[u for u, _ in linked], [d for _, d in linked], audit_id, [u for u, _ in linked]],
-            )
-        in_sitemap = [u.url for u in urls if u.in_sitemap and u.url in known]
-        if in_sitemap:
-            cursor.execute(
-                f"UPDATE {table} SET in_sitemap = true"
-                " WHERE audit_id = %s AND NOT in_sitemap AND url = ANY(%s::text[])",
-                [audit_id, in_sitemap],
-            )
 
 
 def _shallower(a: NewURL, b: NewURL) -> bool:

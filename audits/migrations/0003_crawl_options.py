@@ -43,7 +43,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='project',
             name='max_urls_per_pattern',
-            field=models.PositiveIntegerField(default=500, help_text='URLs crawled per path pattern (digits and ids collapsed)'),
+            field=models.PositiveIntegerField(default=2000, help_text='URLs crawled per path pattern (digits and ids collapsed)'),
         ),
         migrations.AddField(
             model_name='project',

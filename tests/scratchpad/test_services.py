@@ -150,11 +150,29 @@ def test_record_batch_is_idempotent_and_learns_link_depth_of_sitemap_urls():
         NewURL("http://127.0.0.1:1/new", depth=1, source="link"),
     ]
     args = dict(audit_id=audit.id, lease_key="k", done_ids=[claimed[0].id], discovered=discovered, edges=edges)
-    assert frontier_record_batch(**args) == 1
-    assert frontier_record_batch(**args) == 0  # a replayed batch finishes nothing twice
+    assert frontier_record_batch(**args).finished == 1
+    assert frontier_record_batch(**args).finished == 0  # a replayed batch finishes nothing twice
     assert page.outlinks.count() == 1
     rows = {f.url: f for f in Frontier.objects.filter(audit=audit)}
     assert len(rows) == 3
     assert rows["http://127.0.0.1:1/from-sitemap"].depth == 1
     assert rows["http://127.0.0.1:1/from-sitemap"].in_sitemap
     assert rows["http://127.0.0.1:1/new"].depth == 1
+
+
+def test_pattern_cap_drops_new_link_urls_beyond_the_cap_but_not_sitemap_ones():
+    audit = AuditFactory()
+    frontier_seed(
+        audit_id=audit.id,
+        urls=[
+            NewURL(f"http://127.0.0.1:1/cal/{i}", depth=None, source="sitemap", pattern="/cal/{n}") for i in range(3)
+        ],
+    )
+    claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=1, lease_s=LEASE_S)
+    found = [NewURL(f"http://127.0.0.1:1/cal/{i}", depth=2, source="link", pattern="/cal/{n}") for i in range(10)]
+    outcome = frontier_record_batch(
+        audit_id=audit.id, lease_key="k", done_ids=[], discovered=found, edges=[], max_per_pattern=5
+    )
+    assert outcome.capped == 5  # 3 known + 2 new reach the cap of 5; the other 5 new ones are dropped
+    assert Frontier.objects.filter(audit=audit, pattern="/cal/{n}").count() == 5
+    assert claimed  # the known ones were not touched by the cap

@@ -224,7 +224,13 @@ def page_cases(base: str) -> list[Case]:
             {"blocked-page"},
         ),
         # Status classes
-        c("rate-limited", ok(page("rate-limited"), 429), {"rate-limited-page"}, {"broken-page", "blocked-page"}),
+        # Retry-After: 0 so the crawler's retries (waited out as the site asks) cost no test time.
+        c(
+            "rate-limited",
+            ok(page("rate-limited"), 429, {"Retry-After": "0"}),
+            {"rate-limited-page"},
+            {"broken-page", "blocked-page"},
+        ),
         c("server-500", ok(page("server-500"), 500), {"server-error"}, {"broken-page", *CONTENT_TYPES}),
         c("server-503", ok(page("server-503"), 503), {"server-error"}, {"broken-page"}),
         c("broken-404", ok(page("broken-404"), 404), {"broken-page"}, {"server-error", "blocked-page"}),

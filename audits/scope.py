@@ -1,0 +1,99 @@
+"""What an audit may crawl: its site (and subdomains if asked), robots.txt, include/exclude rules, and
+the guards against endless URL spaces (max depth, URLs per path pattern, query-string policy)."""
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from audits.checks import CheckSettings
+from audits.models import Audit, Project
+from crawler import limits as crawl_limits
+from crawler.discovery import Robots
+from crawler.urls import SiteMatcher
+
+QueryPolicy = Project.QueryPolicy
+_NUMERIC = re.compile(r"^\d+$")
+_ID_LIKE = re.compile(r"^(?=.*\d)[0-9a-f-]{8,}$", re.IGNORECASE)  # hex ids, UUIDs, hashes
+DEFAULT_MAX_URLS_PER_PATTERN = 2000
+
+
+def url_pattern(url: str) -> str:
+    """The URL's shape for the endless-space cap: numeric and id-like path segments collapse, query values
+    drop. /calendar/2024/05?view=month -> /calendar/{n}/{n}?view"""
+    parts = urlsplit(url)
+    segments = []
+    for segment in parts.path.split("/"):
+        stem, dot, ext = segment.partition(".")
+        if _NUMERIC.match(stem):
+            stem = "{n}"
+        elif _ID_LIKE.match(stem):
+            stem = "{id}"
+        segments.append(stem + dot + ext)
+    keys = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)})
+    return "/".join(segments)[:180] + ("?" + "&".join(keys) if keys else "")[:60]
+
+
+@dataclass
+class CrawlScope:
+    start_url: str
+    site_url: str
+    robots: Robots
+    include: list[re.Pattern] = field(default_factory=list)
+    exclude: list[re.Pattern] = field(default_factory=list)
+    follow_nofollow: bool = False
+    include_subdomains: bool = False
+    max_depth: int | None = None
+    max_urls_per_pattern: int = DEFAULT_MAX_URLS_PER_PATTERN
+    query_policy: str = QueryPolicy.KEEP
+    query_keep_keys: frozenset = frozenset()
+    checks: CheckSettings = field(default_factory=CheckSettings)
+
+    @classmethod
+    def for_audit(cls, audit: Audit) -> "CrawlScope":
+        config = audit.config or {}
+        return cls(
+            start_url=audit.start_url,
+            site_url=audit.site_url or audit.start_url,
+            robots=Robots(audit.robots_txt, user_agent=config.get("user_agent") or crawl_limits.USER_AGENT_PRODUCT),
+            include=[re.compile(p) for p in config.get("include_patterns", [])],
+            exclude=[re.compile(p) for p in config.get("exclude_patterns", [])],
+            follow_nofollow=bool(config.get("follow_nofollow", False)),
+            include_subdomains=bool(config.get("crawl_subdomains", False)),
+            max_depth=config.get("max_depth"),
+            max_urls_per_pattern=int(config.get("max_urls_per_pattern") or DEFAULT_MAX_URLS_PER_PATTERN),
+            query_policy=config.get("query_policy", QueryPolicy.KEEP),
+            query_keep_keys=frozenset(config.get("query_keep_keys", [])),
+            checks=CheckSettings.for_audit(audit),
+        )
+
+    def __post_init__(self):
+        self._site = SiteMatcher(self.site_url, self.start_url, include_subdomains=self.include_subdomains)
+
+    def is_internal(self, url: str) -> bool:
+        """`url` normalised: the site's host (www. or not, http or https), its start host, subdomains if asked."""
+        return self._site.matches(url)
+
+    def rewrite(self, url: str) -> str:
+        """Apply the query-string policy to a normalised internal URL."""
+        if self.query_policy == QueryPolicy.KEEP or "?" not in url:
+            return url
+        parts = urlsplit(url)
+        if self.query_policy == QueryPolicy.STRIP:
+            query = ""
+        else:
+            pairs = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k in self.query_keep_keys]
+            query = urlencode(pairs)
+        return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+    def allows(self, url: str, depth: int | None = None) -> bool:
+        """Internal, within max depth, allowed by robots.txt, matched by an include rule (if any) and by no
+        exclude rule."""
+        if not self.is_internal(url):
+            return False
+        if self.max_depth is not None and depth is not None and depth > self.max_depth:
+            return False
+        if not self.robots.allowed(url):
+            return False
+        if self.include and not any(p.search(url) for p in self.include):
+            return False
+        return not any(p.search(url) for p in self.exclude)
