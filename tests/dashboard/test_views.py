@@ -1,0 +1,346 @@
+"""Dashboard views through Django's test client: every screen, account scoping, forms and refusals,
+filters, the comparison, failed audits and the lazily reconciled live block."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from audits.dashboard import ERROR_EXPLANATIONS
+from audits.models import Audit, Project, Schedule
+from tests.dashboard.conftest import finished_audit, make_page
+from tests.factories import AuditFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def audit_urls(r) -> list[str]:
+    """Every URL that shows or serves something of the audit `r.audit`."""
+    a = r.audit.id
+    return [
+        reverse("audits:audit-detail", args=[a]),
+        reverse("audits:audit-live", args=[a]),
+        reverse("audits:audit-issues", args=[a]),
+        reverse("audits:audit-issue-type", args=[a, "missing-meta-description"]),
+        reverse("audits:audit-pages", args=[a]),
+        reverse("audits:audit-pages", args=[a]) + "?status=4xx&sort=-issues",
+        reverse("audits:page-detail", args=[a, r.home.id]),
+        reverse("audits:audit-performance", args=[a]),
+        reverse("audits:lighthouse-report", args=[a, r.lighthouse.id]),
+        reverse("audits:audit-events", args=[a]),
+        reverse("audits:audit-compare", args=[a]),
+        reverse("audits:audit-compare", args=[a]) + "?kind=new&type=missing-meta-description",
+        *[
+            reverse("audits:audit-export", args=[a, what, fmt])
+            for what in ("issues", "pages")
+            for fmt in ("csv", "json")
+        ],
+    ]
+
+
+def project_urls(project) -> list[str]:
+    p = project.id
+    return [
+        reverse("audits:project-detail", args=[p]),
+        reverse("audits:project-edit", args=[p]),
+        reverse("audits:audit-new", args=[p]),
+    ]
+
+
+def test_every_screen_renders_for_the_owner(owner_client, results):
+    for url in audit_urls(results) + project_urls(results.project) + [reverse("audits:project-list")]:
+        response = owner_client.get(url)
+        assert response.status_code == 200, url
+        if not response.streaming and "text/html" in response["Content-Type"]:
+            assert "script-src 'self'" in response["Content-Security-Policy"], url
+
+
+def test_another_accounts_urls_answer_404(client, stranger, results):
+    client.force_login(stranger)
+    for url in audit_urls(results) + project_urls(results.project):
+        assert client.get(url).status_code == 404, url
+    for name in ("audits:audit-cancel", "audits:audit-delete"):
+        assert client.post(reverse(name, args=[results.audit.id])).status_code == 404
+    assert (
+        client.post(reverse("audits:project-schedule", args=[results.project.id]), {"kind": "daily"}).status_code == 404
+    )
+    # a page or report of the owner's audit under an audit of the stranger's own is not found either
+    own = finished_audit(ProjectFactory(owner=stranger))
+    assert client.get(reverse("audits:page-detail", args=[own.id, results.home.id])).status_code == 404
+    assert client.get(reverse("audits:lighthouse-report", args=[own.id, results.lighthouse.id])).status_code == 404
+    assert Audit.objects.filter(id=results.audit.id).exists()
+    # the stranger's project list does not show the owner's project
+    assert b"Shop" not in client.get(reverse("audits:project-list")).content
+
+
+def test_anonymous_is_sent_to_sign_in(client, results):
+    response = client.get(reverse("audits:audit-detail", args=[results.audit.id]))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def test_overview_shows_health_formula_severities_and_chart(owner_client, results):
+    html = owner_client.get(reverse("audits:audit-detail", args=[results.audit.id])).content.decode()
+    assert "internal URLs crawled with no critical issue" in html  # HEALTH_FORMULA
+    assert re.search(r'<span class="n">1</span> critical', html)
+    assert re.search(r'<span class="n">3</span> warning', html)
+    assert "<svg" in html and "Missing meta description" in html
+    assert 'data-finished="true"' in html
+
+
+def test_issues_grouped_with_registry_texts_and_paginated_urls(owner_client, results):
+    html = owner_client.get(reverse("audits:audit-issues", args=[results.audit.id])).content.decode()
+    assert html.index('id="sev-critical"') < html.index('id="sev-warning"') < html.index('id="sev-info"')
+    assert "Broken page (4xx)" in html and "How to fix:" in html
+    assert results.missing.url in html
+    listing = owner_client.get(reverse("audits:audit-issue-type", args=[results.audit.id, "missing-meta-description"]))
+    assert listing.context["issues"].paginator.count == 2
+
+
+def test_pages_filters_sort_and_query_count(owner_client, results, django_assert_max_num_queries):
+    url = reverse("audits:audit-pages", args=[results.audit.id])
+
+    def listed(query):
+        response = owner_client.get(url + query)
+        return [p.url for p in response.context["pages"]]
+
+    assert listed("?status=404") == [results.missing.url]
+    assert listed("?status=2xx") == [results.home.url, results.about.url]
+    assert listed("?indexable=no") == [results.missing.url]
+    assert listed("?issue=thin-content") == [results.about.url]
+    assert listed("?q=ABOUT") == [results.about.url]
+    assert listed("?sort=-issues")[0] == results.about.url
+    assert listed("?sort=-url") == sorted([results.home.url, results.about.url, results.missing.url], reverse=True)
+    assert listed("?status=banana") == listed("")  # an invalid filter is ignored and reported
+    for i in range(60):
+        make_page(results.audit, f"/p{i}")
+    with django_assert_max_num_queries(12):  # session, user, account, audit, issue types, count, page: no N+1
+        response = owner_client.get(url + "?sort=-issues&page=2")
+    assert response.context["pages"].paginator.count == 63 and len(response.context["pages"].object_list) == 13
+
+
+def test_page_detail_shows_fields_issues_inlinks_and_outlinks(owner_client, results):
+    response = owner_client.get(reverse("audits:page-detail", args=[results.audit.id, results.about.id]))
+    html = response.content.decode()
+    assert "Thin content" in html or "thin-content" in html
+    names = {f.name for f in response.context["fields"]}
+    assert {"url", "status_code", "title", "word_count", "open_graph", "fetched_at"} <= names
+    assert "About us" in html  # inlink anchor from the home page
+    assert reverse("audits:page-detail", args=[results.audit.id, results.home.id]) in html  # outlink to a page
+
+
+def test_lighthouse_report_is_served_to_the_owner_only_as_json(owner_client, results):
+    response = owner_client.get(reverse("audits:lighthouse-report", args=[results.audit.id, results.lighthouse.id]))
+    assert response["Content-Type"] == "application/json"
+    assert b"lighthouseVersion" in b"".join(response.streaming_content)
+    results.lighthouse.report_path = "../../etc/passwd"
+    results.lighthouse.save()
+    assert (
+        owner_client.get(
+            reverse("audits:lighthouse-report", args=[results.audit.id, results.lighthouse.id])
+        ).status_code
+        == 404
+    )
+
+
+def test_comparison_new_fixed_persisting_by_type_and_url(owner_client, results):
+    response = owner_client.get(reverse("audits:audit-compare", args=[results.audit.id]))
+    rows = {row.type: (row.new, row.fixed, row.persisting) for row in response.context["rows"]}
+    assert rows["missing-meta-description"] == (1, 0, 1)
+    assert rows["missing-h1"] == (0, 1, 0)
+    assert rows["title-too-short"] == (0, 1, 0)
+    assert rows["broken-page"] == (1, 0, 0)
+    fixed = owner_client.get(reverse("audits:audit-compare", args=[results.audit.id]) + "?kind=fixed&type=missing-h1")
+    html = fixed.content.decode()
+    # the fixed URL is gone from this crawl: the link goes to the previous audit's page
+    assert reverse("audits:page-detail", args=[results.previous.id, results.old_gone.id]) in html
+    still = owner_client.get(
+        reverse("audits:audit-compare", args=[results.audit.id]) + "?kind=fixed&type=title-too-short"
+    )
+    assert reverse("audits:page-detail", args=[results.audit.id, results.home.id]) in still.content.decode()
+
+
+@pytest.mark.parametrize("code", sorted(ERROR_EXPLANATIONS))
+def test_failed_audit_explains_its_code_and_keeps_partial_results(owner_client, owner, code):
+    audit = finished_audit(
+        ProjectFactory(owner=owner),
+        status=Audit.Status.FAILED,
+        error_code=code,
+        error_detail="boom <b>detail</b>",
+        failed_phase="crawling",
+        health_score=None,
+    )
+    make_page(audit, "/partial")
+    html = owner_client.get(reverse("audits:audit-detail", args=[audit.id])).content.decode()
+    assert ERROR_EXPLANATIONS[code] in html.replace("&#x27;", "'")
+    assert "boom &lt;b&gt;detail&lt;/b&gt;" in html
+    assert "step-failed" in html
+    pages = owner_client.get(reverse("audits:audit-pages", args=[audit.id]))
+    assert pages.context["pages"].paginator.count == 1
+
+
+def test_live_block_reconciles_a_stuck_audit_lazily(owner_client, owner):
+    long_ago = timezone.now() - timedelta(hours=3)
+    audit = AuditFactory(
+        project=ProjectFactory(owner=owner), started_at=long_ago, last_progress_at=long_ago, revivals=2
+    )
+    Audit.objects.filter(id=audit.id).update(created_at=long_ago, current_phase=Audit.Phase.CRAWLING)
+    response = owner_client.get(reverse("audits:audit-live", args=[audit.id]))
+    assert response["Cache-Control"].startswith("max-age=0")
+    html = response.content.decode()
+    assert 'data-status="failed"' in html and 'data-finished="true"' in html
+    assert ERROR_EXPLANATIONS["instance_lost"] in html.replace("&#x27;", "'")
+
+
+def test_running_audit_shows_progress_feed_and_cancel(owner_client, owner):
+    audit = AuditFactory(
+        project=ProjectFactory(owner=owner), started_at=timezone.now(), last_progress_at=timezone.now()
+    )
+    Audit.objects.filter(id=audit.id).update(current_phase=Audit.Phase.CRAWLING, pages_crawled=2, pages_total=8)
+    for i in range(12):
+        make_page(audit, f"/n{i}", fetched_at=timezone.now() - timedelta(seconds=30 - i))
+    html = owner_client.get(reverse("audits:audit-detail", args=[audit.id])).content.decode()
+    assert 'value="2"' in html and 'max="8"' in html and "25%" in html
+    assert 'aria-current="step"' in html and "pages/s" in html
+    feed = re.search(r'<ol class="feed" id="feed">(.*?)</ol>', html, re.S).group(1)
+    assert feed.count("<li>") == 10 and feed.index("/n11") < feed.index("/n2<")
+    response = owner_client.post(reverse("audits:audit-cancel", args=[audit.id]))
+    assert response.status_code == 302
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.CANCELLED
+
+
+def test_cancel_requires_csrf(owner, results):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(owner)
+    assert client.post(reverse("audits:audit-cancel", args=[results.audit.id])).status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("data", "code", "field"),
+    [
+        ({"start_url": "ftp://example.com/"}, "unsupported_scheme", "start_url"),
+        ({"start_url": "http://exa mple.com/"}, "invalid_url", "start_url"),
+        ({"start_url": "https://example.com/" + "a" * 3000}, "url_too_long", "start_url"),
+        ({"max_pages": "0"}, "invalid_max_pages", "max_pages"),
+        ({"max_pages": "50000"}, "audit_page_limit_exceeded", "max_pages"),
+    ],
+)
+def test_start_refusals_are_shown_next_to_their_field(owner_client, owner, data, code, field):
+    project = ProjectFactory(owner=owner, base_url="https://example.com/")
+    form = {"start_url": "https://example.com/", "max_pages": "10", **data}
+    response = owner_client.post(reverse("audits:audit-new", args=[project.id]), form)
+    assert response.status_code == 400
+    assert response.context["form"].errors[field], (code, response.context["form"].errors)
+    assert f'id="id_{field}_error"' in response.content.decode()
+    assert not Audit.objects.filter(project=project).exists()
+
+
+def test_start_refusal_without_a_field_is_at_the_top(owner_client, owner):
+    project = ProjectFactory(owner=owner, base_url="https://example.com/")
+    AuditFactory(project=project)  # running
+    response = owner_client.post(
+        reverse("audits:audit-new", args=[project.id]),
+        {"start_url": "https://example.com/", "max_pages": "10", "include_patterns": "/blog/"},
+    )
+    assert response.status_code == 400
+    assert "still running" in " ".join(response.context["form"].non_field_errors())
+    project.refresh_from_db()
+    assert project.include_patterns == []  # saved patterns roll back with the refusal
+
+
+def test_start_creates_a_running_audit_with_patterns(owner_client, owner):
+    project = ProjectFactory(owner=owner, base_url="http://127.0.0.1:9/")
+    response = owner_client.post(
+        reverse("audits:audit-new", args=[project.id]),
+        {
+            "start_url": "http://127.0.0.1:9/",
+            "max_pages": "25",
+            "lighthouse": "on",
+            "exclude_patterns": "\\?sort=\n/tag/",
+        },
+    )
+    audit = Audit.objects.get(project=project)
+    assert response["Location"] == reverse("audits:audit-detail", args=[audit.id])
+    assert audit.config["max_pages"] == 25 and audit.config["lighthouse"] is True
+    assert audit.config["exclude_patterns"] == ["\\?sort=", "/tag/"]
+    bad = owner_client.post(
+        reverse("audits:audit-new", args=[project.id]),
+        {"start_url": "http://x.test/", "max_pages": "5", "include_patterns": "(["},
+    )
+    assert "not a valid regular expression" in str(bad.context["form"].errors["include_patterns"])
+
+
+def test_project_create_edit_and_write_only_password(owner_client, owner):
+    response = owner_client.post(
+        reverse("audits:project-create"),
+        {
+            "name": "Blog",
+            "base_url": "https://blog.test/",
+            "max_pages": "300",
+            "include_patterns": "^https://blog.test/posts/",
+            "user_agent": "MyBot/1.0",
+            "auth_username": "editor",
+            "auth_password": "s3cret-pass",
+            "query_policy": "strip",
+            "max_urls_per_pattern": "500",
+            "render_budget_pages": "10",
+            "min_request_interval_ms": "250",
+            "max_concurrency": "4",
+            "max_depth": "6",
+            "follow_nofollow": "on",
+        },
+    )
+    project = Project.objects.get(name="Blog")
+    assert response["Location"] == reverse("audits:project-detail", args=[project.id])
+    assert project.account.memberships.filter(user=owner).exists()
+    assert project.auth_password == "s3cret-pass" and project.include_patterns == ["^https://blog.test/posts/"]
+    assert project.max_depth == 6 and project.follow_nofollow and project.query_policy == "strip"
+    edit_url = reverse("audits:project-edit", args=[project.id])
+    page = owner_client.get(edit_url).content.decode()
+    assert "s3cret-pass" not in page and "A password is stored" in page
+    form = owner_client.get(edit_url).context["form"]
+    data = {k: v for k, v in form.initial.items() if v is not None and k in form.fields}
+    data.update(include_patterns="^https://blog.test/posts/", auth_password="", name="Blog 2", max_depth="")
+    data = {k: ("on" if v is True else v) for k, v in data.items() if v is not False}
+    owner_client.post(edit_url, data)
+    project.refresh_from_db()
+    assert project.name == "Blog 2" and project.auth_password == "s3cret-pass"  # blank kept it
+    owner_client.post(edit_url, {**data, "clear_auth_password": "on"})
+    project.refresh_from_db()
+    assert project.auth_password == ""
+    dup = owner_client.post(reverse("audits:project-create"), {**data, "name": "Blog 2"})
+    assert "already have a project" in str(dup.context["form"].errors["name"])
+    assert (
+        owner_client.post(
+            reverse("audits:project-create"), {**data, "name": "x", "base_url": "ftp://a.test/"}
+        ).status_code
+        == 200
+    )
+
+
+def test_schedule_set_and_clear(owner_client, owner):
+    project = ProjectFactory(owner=owner)
+    url = reverse("audits:project-schedule", args=[project.id])
+    owner_client.post(url, {"kind": "weekly", "action": "set"})
+    assert Schedule.objects.get(project=project).cron == "0 3 * * 1"
+    owner_client.post(url, {"kind": "cron", "cron": "30 2 * * 1-5", "action": "set"})
+    assert Schedule.objects.get(project=project).cron == "30 2 * * 1-5"
+    bad = owner_client.post(url, {"kind": "cron", "cron": "99 * * * *", "action": "set"})
+    assert bad.status_code == 400 and "does not parse" in bad.content.decode()
+    assert "every weekday" not in bad.content.decode()
+    page = owner_client.get(reverse("audits:project-detail", args=[project.id])).content.decode()
+    assert "30 2 * * 1-5" in page
+    owner_client.post(url, {"action": "clear"})
+    assert not Schedule.objects.filter(project=project).exists()
+
+
+def test_project_page_lists_history_with_duration(owner_client, results):
+    response = owner_client.get(reverse("audits:project-detail", args=[results.project.id]))
+    history = list(response.context["history"])
+    assert [a.id for a in history] == [results.audit.id, results.previous.id]
+    assert history[0].duration == timedelta(minutes=3)
+    assert "3 min 00 s" in response.content.decode()
