@@ -1,12 +1,19 @@
 """django-filter filter sets of the API's lists; a bad value answers 400 (validation_error)."""
 
 import django_filters
+from django import forms
 from django.db.models import Exists, OuterRef
 
 from audits.checks.registry import CHECKS
 from audits.models import Audit, Issue, Page, Project, Webhook, WebhookDelivery
 
 ISSUE_TYPE_CHOICES = [(spec.type, spec.type) for spec in CHECKS]
+
+
+class IntegerFilter(django_filters.NumberFilter):
+    """A whole number (django-filter's NumberFilter takes decimals)."""
+
+    field_class = forms.IntegerField
 
 
 class ProjectFilter(django_filters.FilterSet):
@@ -21,7 +28,7 @@ class ProjectFilter(django_filters.FilterSet):
 class AuditFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=Audit.Status.choices)
     current_phase = django_filters.ChoiceFilter(choices=Audit.Phase.choices)
-    project = django_filters.NumberFilter(field_name="project_id", help_text="Project id")
+    project = IntegerFilter(field_name="project_id", help_text="Project id")
     scheduled = django_filters.BooleanFilter()
     error_code = django_filters.CharFilter()
 
@@ -41,7 +48,7 @@ class IssueFilter(django_filters.FilterSet):
 
 
 class PageFilter(django_filters.FilterSet):
-    status_code = django_filters.NumberFilter()
+    status_code = IntegerFilter()
     fetch_class = django_filters.ChoiceFilter(choices=Page.FetchClass.choices)
     is_indexable = django_filters.BooleanFilter()
     has_issue = django_filters.ChoiceFilter(

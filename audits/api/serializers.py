@@ -99,7 +99,9 @@ class AuditDetailSerializer(AuditSerializer):
 
 
 class AuditStartSerializer(serializers.Serializer):
-    start_url = serializers.CharField(required=False, max_length=4096, help_text="Default: the project's base URL")
+    start_url = serializers.CharField(
+        required=False, allow_blank=True, max_length=4096, help_text="Default (also when empty): the project's base URL"
+    )
     max_pages = serializers.IntegerField(required=False, help_text="Default: the project's max pages")
     lighthouse = serializers.BooleanField(required=False, default=False)
 
@@ -161,11 +163,17 @@ class PageIssueSerializer(serializers.ModelSerializer):
 
 
 class PageDetailSerializer(serializers.ModelSerializer):
+    """A page with its issues and links; the view puts selectors.page_links() on `page.link_data`."""
+
     issues = PageIssueSerializer(many=True, read_only=True)
-    inlinks_count = serializers.IntegerField(read_only=True)
-    inlinks = InlinkSerializer(many=True, read_only=True, help_text="At most 500; inlinks_count is exact")
-    outlinks_count = serializers.IntegerField(read_only=True)
-    outlinks = OutlinkSerializer(many=True, read_only=True, help_text="At most 500; outlinks_count is exact")
+    inlinks_count = serializers.IntegerField(source="link_data.inlinks_count", read_only=True)
+    inlinks = InlinkSerializer(
+        source="link_data.inlinks", many=True, read_only=True, help_text="At most 500; inlinks_count is exact"
+    )
+    outlinks_count = serializers.IntegerField(source="link_data.outlinks_count", read_only=True)
+    outlinks = OutlinkSerializer(
+        source="link_data.outlinks", many=True, read_only=True, help_text="At most 500; outlinks_count is exact"
+    )
 
     class Meta:
         model = Page

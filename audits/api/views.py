@@ -225,8 +225,7 @@ class PageDetail(ApiMixin, APIView):
     def get(self, request, pk, page_pk):
         audit = self.audit_or_404(pk)
         page = get_object_or_404(Page.objects.filter(audit=audit), pk=page_pk)
-        for key, value in selectors.page_links(page=page).items():
-            setattr(page, key, value)
+        page.link_data = selectors.page_links(page=page)
         return Response(s.PageDetailSerializer(page).data)
 
 

@@ -1,0 +1,181 @@
+"""Issues, the by-type summary, pages, a page with its links, streamed exports and the comparison."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from audits.models import Page, page_id_for
+from tests.api.conftest import assert_problem, finished_audit
+from tests.factories import ProjectFactory
+
+
+def test_issues_list_and_filters(api, results):
+    url = f"/api/v1/audits/{results.id}/issues/"
+    body = api.get(url).json()
+    assert body["count"] == 4
+    assert {i["type"] for i in body["results"]} == {
+        "missing-title",
+        "title-too-long",
+        "broken-page",
+        "broken-internal-link",
+    }
+    assert all(i["title"] for i in body["results"])
+    assert {i["type"] for i in api.get(url, {"severity": "critical"}).json()["results"]} == {
+        "missing-title",
+        "broken-page",
+        "broken-internal-link",
+    }
+    assert [i["type"] for i in api.get(url, {"type": "broken-page"}).json()["results"]] == ["broken-page"]
+    assert [i["page_url"] for i in api.get(url, {"url": "/GONE"}).json()["results"]] == ["http://127.0.0.1:1/gone"]
+    paged = api.get(url, {"page_size": 3, "page": 2}).json()
+    assert len(paged["results"]) == 1 and paged["previous"]
+
+
+@pytest.mark.parametrize("params, field", [({"severity": "fatal"}, "severity"), ({"type": "no-such"}, "type")])
+def test_issues_filter_validation(api, results, params, field):
+    assert_problem(api.get(f"/api/v1/audits/{results.id}/issues/", params), 400, "validation_error", field=field)
+
+
+def test_issues_page_out_of_range_is_not_found(api, results):
+    assert_problem(api.get(f"/api/v1/audits/{results.id}/issues/", {"page": 9}), 404, "not_found")
+
+
+def test_issue_summary(api, results):
+    rows = api.get(f"/api/v1/audits/{results.id}/issues/summary/").json()
+    assert rows[0]["severity"] == "critical"  # most severe first
+    assert {r["type"]: r["count"] for r in rows} == {
+        "missing-title": 1,
+        "title-too-long": 1,
+        "broken-page": 1,
+        "broken-internal-link": 1,
+    }
+    assert all(r["title"] and r["scope"] in ("page", "site") for r in rows)
+
+
+def test_pages_list_and_filters(api, results):
+    url = f"/api/v1/audits/{results.id}/pages/"
+    assert api.get(url).json()["count"] == 3
+    assert [p["url"] for p in api.get(url, {"status_code": 404}).json()["results"]] == ["http://127.0.0.1:1/gone"]
+    assert api.get(url, {"is_indexable": "true"}).json()["count"] == 2
+    assert api.get(url, {"fetch_class": "ok"}).json()["count"] == 3
+    assert [p["url"] for p in api.get(url, {"has_issue": "missing-title"}).json()["results"]] == [
+        "http://127.0.0.1:1/a"
+    ]
+    assert [p["url"] for p in api.get(url, {"url": "/a"}).json()["results"]] == ["http://127.0.0.1:1/a"]
+
+
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"status_code": "abc"}, "status_code"),
+        ({"fetch_class": "weird"}, "fetch_class"),
+        ({"has_issue": "nope"}, "has_issue"),
+    ],
+)
+def test_pages_filter_validation(api, results, params, field):
+    assert_problem(api.get(f"/api/v1/audits/{results.id}/pages/", params), 400, "validation_error", field=field)
+
+
+def test_page_detail_with_inlinks_and_outlinks(api, results):
+    home = page_id_for(results.id, "http://127.0.0.1:1/")
+    body = api.get(f"/api/v1/audits/{results.id}/pages/{home}/").json()
+    assert body["url"] == "http://127.0.0.1:1/"
+    assert body["outlinks_count"] == 2
+    assert {o["target_url"] for o in body["outlinks"]} == {"http://127.0.0.1:1/a", "http://127.0.0.1:1/gone"}
+    assert body["inlinks_count"] == 1
+    assert body["inlinks"][0]["source_url"] == "http://127.0.0.1:1/a"
+    assert body["inlinks"][0]["source_page"] == str(page_id_for(results.id, "http://127.0.0.1:1/a"))
+    assert {i["type"] for i in body["issues"]} == {"title-too-long", "broken-internal-link"}
+    gone = api.get(f"/api/v1/audits/{results.id}/pages/{page_id_for(results.id, 'http://127.0.0.1:1/gone')}/")
+    assert gone.json()["inlinks_count"] == 1 and gone.json()["outlinks_count"] == 0
+
+
+def test_page_of_another_audit_is_not_found(api, results, project):
+    other = finished_audit(project, pages={"/x": 200}, issues=[])
+    page = Page.objects.get(audit=other)
+    assert_problem(api.get(f"/api/v1/audits/{results.id}/pages/{page.id}/"), 404, "not_found")
+
+
+def test_exports_stream_csv_and_json(api, results):
+    base = f"/api/v1/audits/{results.id}/exports/"
+    response = api.get(base + "issues.csv")
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == 4 and {r["type"] for r in rows} >= {"broken-page", "missing-title"}
+
+    issues = json.loads(b"".join(api.get(base + "issues.json").streaming_content))
+    assert len(issues) == 4 and {"type", "severity", "page_url"} <= set(issues[0])
+
+    pages_csv = list(csv.DictReader(io.StringIO(b"".join(api.get(base + "pages.csv").streaming_content).decode())))
+    assert sorted(r["url"] for r in pages_csv) == [
+        "http://127.0.0.1:1/",
+        "http://127.0.0.1:1/a",
+        "http://127.0.0.1:1/gone",
+    ]
+    pages = json.loads(b"".join(api.get(base + "pages.json").streaming_content))
+    assert {p["status_code"] for p in pages} == {200, 404}
+
+
+def test_csv_export_defuses_formulas(api, project):
+    audit = finished_audit(project, pages={"/f": 200}, issues=[])
+    Page.objects.filter(audit=audit).update(title='=HYPERLINK("http://evil")')
+    text = b"".join(api.get(f"/api/v1/audits/{audit.id}/exports/pages.csv").streaming_content).decode()
+    assert "'=HYPERLINK" in text
+
+
+def test_comparison_new_fixed_persisting(api, project, results):
+    later = finished_audit(
+        project,
+        pages={"/": 200, "/a": 200, "/new": 200},
+        issues=[
+            ("missing-title", "critical", "/a"),  # persisting
+            ("missing-title", "critical", "/new"),  # new
+            ("title-too-long", "warning", "/"),  # persisting
+            # broken-page /gone and broken-internal-link / are fixed
+        ],
+        ago_min=5,
+    )
+    body = api.get(f"/api/v1/audits/{later.id}/compare/{results.id}/").json()
+    assert body["audit"] == str(later.id) and body["base"] == str(results.id)
+    assert body["totals"] == {"new": 1, "fixed": 2, "persisting": 2}
+    by_type = {r["type"]: r for r in body["by_type"]}
+    assert by_type["missing-title"] == {"type": "missing-title", "new": 1, "fixed": 0, "persisting": 1}
+    assert by_type["broken-page"]["fixed"] == 1 and by_type["broken-internal-link"]["fixed"] == 1
+    # The other way round, new and fixed swap.
+    back = api.get(f"/api/v1/audits/{results.id}/compare/{later.id}/").json()
+    assert back["totals"] == {"new": 2, "fixed": 1, "persisting": 2}
+
+
+def test_comparison_validation(api, project, results):
+    assert_problem(
+        api.get(f"/api/v1/audits/{results.id}/compare/{results.id}/"), 400, "comparison_same_audit", field="base"
+    )
+    elsewhere = finished_audit(ProjectFactory(owner=project.owner), pages={"/": 200}, issues=[])
+    assert_problem(api.get(f"/api/v1/audits/{results.id}/compare/{elsewhere.id}/"), 400, "comparison_project_mismatch")
+
+
+def test_export_filter_validation(api, results):
+    assert_problem(
+        api.get(f"/api/v1/audits/{results.id}/exports/issues.csv", {"severity": "x"}), 400, "validation_error"
+    )
+
+
+def test_other_accounts_results_are_not_found(other_api, results, project):
+    later = finished_audit(project, pages={"/": 200}, issues=[], ago_min=1)
+    home = page_id_for(results.id, "http://127.0.0.1:1/")
+    for path in (
+        "issues/",
+        "issues/summary/",
+        "pages/",
+        f"pages/{home}/",
+        "exports/issues.csv",
+        "exports/issues.json",
+        "exports/pages.csv",
+        "exports/pages.json",
+        f"compare/{later.id}/",
+    ):
+        assert_problem(other_api.get(f"/api/v1/audits/{results.id}/{path}"), 404, "not_found")
