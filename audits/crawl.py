@@ -18,7 +18,7 @@ from audits.checks import PAGE_CHECK_TYPES, page_issues
 from audits.checks.page import challenge_reason, robots_directives
 from audits.limits import CHUNK_SEEN_URLS_MAX, CHUNK_SOFT_DEADLINE_S, PERSIST_BATCH_PAGES
 from audits.models import Audit, Issue, Page, page_id_for
-from audits.politeness import Politeness, is_rate_limit_answer
+from audits.politeness import DiscoveryPacer, Politeness, is_rate_limit_answer
 from audits.render import render_session_for
 from audits.scope import CrawlScope, url_pattern
 from audits.services import audit_fail, audit_set_phase
@@ -53,12 +53,15 @@ CHALLENGE_HEADERS = ("cf-mitigated",)
 
 def audit_discover(*, audit_id) -> bool:
     """Resolve the start URL, read robots.txt and sitemaps, seed the frontier. False when the audit ended."""
-    audit = Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING).first()
+    audit = Audit.objects.select_related("project").filter(id=audit_id, status=Audit.Status.RUNNING).first()
     if audit is None:
         return False
-    session = build_session()
+    session = build_session(audit.config.get("user_agent") or None)
+    project = audit.project
+    session.auth = (project.auth_username, project.auth_password) if project.auth_username else None
+    pace = DiscoveryPacer(audit)
     if not audit.discovery.get("robots_fetched"):
-        final_url, error = _resolve_start_url(session, audit.start_url)
+        final_url, error = _resolve_start_url(session, audit.start_url, pace)
         if error:
             audit_fail(
                 audit_id=audit.id,
@@ -67,7 +70,7 @@ def audit_discover(*, audit_id) -> bool:
                 phase=Audit.Phase.DISCOVERY,
             )
             return False
-        robots = fetch_robots(session, final_url, allow_private=settings.ALLOW_PRIVATE_TARGETS)
+        robots = fetch_robots(session, final_url, allow_private=settings.ALLOW_PRIVATE_TARGETS, pace=pace)
         # Kept raw on the audit so that a retried step re-parses it and never fetches it again.
         audit.site_url = final_url
         audit.robots_txt = robots.raw
@@ -76,13 +79,16 @@ def audit_discover(*, audit_id) -> bool:
         audit.save(update_fields=["site_url", "robots_txt", "robots_status", "discovery"])
 
     scope = CrawlScope.for_audit(audit)
+    pace.use_crawl_delay(scope.robots.crawl_delay_s())
     sitemaps = fetch_sitemaps(
         session,
         scope.site_url,
         scope.robots,
         max_urls=crawl_limits.sitemap_url_cap(audit.max_pages),
         allow_private=settings.ALLOW_PRIVATE_TARGETS,
+        pace=pace,
     )
+    pace.hand_over()
     seeds = [NewURL(audit.start_url, depth=0, source=Source.START, pattern=url_pattern(audit.start_url))]
     skipped = 0
     for url in sitemaps.urls:
@@ -105,10 +111,11 @@ def audit_discover(*, audit_id) -> bool:
     return audit_set_phase(audit_id=audit.id, phase=Audit.Phase.CRAWLING, discovery=discovery)
 
 
-def _resolve_start_url(session, url: str) -> tuple[str, str | None]:
+def _resolve_start_url(session, url: str, pace) -> tuple[str, str | None]:
     """Follow the start URL's redirects by hand: the site is where it lands. Error text if no answer."""
     current = url
     for _ in range(crawl_limits.MAX_REDIRECT_HOPS):
+        pace()
         result = fetch(session, current, read_body="never", allow_private=settings.ALLOW_PRIVATE_TARGETS)
         if result.status_code is None:
             return current, result.error or result.error_kind or "no answer"

@@ -5,6 +5,7 @@ import re
 import time
 import zlib
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -108,10 +109,16 @@ def _origin(site_url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _fetch_following(session, url: str, *, max_bytes: int, allow_private: bool) -> tuple[FetchResult, str, str | None]:
-    """fetch() that follows up to MAX_SITEMAP_REDIRECT_HOPS redirects: (last result, its URL, error)."""
+def _fetch_following(
+    session, url: str, *, max_bytes: int, allow_private: bool, pace: Callable[[], None] | None = None
+) -> tuple[FetchResult, str, str | None]:
+    """fetch() that follows up to MAX_SITEMAP_REDIRECT_HOPS redirects: (last result, its URL, error).
+
+    `pace`, when given, is called before every request (the caller's politeness: it may sleep)."""
     seen = {url}
     for _ in range(limits.MAX_SITEMAP_REDIRECT_HOPS + 1):
+        if pace is not None:
+            pace()
         result = fetch(session, url, read_body="always", max_bytes=max_bytes, allow_private=allow_private)
         if result.error_kind:
             return result, url, f"{result.error_kind}: {result.error}"
@@ -127,11 +134,13 @@ def _fetch_following(session, url: str, *, max_bytes: int, allow_private: bool) 
     return result, url, f"more than {limits.MAX_SITEMAP_REDIRECT_HOPS} redirects"
 
 
-def fetch_robots(session, site_url: str, *, allow_private: bool = True) -> RobotsResult:
+def fetch_robots(
+    session, site_url: str, *, allow_private: bool = True, pace: Callable[[], None] | None = None
+) -> RobotsResult:
     """GET /robots.txt of the site's origin (redirects followed). raw is None unless it answered 2xx."""
     url = _origin(site_url) + "/robots.txt"
     result, final_url, error = _fetch_following(
-        session, url, max_bytes=limits.MAX_ROBOTS_BYTES, allow_private=allow_private
+        session, url, max_bytes=limits.MAX_ROBOTS_BYTES, allow_private=allow_private, pace=pace
     )
     robots = RobotsResult(url=url, status_code=result.status_code, raw=None, error=error, final_url=final_url)
     if error is None and 200 <= (result.status_code or 0) < 300:
@@ -220,7 +229,13 @@ def _document_bytes(result: FetchResult, url: str) -> tuple[bytes, bool]:
 
 
 def fetch_sitemaps(
-    session, site_url: str, robots: Robots, *, max_urls: int, allow_private: bool = True
+    session,
+    site_url: str,
+    robots: Robots,
+    *,
+    max_urls: int,
+    allow_private: bool = True,
+    pace: Callable[[], None] | None = None,
 ) -> SitemapResult:
     """Sitemap URLs from robots.txt and /sitemap.xml, indexes followed; every cap in limits applies.
 
@@ -247,7 +262,7 @@ def fetch_sitemaps(
         url, depth = queue.popleft()
         out.documents_fetched += 1
         result, final_url, error = _fetch_following(
-            session, url, max_bytes=limits.MAX_SITEMAP_BYTES, allow_private=allow_private
+            session, url, max_bytes=limits.MAX_SITEMAP_BYTES, allow_private=allow_private, pace=pace
         )
         status = result.status_code or 0
         if error is None and not 200 <= status < 300:
