@@ -105,6 +105,12 @@ class Project(models.Model):
     query_keep_keys = models.JSONField(default=list, blank=True)
     min_request_interval_ms = models.PositiveIntegerField(default=0, help_text="Between two requests to a host")
     max_concurrency = models.PositiveIntegerField(default=8, help_text="Upper bound of the adaptive window")
+    check_overrides = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Per-project checks: {"thresholds": {type: {key: value}}, "severities": {type: severity}, '
+        '"disabled": [type]}',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

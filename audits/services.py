@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audits.accounts import account_for_user, credits_entry, credits_settle, credits_used_this_month, units_needed
+from audits.checks.registry import validate_overrides
 from audits.errors import AuditRefused
 from audits.limits import ERROR_DETAIL_CHARS, MAX_PAGES_CEILING
 from audits.models import Account, Audit, AuditEvent, CreditEntry, Project
@@ -55,8 +56,13 @@ def audit_start(
         raise AuditRefused(
             "invalid_max_pages", f"Max pages must be a whole number from 1 to {MAX_PAGES_CEILING}.", field="max_pages"
         )
+    try:
+        checks = validate_overrides(project.check_overrides or {})
+    except ValueError as exc:
+        raise AuditRefused("invalid_check_overrides", f"The project's check settings are invalid: {exc}") from exc
     config = {
         "max_pages": pages,
+        "checks": checks,
         "include_patterns": list(project.include_patterns or []),
         "exclude_patterns": list(project.exclude_patterns or []),
         "lighthouse": bool(lighthouse),

@@ -1,0 +1,69 @@
+"""A project's check overrides reach the audit: thresholds, severities and disabled checks."""
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from audits.errors import AuditRefused
+from audits.models import Issue
+from audits.services import audit_start
+from audits.workflow import pipeline_run_inline
+from tests.factories import ProjectFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PAGE = b"""<!DOCTYPE html><html lang="en"><head><title>A title of thirty characters!</title>
+<meta name="viewport" content="width=device-width"></head><body><p>Short page.</p></body></html>"""
+
+
+class One(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        body, status = (PAGE, 200) if self.path == "/" else (b"", 404)
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def one_page_site():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), One)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def _issues(base, overrides):
+    project = ProjectFactory(base_url=base + "/", check_overrides=overrides)
+    audit = audit_start(project=project, max_pages=5, dispatch=False)
+    pipeline_run_inline(audit.id)
+    return {i.type: i for i in Issue.objects.filter(audit=audit, page_url=base + "/")}
+
+
+def test_overrides_change_thresholds_severities_and_disable_checks(one_page_site):
+    default = _issues(one_page_site, {})
+    assert "title-too-long" not in default and "missing-meta-description" in default
+    assert default["missing-h1"].severity == "warning"
+    changed = _issues(
+        one_page_site,
+        {
+            "thresholds": {"title-too-long": {"max_chars": 20}},
+            "severities": {"missing-h1": "critical"},
+            "disabled": ["missing-meta-description"],
+        },
+    )
+    assert changed["title-too-long"].details["max_chars"] == 20
+    assert changed["missing-h1"].severity == "critical"
+    assert "missing-meta-description" not in changed
+
+
+def test_invalid_overrides_refuse_the_start():
+    project = ProjectFactory(check_overrides={"thresholds": {"no-such-check": {"x": 1}}})
+    with pytest.raises(AuditRefused) as exc:
+        audit_start(project=project, start_url="http://127.0.0.1:9/", dispatch=False)
+    assert exc.value.code == "invalid_check_overrides"
