@@ -25,6 +25,7 @@ from typing import Self
 import psutil
 
 from bench.baseline import BaselineResult
+from bench.finalize import FinalizeBenchError, print_finalize, run_finalize_bench
 from bench.serve import serve_best
 from bench.sitegen import SiteManifest, generate_site
 
@@ -431,6 +432,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--stall-timeout", type=float, default=300, help="give up on an audit silent for this many seconds"
     )
+    parser.add_argument(
+        "--finalize-pages", type=int, default=10_000, help="pages of the synthetic crawl finalize is timed on"
+    )
+    parser.add_argument("--skip-finalize", action="store_true", help="do not run the finalize benchmark")
     args = parser.parse_args(argv)
     # SIGTERM (e.g. `timeout`) unwinds like Ctrl-C, so the worker and servers are stopped, not orphaned.
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
@@ -460,6 +465,17 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     print_summary(results)
+    if args.skip_finalize or args.skip_product:
+        return 0
+    # Finalize on a synthetic crawl, in its own database and child processes (bench/finalize.py).
+    try:
+        print_finalize(run_finalize_bench(args.finalize_pages, seed=args.seed))
+    except FinalizeBenchError as exc:
+        print(f"\nFAILED (finalize): {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
     return 0
 
 
