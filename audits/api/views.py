@@ -198,6 +198,9 @@ class IssueList(ApiMixin, generics.ListAPIView):
 
 @extend_schema(tags=["results"])
 class IssueSummary(ApiMixin, APIView):
+    pagination_class = None  # a few dozen rows at most: one per issue type
+    filter_backends = []
+
     @extend_schema(
         responses={200: s.IssueSummarySerializer(many=True)},
         summary="Issue counts by type",

@@ -1,0 +1,86 @@
+"""Schemathesis against /api/schema/: generated requests to every operation, with a real token and real
+ids half of the time, never get a 500 nor a response the schema does not describe.
+
+The schema is loaded from the WSGI app at collection (it needs no database); each operation's test then
+runs MAX_EXAMPLES generated cases in its own database transaction.
+"""
+
+import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from audits.api.tokens import token_create
+from audits.models import Page
+from audits.webhooks import webhook_create
+from tests.api.conftest import finished_audit
+
+MAX_EXAMPLES = 20
+# What the API promises: no server error, and every answer (status, content type, headers, body) as the
+# schema describes it. Schemathesis's stricter "negative data rejected / positive data accepted" checks are
+# left out: the API ignores unknown query parameters and rejects schema-valid input the schema cannot
+# express (an unreachable URL, a cron expression), as documented.
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+]
+REAL_IDS: dict[str, dict] = {}  # filled per test by the `fuzz_data` fixture, read while cases are generated
+
+schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
+
+
+@schema.hook
+def flatmap_path_parameters(context, path_parameters):
+    if not path_parameters:
+        return st.just(path_parameters)
+    collection = context.operation.path.split("/")[3]  # /api/v1/<collection>/...
+    known = {k: v for k, v in REAL_IDS.get(collection, {}).items() if k in path_parameters}
+    return st.sampled_from([path_parameters, {**path_parameters, **known}])
+
+
+@pytest.fixture
+def fuzz_data(db, user, project, results, settings):
+    """A token, and a project with two finished audits, pages and a webhook for the real ids."""
+    # Throttles are tested on their own; here they would answer 429 to most of the generated writes.
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"api": "100000/min", "audit_start": "100000/min"},
+    }
+    # Requests run inside this test's transaction: keep Django from closing the connection after each
+    # one, as its own test client does.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    later = finished_audit(project, pages={"/": 200}, issues=[("missing-title", "critical", "/")], ago_min=1)
+    hook = webhook_create(project=project, url="http://127.0.0.1:9/hook")
+    REAL_IDS.update(
+        projects={"id": project.id},
+        audits={
+            "id": str(later.id),
+            "base_pk": str(results.id),
+            "page_pk": str(Page.objects.filter(audit=later).values_list("id", flat=True).first()),
+        },
+        webhooks={"id": hook.id},
+    )
+    yield token_create(user=user, name="fuzz")[1]
+    REAL_IDS.clear()
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@schema.parametrize()
+@settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+def test_api_conforms_to_its_schema(case, fuzz_data):
+    case.call_and_validate(headers={"Authorization": f"Bearer {fuzz_data}"}, checks=CHECKS)
