@@ -1,36 +1,224 @@
-from django.contrib import admin
+"""The operators' admin. Every write goes through the services, as the dashboard and the API do:
 
-from audits.models import Account, Audit, AuditEvent, CreditEntry, Issue, Page, Plan, Project, Schedule
+- audits are started (re-run), cancelled, reconciled and deleted with audits.services / audits.reconciler,
+  never saved from a form (a stale form would overwrite what the workers wrote);
+- schedules are saved with audits.schedules (so the beat task follows), webhooks with audits.webhooks
+  (the SSRF policy applies), API tokens with audits.api.tokens (the plaintext is shown once, in a message).
+
+Importing audits.webhooks here also connects its audit_finished receiver in every process that loads
+the admin (web, worker and management commands); CELERY_IMPORTS loads it in workers too.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.forms.models import BaseInlineFormSet
+from django.urls import reverse
+from django.utils.html import format_html
+
+from audits.accounts import credits_used_this_month
+from audits.api.services import project_delete
+from audits.api.tokens import token_create, token_revoke
+from audits.errors import AuditRefused
+from audits.models import (
+    Account,
+    ApiToken,
+    Audit,
+    AuditEvent,
+    CreditEntry,
+    Issue,
+    Membership,
+    Page,
+    Plan,
+    Project,
+    Schedule,
+    Webhook,
+    WebhookDelivery,
+)
+from audits.reconciler import reconcile_running_audit
+from audits.schedules import PRESETS, _parse_cron, schedule_clear, schedule_set
+from audits.services import audit_cancel, audit_delete, audit_start
+from audits.webhooks import webhook_create, webhook_delivery_resend, webhook_update
+from crawler.urls import InvalidURL, validate_start_url
+
+INLINE_ROWS = 200  # rows an inline shows; the full list is one click away
+
+
+class LimitedInlineFormSet(BaseInlineFormSet):
+    """Shows the first INLINE_ROWS rows only: an audit may have 100,000 issues."""
+
+    def get_queryset(self):
+        if not hasattr(self, "_limited"):
+            self._limited = super().get_queryset()[:INLINE_ROWS]
+        return self._limited
+
+
+class ReadOnlyInline(admin.TabularInline):
+    formset = LimitedInlineFormSet
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows the pipeline writes: viewable and searchable, never edited by hand."""
+
+    show_full_result_count = False  # no COUNT(*) over millions of rows on every page
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+# --- projects and audits ---------------------------------------------------------------------------------
 
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ("name", "owner", "base_url", "max_pages", "created_at")
-    search_fields = ("name", "base_url")
+    list_display = ("name", "account", "owner", "base_url", "max_pages", "created_at")
+    list_select_related = ("account", "owner")
+    search_fields = ("name", "base_url", "account__name")
+    raw_id_fields = ("owner", "account")
+
+    def delete_model(self, request, obj):
+        project_delete(project=obj)
+
+    def delete_queryset(self, request, queryset):
+        for project in queryset:
+            project_delete(project=project)
+
+
+class IssueInline(ReadOnlyInline):
+    model = Issue
+    fields = ("type", "severity", "page_url", "details")
+    readonly_fields = fields
+    ordering = ("type", "page_url")
+    verbose_name_plural = f"issues (first {INLINE_ROWS})"
+
+
+class AuditEventInline(ReadOnlyInline):
+    model = AuditEvent
+    fields = ("created_at", "kind", "message", "data")
+    readonly_fields = fields
+    show_change_link = False
+    verbose_name_plural = f"events (first {INLINE_ROWS})"
 
 
 @admin.register(Audit)
 class AuditAdmin(admin.ModelAdmin):
-    list_display = ("id", "start_url", "status", "current_phase", "pages_crawled", "health_score", "created_at")
-    list_filter = ("status", "current_phase", "error_code")
-    search_fields = ("start_url",)
-    readonly_fields = [f.name for f in Audit._meta.fields]
+    list_display = (
+        "id",
+        "project",
+        "start_url",
+        "status",
+        "current_phase",
+        "error_code",
+        "pages_crawled",
+        "health_score",
+        "created_at",
+    )
+    list_filter = ("status", "current_phase", "error_code", "reconciled_by", "scheduled")
+    list_select_related = ("project",)
+    search_fields = ("start_url", "site_url", "project__name")
+    readonly_fields = [f.name for f in Audit._meta.fields] + ["results"]
+    inlines = [AuditEventInline, IssueInline]
+    actions = ["reconcile_now", "cancel_audits", "rerun_audits"]
+    show_full_result_count = False
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request):
+        return False  # audits start through the dashboard, the API, the CLI or "re-run"
+
+    def has_change_permission(self, request, obj=None):
+        # The changelist's actions need it; an audit's own form stays read-only.
+        return obj is None and super().has_change_permission(request)
+
+    @admin.display(description="results")
+    def results(self, obj):
+        issues = reverse("admin:audits_issue_changelist") + f"?audit__id__exact={obj.id}"
+        pages = reverse("admin:audits_page_changelist") + f"?audit__id__exact={obj.id}"
+        return format_html('<a href="{}">all issues</a> · <a href="{}">all pages</a>', issues, pages)
+
+    @admin.action(description="Reconcile now (judge liveness, revive or fail stuck audits)", permissions=["change"])
+    def reconcile_now(self, request, queryset):
+        for audit in queryset.filter(status=Audit.Status.RUNNING):
+            verdict = reconcile_running_audit(audit, reconciled_by="admin")
+            level = messages.WARNING if verdict.action == "failed" else messages.INFO
+            self.message_user(request, f"{audit.id}: {verdict.action} ({verdict.reason})", level)
+        skipped = queryset.exclude(status=Audit.Status.RUNNING).count()
+        if skipped:
+            self.message_user(request, f"{skipped} audit(s) not running: nothing to reconcile.", messages.INFO)
+
+    @admin.action(description="Cancel running audits", permissions=["change"])
+    def cancel_audits(self, request, queryset):
+        cancelled = sum(audit_cancel(audit=audit) for audit in queryset.filter(status=Audit.Status.RUNNING))
+        self.message_user(request, f"{cancelled} audit(s) cancelled.", messages.SUCCESS)
+
+    @admin.action(
+        description="Re-run (a new audit of the same project, URL, max pages, Lighthouse)", permissions=["change"]
+    )
+    def rerun_audits(self, request, queryset):
+        for audit in queryset.select_related("project"):
+            try:
+                new = audit_start(
+                    project=audit.project,
+                    start_url=audit.start_url,
+                    max_pages=audit.max_pages,
+                    lighthouse=bool(audit.config.get("lighthouse")),
+                )
+            except AuditRefused as exc:
+                self.message_user(request, f"{audit.id}: refused ({exc.code}): {exc.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"{audit.id}: re-run as {new.id}.", messages.SUCCESS)
+
+    def delete_model(self, request, obj):
+        audit_delete(audit=obj)
+
+    def delete_queryset(self, request, queryset):
+        for audit in queryset:
+            audit_delete(audit=audit)
 
 
 @admin.register(Page)
-class PageAdmin(admin.ModelAdmin):
-    list_display = ("url", "status_code", "fetch_class", "is_indexable", "depth")
-    list_filter = ("fetch_class", "is_indexable")
+class PageAdmin(ReadOnlyAdmin):
+    list_display = ("url", "status_code", "fetch_class", "is_indexable", "depth", "audit")
+    list_filter = ("fetch_class", "is_indexable", "in_sitemap")
     search_fields = ("url",)
     raw_id_fields = ("audit",)
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # pages go with their audit
+
 
 @admin.register(Issue)
-class IssueAdmin(admin.ModelAdmin):
+class IssueAdmin(ReadOnlyAdmin):
     list_display = ("type", "severity", "page_url", "audit")
     list_filter = ("severity", "type")
     search_fields = ("page_url",)
     raw_id_fields = ("audit", "page")
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "audit", "kind", "message")
+    list_filter = ("kind",)
+    raw_id_fields = ("audit",)
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+# --- accounts, plans, credits ----------------------------------------------------------------------------
 
 
 @admin.register(Plan)
@@ -38,27 +226,190 @@ class PlanAdmin(admin.ModelAdmin):
     list_display = ("name", "pages_per_audit", "running_audits", "monthly_units")
 
 
-class CreditEntryInline(admin.TabularInline):
-    model = CreditEntry
+class MembershipInline(admin.TabularInline):
+    model = Membership
     extra = 0
-    can_delete = False
-    readonly_fields = ("audit_ref", "kind", "units", "created_at")
-    fields = readonly_fields
+    raw_id_fields = ("user",)
+
+
+class CreditEntryInline(ReadOnlyInline):
+    model = CreditEntry
+    fields = ("created_at", "kind", "units", "audit_ref")
+    readonly_fields = fields
+    ordering = ("-created_at",)
+    show_change_link = False
+    verbose_name_plural = f"credit ledger (latest {INLINE_ROWS})"
 
 
 @admin.register(Account)
 class AccountAdmin(admin.ModelAdmin):
-    list_display = ("name", "plan", "created_at")
-    inlines = [CreditEntryInline]
+    list_display = ("name", "plan", "pages_per_audit", "running_audits", "monthly_units", "units_used", "created_at")
+    list_select_related = ("plan",)
+    search_fields = ("name",)
+    readonly_fields = ("units_used",)
+    inlines = [MembershipInline, CreditEntryInline]
+
+    @admin.display(description="pages per audit")
+    def pages_per_audit(self, obj):
+        return obj.plan.pages_per_audit
+
+    @admin.display(description="running audits")
+    def running_audits(self, obj):
+        return obj.plan.running_audits
+
+    @admin.display(description="monthly units")
+    def monthly_units(self, obj):
+        return obj.plan.monthly_units
+
+    @admin.display(description="units used this month")
+    def units_used(self, obj):
+        return credits_used_this_month(obj) if obj.pk else 0
 
 
-@admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "audit", "kind", "message")
-    list_filter = ("kind",)
-    raw_id_fields = ("audit",)
+@admin.register(CreditEntry)
+class CreditEntryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "account", "kind", "units", "audit_ref")
+    list_filter = ("kind", "account")
+    search_fields = ("=audit_ref",)
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # the ledger is append-only
+
+
+# --- schedules, webhooks, tokens -------------------------------------------------------------------------
+
+
+class ScheduleForm(forms.ModelForm):
+    class Meta:
+        model = Schedule
+        fields = ("project", "kind", "cron", "enabled")
+
+    cron = forms.CharField(required=False, help_text="Only for kind=cron: minute hour day month weekday (UTC)")
+
+    def clean(self):
+        data = super().clean()
+        kind = data.get("kind")
+        expression = PRESETS.get(kind) or (data.get("cron") or "").strip()
+        try:
+            _parse_cron(expression)
+        except AuditRefused as exc:
+            raise forms.ValidationError({"cron": exc.message}) from exc
+        return data
 
 
 @admin.register(Schedule)
 class ScheduleAdmin(admin.ModelAdmin):
-    list_display = ("project", "kind", "cron", "enabled")
+    form = ScheduleForm
+    list_display = ("project", "kind", "cron", "enabled", "periodic_task")
+    list_filter = ("kind", "enabled")
+    raw_id_fields = ("project",)
+
+    def save_model(self, request, obj, form, change):
+        saved = schedule_set(project=obj.project, kind=obj.kind, cron=obj.cron or "", enabled=obj.enabled)
+        obj.pk, obj.cron, obj.periodic_task_id = saved.pk, saved.cron, saved.periodic_task_id
+
+    def delete_model(self, request, obj):
+        schedule_clear(project=obj.project)
+
+    def delete_queryset(self, request, queryset):
+        for schedule in queryset.select_related("project"):
+            schedule_clear(project=schedule.project)
+
+
+class WebhookForm(forms.ModelForm):
+    class Meta:
+        model = Webhook
+        fields = ("project", "url", "enabled")
+
+    def clean_url(self):
+        from django.conf import settings
+
+        try:
+            return validate_start_url(self.cleaned_data["url"], allow_private=settings.ALLOW_PRIVATE_TARGETS)
+        except InvalidURL as exc:
+            raise forms.ValidationError(str(exc), code=exc.code) from exc
+
+
+class DeliveryInline(ReadOnlyInline):
+    model = WebhookDelivery
+    fields = ("created_at", "event", "audit_ref", "status", "attempts", "last_response_code", "last_error")
+    readonly_fields = fields
+    ordering = ("-created_at",)
+    verbose_name_plural = f"deliveries (latest {INLINE_ROWS})"
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    form = WebhookForm
+    list_display = ("url", "project", "enabled", "created_at")
+    list_filter = ("enabled",)
+    search_fields = ("url", "project__name")
+    raw_id_fields = ("project",)
+    inlines = [DeliveryInline]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("project",) if obj is not None else ()
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            webhook_update(webhook=obj, url=obj.url, enabled=obj.enabled)
+            return
+        webhook = webhook_create(project=obj.project, url=obj.url, enabled=obj.enabled)
+        obj.pk, obj.secret, obj.created_at = webhook.pk, webhook.secret, webhook.created_at
+        self.message_user(
+            request,
+            f"Signing secret of this webhook: {webhook.secret} (give it to the receiver; it is not shown again).",
+            messages.WARNING,
+        )
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "webhook", "event", "audit_ref", "status", "attempts", "last_response_code")
+    list_filter = ("status", "event")
+    search_fields = ("=audit_ref", "webhook__url")
+    list_select_related = ("webhook",)
+    actions = ["send_again"]
+
+    @admin.action(description="Send again (fresh attempts)")
+    def send_again(self, request, queryset):
+        for delivery in queryset:
+            webhook_delivery_resend(delivery=delivery)
+        self.message_user(request, f"{queryset.count()} delivery(ies) queued again.", messages.SUCCESS)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "user", "prefix", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__username")
+    list_select_related = ("user",)
+    raw_id_fields = ("user",)
+    actions = ["revoke"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ("user", "name")
+        return ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        return ("user", "prefix", "created_at", "last_used_at", "revoked_at")
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            obj.save(update_fields=["name"])
+            return
+        token, plaintext = token_create(user=obj.user, name=obj.name)
+        obj.pk, obj.prefix, obj.token_hash, obj.created_at = token.pk, token.prefix, token.token_hash, token.created_at
+        self.message_user(
+            request,
+            f"API token for {obj.user}: {plaintext} — copy it now, it is stored hashed and never shown again.",
+            messages.WARNING,
+        )
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request, queryset):
+        revoked = sum(token_revoke(token=token) for token in queryset)
+        self.message_user(request, f"{revoked} token(s) revoked.", messages.SUCCESS)

@@ -1,0 +1,218 @@
+"""The operators' admin: audit actions (reconcile now, cancel, re-run), read-only results, accounts and
+their ledger, schedules, webhooks and their deliveries, API tokens."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
+
+from audits.accounts import credits_entry
+from audits.api.tokens import token_authenticate, token_create
+from audits.models import ApiToken, Audit, AuditEvent, CreditEntry, Schedule, Webhook, WebhookDelivery
+from audits.services import audit_event
+from tests.admin.conftest import messages_of
+from tests.api.conftest import finished_audit
+from tests.factories import AuditFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+AUDITS = "/admin/audits/audit/"
+
+
+def act(client, url, action, objects):
+    return client.post(url, {"action": action, "_selected_action": [str(o.pk) for o in objects]}, follow=True)
+
+
+def stale_audit(project, settings, **fields):
+    long_ago = timezone.now() - timedelta(hours=2)
+    return AuditFactory(
+        project=project,
+        started_at=long_ago,
+        last_progress_at=long_ago,
+        current_phase="crawling",
+        revivals=settings.RECONCILE_MAX_REVIVALS,
+        **fields,
+    )
+
+
+def test_reconcile_now_fails_a_stale_audit_and_leaves_a_live_one(admin_client, project, settings):
+    stale = stale_audit(project, settings)
+    live = AuditFactory(project=ProjectFactory(), started_at=timezone.now(), last_progress_at=timezone.now())
+    response = act(admin_client, AUDITS, "reconcile_now", [stale, live])
+    assert response.status_code == 200
+    stale.refresh_from_db()
+    live.refresh_from_db()
+    assert stale.status == "failed" and stale.error_code == "instance_lost"
+    assert stale.reconciled_by == "admin"
+    assert AuditEvent.objects.filter(audit=stale, kind="reconciled").exists()
+    assert live.status == "running"
+    text = " ".join(messages_of(response))
+    assert f"{stale.id}: failed (instance_lost)" in text and f"{live.id}: alive" in text
+
+
+def test_cancel_action(admin_client, project):
+    running = AuditFactory(project=project)
+    done = finished_audit(project, pages={"/": 200}, issues=[])
+    response = act(admin_client, AUDITS, "cancel_audits", [running, done])
+    running.refresh_from_db()
+    done.refresh_from_db()
+    assert (running.status, running.current_phase) == ("cancelled", "cancelled")
+    assert done.status == "completed"
+    assert "1 audit(s) cancelled." in messages_of(response)
+
+
+def test_rerun_starts_a_new_audit_with_the_same_settings(admin_client, project):
+    old = finished_audit(project, pages={"/": 200}, issues=[])
+    Audit.objects.filter(id=old.id).update(start_url="http://127.0.0.1:1/docs/", config={"max_pages": 40})
+    response = act(admin_client, AUDITS, "rerun_audits", [old])
+    new = Audit.objects.exclude(id=old.id).get(project=project)
+    assert (new.status, new.start_url, new.max_pages) == ("running", "http://127.0.0.1:1/docs/", 40)
+    assert CreditEntry.objects.filter(audit_ref=new.id, kind="reserve", units=40).exists()
+    assert f"{old.id}: re-run as {new.id}." in messages_of(response)
+    # A second re-run is refused while that one runs: the refusal is shown, nothing is created.
+    response = act(admin_client, AUDITS, "rerun_audits", [old])
+    assert any("refused (audit_already_running)" in m for m in messages_of(response))
+    assert Audit.objects.filter(project=project).count() == 2
+
+
+def test_audit_list_filters_and_search(admin_client, project, settings):
+    stale_audit(project, settings, error_code="oom", status="failed")
+    finished_audit(project, pages={"/": 200}, issues=[])
+    for query in (
+        "?status__exact=failed",
+        "?current_phase__exact=crawling",
+        "?error_code=oom",
+        "?q=127.0.0.1",
+        "?reconciled_by=admin",
+    ):
+        assert admin_client.get(AUDITS + query).status_code == 200, query
+    body = admin_client.get(AUDITS + "?error_code=oom").content.decode()
+    assert "oom" in body
+
+
+def test_audit_page_is_read_only_with_issue_and_event_inlines(admin_client, project):
+    audit = finished_audit(project, pages={"/": 200, "/a": 200}, issues=[("missing-title", "critical", "/a")])
+    audit_event(audit_id=audit.id, kind="phase", message="Phase finalizing")
+    url = f"{AUDITS}{audit.id}/change/"
+    page = admin_client.get(url)
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "missing-title" in body and "Phase finalizing" in body and "all issues" in body
+    assert admin_client.post(url, {"status": "running"}).status_code == 403
+    assert admin_client.get("/admin/audits/audit/add/").status_code == 403
+
+
+def test_audit_delete_goes_through_the_service(admin_client, project):
+    running = AuditFactory(project=project)
+    response = admin_client.post(f"{AUDITS}{running.id}/delete/", {"post": "yes"}, follow=True)
+    assert response.status_code == 200
+    assert not Audit.objects.filter(id=running.id).exists()
+
+
+def test_pages_searchable_by_url_and_read_only(admin_client, project):
+    audit = finished_audit(project, pages={"/shop/shoes": 200, "/about": 200}, issues=[])
+    body = admin_client.get("/admin/audits/page/?q=shoes").content.decode()
+    assert "/shop/shoes" in body and "/about" not in body
+    page = audit.pages.first()
+    assert admin_client.post(f"/admin/audits/page/{page.id}/change/", {"url": "x"}).status_code == 403
+    assert admin_client.get("/admin/audits/issue/?severity__exact=critical").status_code == 200
+
+
+def test_account_shows_plan_limits_and_credit_ledger(admin_client, project):
+    audit = finished_audit(project, pages={"/": 200}, issues=[])
+    credits_entry(audit=audit, kind="reserve", units=123)
+    listing = admin_client.get("/admin/audits/account/").content.decode()
+    assert project.account.name in listing and "10000" in listing.replace(",", "")
+    detail = admin_client.get(f"/admin/audits/account/{project.account_id}/change/").content.decode()
+    assert "123" in detail and "reserve" in detail
+    assert admin_client.get("/admin/audits/creditentry/?kind__exact=reserve").status_code == 200
+
+
+def test_schedule_saved_through_the_service(admin_client, project):
+    response = admin_client.post(
+        "/admin/audits/schedule/add/", {"project": project.id, "kind": "daily", "cron": "", "enabled": "on"}
+    )
+    assert response.status_code == 302, response.content[:2000]
+    schedule = Schedule.objects.get(project=project)
+    assert schedule.cron == "0 3 * * *" and schedule.periodic_task.task == "audits.run_schedule"
+    bad = admin_client.post(
+        f"/admin/audits/schedule/{schedule.id}/change/",
+        {"project": project.id, "kind": "cron", "cron": "61 * * * *", "enabled": "on"},
+    )
+    assert bad.status_code == 200 and "cron" in bad.context["adminform"].form.errors
+    admin_client.post(f"/admin/audits/schedule/{schedule.id}/delete/", {"post": "yes"})
+    assert not Schedule.objects.filter(project=project).exists()
+    assert not PeriodicTask.objects.filter(name=f"project-{project.id}-audit").exists()
+
+
+def test_webhook_created_with_a_secret_shown_once_and_ssrf_checked(admin_client, project, settings):
+    response = admin_client.post(
+        "/admin/audits/webhook/add/",
+        {
+            "project": project.id,
+            "url": "http://127.0.0.1:9/hook",
+            "enabled": "on",
+            "deliveries-TOTAL_FORMS": "0",
+            "deliveries-INITIAL_FORMS": "0",
+        },
+        follow=True,
+    )
+    webhook = Webhook.objects.get(project=project)
+    assert any(webhook.secret in m for m in messages_of(response))
+    settings.ALLOW_PRIVATE_TARGETS = False
+    refused = admin_client.post(
+        "/admin/audits/webhook/add/",
+        {
+            "project": project.id,
+            "url": "http://10.1.2.3/hook",
+            "deliveries-TOTAL_FORMS": "0",
+            "deliveries-INITIAL_FORMS": "0",
+        },
+    )
+    assert refused.status_code == 200 and "url" in refused.context["adminform"].form.errors
+    assert Webhook.objects.count() == 1
+
+
+def test_delivery_send_again(admin_client, project):
+    webhook = Webhook.objects.create(project=project, url="http://127.0.0.1:9/", secret="x" * 32)
+    audit = AuditFactory(project=project)
+    delivery = WebhookDelivery.objects.create(
+        webhook=webhook, audit=audit, audit_ref=audit.id, event="audit.finished", status="failed", attempts=6
+    )
+    assert admin_client.get("/admin/audits/webhookdelivery/?status__exact=failed").status_code == 200
+    act(admin_client, "/admin/audits/webhookdelivery/", "send_again", [delivery])
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("pending", 0)
+
+
+def test_api_token_created_shown_once_and_revoked(admin_client, django_user_model):
+    owner = django_user_model.objects.create_user("integrator", password="pw-for-tests")
+    response = admin_client.post("/admin/audits/apitoken/add/", {"user": owner.id, "name": "CI"}, follow=True)
+    (shown,) = [m for m in messages_of(response) if "never shown again" in m]
+    plaintext = next(word for word in shown.split() if word.startswith("sw_"))
+    token = ApiToken.objects.get(user=owner)
+    assert token_authenticate(plaintext) == token and plaintext not in token.token_hash
+    detail = admin_client.get(f"/admin/audits/apitoken/{token.id}/change/").content.decode()
+    assert plaintext not in detail and token.token_hash not in detail
+    _, other_plaintext = token_create(user=owner, name="other")
+    act(admin_client, "/admin/audits/apitoken/", "revoke", [token])
+    token.refresh_from_db()
+    assert token.revoked_at is not None and token_authenticate(plaintext) is None
+    assert token_authenticate(other_plaintext) is not None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/audits/project/",
+        "/admin/audits/plan/",
+        "/admin/audits/auditevent/",
+        "/admin/audits/schedule/",
+        "/admin/audits/webhook/",
+        "/admin/audits/apitoken/",
+        "/admin/audits/apitoken/add/",
+    ],
+)
+def test_other_pages_load(admin_client, project, url):
+    assert admin_client.get(url).status_code == 200
