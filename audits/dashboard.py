@@ -72,7 +72,7 @@ ERROR_EXPLANATIONS = {
 # Extra words under a refused start, by AuditRefused code (the refusal's own message comes first).
 REFUSAL_HINTS = {
     "invalid_url": "Type the full address of the site, for example https://example.com/.",
-    "unsupported_scheme": "Only http:// and https:// sites can be audited.",
+    "unsupported_scheme": "",
     "private_address": "Sitewarden audits public websites only; this address is on a private network.",
     "dns_failure": "Check the spelling of the host name, or try again if its DNS was just changed.",
     "url_too_long": "Start from a shorter address, such as the site's home page.",
@@ -82,6 +82,7 @@ REFUSAL_HINTS = {
     "audit_capacity_reached": "",
     "insufficient_credits": "Lower the maximum number of pages, or wait for next month's credits.",
     "invalid_schedule": "",
+    "invalid_check_overrides": "Fix them in the project's settings.",
 }
 
 
@@ -426,10 +427,27 @@ class FieldRow:
     name: str
     label: str
     value: object
-    kind: str  # url | json | bool | text
+    kind: str  # url | json | bool | datetime | text
 
 
 URL_FIELDS = {"url", "redirect_url", "canonical_url", "canonical_header"}
+FIELD_LABELS = {
+    "url": "URL",
+    "redirect_url": "Redirects to",
+    "canonical_url": "Canonical URL",
+    "canonical_header": "Canonical (Link header)",
+    "response_time_ms": "Response time (ms)",
+    "bytes": "Size (bytes)",
+    "meta_robots": "Meta robots",
+    "x_robots_tag": "X-Robots-Tag",
+    "open_graph": "Open Graph",
+    "h1_count": "H1 count",
+    "html_lang": "HTML lang",
+    "hreflang": "hreflang",
+    "structured_data": "Structured data (JSON-LD)",
+    "is_indexable": "Indexable",
+    "fetched_at": "Fetched at (UTC)",
+}
 
 
 def page_fields(page: Page) -> list[FieldRow]:
@@ -445,9 +463,11 @@ def page_fields(page: Page) -> list[FieldRow]:
             kind = "json"
         elif field.get_internal_type() == "BooleanField":
             kind = "bool"
+        elif field.get_internal_type() == "DateTimeField":
+            kind = "datetime"
         else:
             kind = "text"
-        label = str(field.verbose_name)
+        label = FIELD_LABELS.get(field.name) or str(field.verbose_name)
         rows.append(FieldRow(field.name, label[:1].upper() + label[1:], value, kind))
     return rows
 

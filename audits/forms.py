@@ -1,10 +1,12 @@
 """Dashboard forms: projects and their crawl options, starting an audit, schedules, page filters."""
 
+import json
 import re
 
 from django import forms
+from django.db import models
 
-from audits.checks.registry import CHECKS_BY_TYPE
+from audits.checks.registry import CHECKS_BY_TYPE, validate_overrides
 from audits.models import Page, Project, Schedule
 
 MAX_PATTERNS = 50
@@ -46,6 +48,12 @@ class PatternsField(forms.CharField):
         return clean_patterns(super().clean(value))
 
 
+def _formfield(field, **kwargs):
+    if isinstance(field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")  # Django 6's default: typed "example.com" is https
+    return field.formfield(**kwargs)
+
+
 class ProjectForm(forms.ModelForm):
     """A project and its crawl options. The basic-auth password is write-only: never rendered back,
     and left blank it keeps the stored one."""
@@ -70,6 +78,13 @@ class ProjectForm(forms.ModelForm):
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
     )
     clear_auth_password = forms.BooleanField(label="Remove the stored password", required=False)
+    check_overrides = forms.CharField(
+        label="Check settings (JSON)",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "autocapitalize": "off"}),
+        help_text='Optional: {"thresholds": {"title-too-long": {"max_chars": 70}}, '
+        '"severities": {"missing-h1": "info"}, "disabled": ["long-url"]}',
+    )
     query_keep_keys = forms.CharField(
         label="Query keys to keep",
         required=False,
@@ -78,6 +93,7 @@ class ProjectForm(forms.ModelForm):
 
     class Meta:
         model = Project
+        formfield_callback = _formfield
         fields = [
             "name",
             "base_url",
@@ -97,6 +113,7 @@ class ProjectForm(forms.ModelForm):
             "max_urls_per_pattern",
             "min_request_interval_ms",
             "max_concurrency",
+            "check_overrides",
         ]
         labels = {
             "base_url": "Base URL",
@@ -123,6 +140,9 @@ class ProjectForm(forms.ModelForm):
         else:
             self.fields["auth_password"].help_text = "Stored, never shown again."
             del self.fields["clear_auth_password"]
+        if isinstance(self.initial.get("check_overrides"), dict):
+            overrides = self.initial["check_overrides"]
+            self.initial["check_overrides"] = json.dumps(overrides, indent=2) if overrides else ""
         if isinstance(self.initial.get("query_keep_keys"), list):
             self.initial["query_keep_keys"] = ", ".join(self.initial["query_keep_keys"])
         self.fields["max_pages"].widget.attrs["min"] = 1
@@ -147,6 +167,22 @@ class ProjectForm(forms.ModelForm):
         if not password and self.instance.pk:
             return self.instance.auth_password  # blank keeps the stored one
         return password
+
+    def clean_check_overrides(self):
+        raw = (self.cleaned_data.get("check_overrides") or "").strip()
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"This is not valid JSON: {exc.msg} (line {exc.lineno}).") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError('Give a JSON object, e.g. {"disabled": ["long-url"]}.')
+        try:
+            validate_overrides(value)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return value
 
     def clean_query_keep_keys(self):
         raw = self.cleaned_data.get("query_keep_keys", "")

@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from audits.dashboard import ERROR_EXPLANATIONS
 from audits.models import Audit, Project, Schedule
-from tests.dashboard.conftest import finished_audit, make_page
+from scratchpad.models import LinkEdge
+from tests.dashboard.conftest import finished_audit, make_issue, make_page
 from tests.factories import AuditFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -320,6 +321,34 @@ def test_project_create_edit_and_write_only_password(owner_client, owner):
         ).status_code
         == 200
     )
+
+
+def test_project_check_settings_are_validated_json(owner_client, owner):
+    base = {"name": "Checks", "base_url": "https://c.test/", "max_pages": "10", "query_policy": "keep"}
+    base.update(max_urls_per_pattern="100", render_budget_pages="1", min_request_interval_ms="0", max_concurrency="2")
+    url = reverse("audits:project-create")
+    bad_json = owner_client.post(url, {**base, "check_overrides": "{disabled: [}"})
+    assert "not valid JSON" in str(bad_json.context["form"].errors["check_overrides"])
+    unknown = owner_client.post(url, {**base, "check_overrides": '{"disabled": ["no-such-check"]}'})
+    assert unknown.context["form"].errors["check_overrides"]
+    owner_client.post(url, {**base, "check_overrides": '{"disabled": ["long-url"]}'})
+    project = Project.objects.get(name="Checks")
+    assert project.check_overrides == {"disabled": ["long-url"]}
+    assert (
+        "&quot;long-url&quot;" in owner_client.get(reverse("audits:project-edit", args=[project.id])).content.decode()
+    )
+
+
+@pytest.mark.parametrize("name", ["audit-detail", "audit-issues", "audit-compare", "page-detail", "audit-events"])
+def test_screens_use_a_bounded_number_of_queries(owner_client, results, name, django_assert_max_num_queries):
+    for i in range(30):  # more rows must not mean more queries
+        page = make_page(results.audit, f"/more/{i}")
+        make_issue(results.audit, page, "missing-h1", "warning")
+        LinkEdge.objects.create(audit=results.audit, source_page=page, target_url=results.home.url, anchor_text="x")
+        LinkEdge.objects.create(audit=results.audit, source_page=results.home, target_url=page.url, anchor_text="y")
+    args = [results.audit.id, results.home.id] if name == "page-detail" else [results.audit.id]
+    with django_assert_max_num_queries(14):
+        assert owner_client.get(reverse(f"audits:{name}", args=args)).status_code == 200
 
 
 def test_schedule_set_and_clear(owner_client, owner):
