@@ -23,6 +23,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc files for /api/docs/, served locally (no CDN)
     "django_celery_beat",
     "django_celery_results",
     "audits",
@@ -100,6 +101,22 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # API: hashed per-user tokens (Bearer/Token) or the dashboard's session; errors as RFC 7807 problems
+    # with a stable code, mapped in one place; rate limits per token.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "audits.api.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "EXCEPTION_HANDLER": "audits.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "audits.api.throttling.ApiRateThrottle",
+        "audits.api.throttling.ActionRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "api": env("API_THROTTLE_RATE", default="1200/min"),
+        "audit_start": env("API_AUDIT_START_THROTTLE_RATE", default="30/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Sitewarden API",
@@ -136,7 +153,7 @@ CELERY_TASK_TRACK_STARTED = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD_KB", default=800_000)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
-CELERY_IMPORTS = ["audits.workflow"]
+CELERY_IMPORTS = ["audits.workflow", "audits.webhooks"]
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
