@@ -14,7 +14,7 @@ from celery import chord, shared_task
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from celery.signals import task_failure, task_retry
 from django.conf import settings
-from django.db import DatabaseError, OperationalError, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 from kombu.exceptions import OperationalError as BrokerError
 
 from audits.checks import health_score, run_site_checks
@@ -26,9 +26,10 @@ from audits.limits import (
     CHUNK_TIME_LIMIT_S,
     PERSIST_BATCH_PAGES,
 )
-from audits.models import Audit, AuditEvent, Page
+from audits.models import Audit, AuditEvent, Issue, Page
 from audits.politeness import politeness_stopped
 from audits.services import audit_complete, audit_event, audit_fail, audit_set_phase
+from scratchpad.models import Frontier, LinkEdge
 from scratchpad.selectors import frontier_stats
 from scratchpad.services import frontier_purge
 
@@ -101,12 +102,24 @@ def audit_finalize(*, audit_id) -> bool:
     if not audit_set_phase(audit_id=audit_id, phase=Phase.FINALIZING):
         return False
     audit = Audit.objects.get(id=audit_id)
+    _refresh_planner_statistics()
     run_site_checks(audit)
     score, _ = health_score(audit_id)
     pages = Page.objects.filter(audit_id=audit_id).count()
     completed = audit_complete(audit_id=audit_id, pages_crawled=pages, health_score=score)
     frontier_purge(audit_id=audit_id)
     return completed
+
+
+def _refresh_planner_statistics() -> None:
+    """ANALYZE the crawl tables before the site checks' joins. Statistics gathered before this audit's rows
+    existed make PostgreSQL expect ~1 link edge and pick a nested loop that compares every edge with every
+    page (a 2,000-page finalize went from 0.6 s to 72 s); fresh ones keep the (audit, url) index in use."""
+    if connection.vendor != "postgresql":
+        return
+    tables = [m._meta.db_table for m in (Page, LinkEdge, Frontier, Issue)]
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {', '.join(tables)}")
 
 
 FAILURE_CODES = (
