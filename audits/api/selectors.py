@@ -1,7 +1,7 @@
 """Reads for the API. Every queryset starts from the requester's account, so another account's objects
 are simply not found (404)."""
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from audits.accounts import account_for_user
 from audits.checks.registry import CHECKS_BY_TYPE
@@ -64,34 +64,20 @@ def page_links(*, page: Page, limit: int = PAGE_LINKS_SHOWN) -> dict:
 
 
 def audit_comparison(*, audit: Audit, base: Audit) -> dict:
-    """Issues of `audit` against `base`, matched by (type, page_url), counted per type in SQL:
-    new (only in audit), fixed (only in base), persisting (in both). Both audits are of one project."""
+    """Issues of `audit` against `base`, matched by (type, page_url) and counted per type in SQL (the
+    dashboard's comparison query): new (only in audit), fixed (only in base), persisting (in both).
+    Both audits must be of one project."""
+    from audits.dashboard import comparison_summary
+
     if audit.id == base.id:
         raise AuditRefused("comparison_same_audit", "Compare an audit with another audit.", field="base")
     if audit.project_id != base.project_id:
         raise AuditRefused(
             "comparison_project_mismatch", "Only audits of the same project can be compared.", field="base"
         )
-
-    def one_side(this: Audit, other: Audit):
-        in_other = Exists(Issue.objects.filter(audit=other, type=OuterRef("type"), page_url=OuterRef("page_url")))
-        return (
-            Issue.objects.filter(audit=this)
-            .annotate(in_other=in_other)
-            .values("type")
-            .annotate(
-                only=Count("page_url", distinct=True, filter=Q(in_other=False)),
-                both=Count("page_url", distinct=True, filter=Q(in_other=True)),
-            )
-            .order_by("type")
-        )
-
-    by_type: dict[str, dict] = {}
-    for row in one_side(audit, base):
-        by_type[row["type"]] = {"type": row["type"], "new": row["only"], "fixed": 0, "persisting": row["both"]}
-    for row in one_side(base, audit):
-        entry = by_type.setdefault(row["type"], {"type": row["type"], "new": 0, "fixed": 0, "persisting": 0})
-        entry["fixed"] = row["only"]
-    rows = [by_type[t] for t in sorted(by_type)]
+    rows = [
+        {"type": r.type, "severity": r.spec.severity, "new": r.new, "fixed": r.fixed, "persisting": r.persisting}
+        for r in comparison_summary(audit=audit, previous=base)
+    ]
     totals = {k: sum(r[k] for r in rows) for k in ("new", "fixed", "persisting")}
     return {"audit": audit.id, "base": base.id, "totals": totals, "by_type": rows}

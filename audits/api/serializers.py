@@ -183,6 +183,7 @@ class PageDetailSerializer(serializers.ModelSerializer):
 
 class ComparisonRowSerializer(serializers.Serializer):
     type = serializers.CharField()
+    severity = serializers.CharField(help_text="The type's default severity")
     new = serializers.IntegerField()
     fixed = serializers.IntegerField()
     persisting = serializers.IntegerField()

@@ -9,7 +9,7 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView, _get_sidecar_url
 from rest_framework import exceptions, generics, status
 from rest_framework.negotiation import BaseContentNegotiation
@@ -19,7 +19,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from audits.api import exports, filters, selectors
+from audits import exports
+from audits.api import filters, selectors
 from audits.api import serializers as s
 from audits.api.schema import ApiAutoSchema
 from audits.api.services import audit_cancel_checked, project_create, project_delete, project_update
@@ -242,53 +243,38 @@ class _FirstRenderer(BaseContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-def _filter_parameters(filterset_class) -> list[OpenApiParameter]:
-    params = []
-    for name, field in filterset_class.base_filters.items():
-        choices = getattr(field, "extra", {}).get("choices")
-        params.append(
-            OpenApiParameter(
-                name,
-                OpenApiTypes.STR,
-                enum=[c[0] for c in choices] if choices else None,
-                description=str(field.extra.get("help_text") or ""),
-            )
-        )
-    return params
+EXPORTS = {
+    ("issues", "csv"): (exports.issues_csv_rows, exports.CSV_CONTENT_TYPE),
+    ("issues", "json"): (exports.issues_json_chunks, exports.JSON_CONTENT_TYPE),
+    ("pages", "csv"): (exports.pages_csv_rows, exports.CSV_CONTENT_TYPE),
+    ("pages", "json"): (exports.pages_json_chunks, exports.JSON_CONTENT_TYPE),
+}
 
 
 class _Export(ApiMixin, APIView):
+    """The dashboard's streamed exports (audits.exports): the same files, through the API."""
+
     kind = ""  # issues | pages
     fmt = ""  # csv | json
     content_negotiation_class = _FirstRenderer
+    pagination_class = None
+    filter_backends = []
 
     def get(self, request, pk):
         audit = self.audit_or_404(pk)
-        if self.kind == "issues":
-            filterset = filters.IssueFilter(request.query_params, queryset=selectors.issue_list(audit=audit))
-            columns = exports.ISSUE_COLUMNS
-        else:
-            filterset = filters.PageFilter(request.query_params, queryset=selectors.page_list(audit=audit))
-            columns = exports.PAGE_COLUMNS
-        if not filterset.is_valid():
-            raise exceptions.ValidationError(filterset.errors)
-        if self.fmt == "csv":
-            body, content_type = exports.csv_rows(filterset.qs, columns), "text/csv; charset=utf-8"
-        else:
-            body, content_type = exports.json_chunks(filterset.qs, columns), "application/json"
-        response = StreamingHttpResponse(body, content_type=content_type)
-        response["Content-Disposition"] = f'attachment; filename="audit-{audit.id}-{self.kind}.{self.fmt}"'
+        chunks, content_type = EXPORTS[(self.kind, self.fmt)]
+        response = StreamingHttpResponse(chunks(audit), content_type=content_type)
+        filename = exports.export_filename(audit, self.kind, self.fmt)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 
 
 def _export_view(kind: str, fmt: str):
     media = "text/csv" if fmt == "csv" else "application/json"
     schema = OpenApiTypes.STR if fmt == "csv" else {"type": "array", "items": {"type": "object"}}
-    filterset = filters.IssueFilter if kind == "issues" else filters.PageFilter
     decorated = extend_schema(
         tags=["exports"],
-        summary=f"Export the audit's {kind} as {fmt.upper()} (streamed; the list's filters apply)",
-        parameters=_filter_parameters(filterset),
+        summary=f"Export the audit's {kind} as {fmt.upper()} (streamed)",
         responses={(200, media): schema},
     )
     return decorated(type(f"{kind.title()}{fmt.upper()}Export", (_Export,), {"kind": kind, "fmt": fmt}))
