@@ -33,7 +33,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SITE_PAGES = 150
-GATED_DELAY_S = 0.4  # each page answer waits this long until the test opens the gate
+GATED_DELAY_S = 0.4  # until the test opens the gate, each page answer waits this long...
+GATED_CONCURRENCY = 3  # ...and at most this many are answered at once (about 7 pages/s)
 AUDIT_TIMEOUT_MS = 180_000
 UI_TIMEOUT_MS = 15_000
 
@@ -76,10 +77,11 @@ def shot(tab, name: str) -> None:
 @contextlib.contextmanager
 def gated_site(root: Path):
     """Serve a generated site whose pages answer slowly until `gate.set()`, so a test can watch an audit
-    run before letting it finish. Yields (base_url, gate)."""
+    run before letting it finish, whatever the crawler's concurrency. Yields (base_url, gate)."""
     server = _Server(("127.0.0.1", 0), SiteRequestHandler)
     base_url = f"http://127.0.0.1:{server.server_address[1]}"
     gate = threading.Event()
+    slots = threading.BoundedSemaphore(GATED_CONCURRENCY)
 
     class Handler(SiteRequestHandler):
         site_root = root.resolve()
@@ -89,7 +91,9 @@ def gated_site(root: Path):
         def do_GET(self):
             path = unquote(urlsplit(self.path).path)
             if not gate.is_set() and path.endswith((".html", "/")):
-                time.sleep(GATED_DELAY_S)
+                with slots:  # a few slow answers at a time, however many fetches the crawler runs
+                    if not gate.is_set():
+                        time.sleep(GATED_DELAY_S)
             super().do_GET()
 
     Handler.base_url = base_url.encode()

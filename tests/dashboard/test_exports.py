@@ -80,7 +80,7 @@ def audit_with_pages(owner, rows: int):
 def copy_pages(audit, *, copies: int, limit: int) -> None:
     """Copy the audit's pages `copies` times under new URLs (every column, whatever Page has by then)."""
     columns = [f.column for f in Page._meta.concrete_fields]
-    exprs = {"id": "md5(url || '#' || n)::uuid", "url": "url || '/copy-' || n"}
+    exprs = {"id": "md5(audit_id::text || url || '#' || n)::uuid", "url": "url || '/copy-' || n"}
     select = ", ".join(exprs.get(c, f'"{c}"') for c in columns)
     names = ", ".join(f'"{c}"' for c in columns)
     sql = (
