@@ -223,7 +223,15 @@ class AuditStartForm(forms.Form):
 
 
 class ScheduleForm(forms.Form):
-    kind = forms.ChoiceField(label="Repeat", choices=Schedule.Kind.choices, widget=forms.RadioSelect)
+    kind = forms.ChoiceField(
+        label="Repeat",
+        choices=[
+            (Schedule.Kind.DAILY, "Daily, 03:00 UTC"),
+            (Schedule.Kind.WEEKLY, "Weekly, Mondays 03:00 UTC"),
+            (Schedule.Kind.CRON, "Custom (cron)"),
+        ],
+        widget=forms.RadioSelect,
+    )
     cron = forms.CharField(
         label="Cron expression (UTC)",
         required=False,

@@ -240,6 +240,31 @@ def test_start_refusals_are_shown_next_to_their_field(owner_client, owner, data,
     assert not Audit.objects.filter(project=project).exists()
 
 
+def test_private_address_refused_next_to_the_url(owner_client, owner, settings):
+    settings.ALLOW_PRIVATE_TARGETS = False
+    project = ProjectFactory(owner=owner, base_url="http://127.0.0.1/")
+    response = owner_client.post(
+        reverse("audits:audit-new", args=[project.id]), {"start_url": "http://127.0.0.1/", "max_pages": "10"}
+    )
+    assert "private network" in str(response.context["form"].errors["start_url"])
+
+
+def test_plan_refusals_in_words(owner_client, owner):
+    project = ProjectFactory(owner=owner, base_url="https://example.com/")
+    plan = project.account.plan
+    plan.monthly_units = 50
+    plan.save()
+    form = {"start_url": "https://example.com/", "max_pages": "100"}
+    response = owner_client.post(reverse("audits:audit-new", args=[project.id]), form)
+    assert "credits" in str(response.context["form"].errors["max_pages"])  # insufficient_credits
+    plan.monthly_units, plan.running_audits = 10_000, 1
+    plan.save()
+    AuditFactory(project=ProjectFactory(owner=owner))  # another project's audit runs
+    response = owner_client.post(reverse("audits:audit-new", args=[project.id]), form)
+    assert "runs 1 audits at once" in " ".join(response.context["form"].non_field_errors())
+    assert 'id="form-errors"' in response.content.decode()
+
+
 def test_start_refusal_without_a_field_is_at_the_top(owner_client, owner):
     project = ProjectFactory(owner=owner, base_url="https://example.com/")
     AuditFactory(project=project)  # running
