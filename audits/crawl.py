@@ -297,7 +297,8 @@ def fetch_and_build(
 
 
 def fetch_class_for(result: FetchResult) -> str:
-    if result.status_code is None:
+    # A deadline or a broken connection after the headers is still a failed fetch: the page was not read.
+    if result.status_code is None or result.error_kind:
         return Page.FetchClass.ERROR
     if result.status_code in BLOCKED_STATUS_CODES or any(h in result.headers for h in CHALLENGE_HEADERS):
         return Page.FetchClass.BLOCKED
