@@ -154,7 +154,16 @@ class FieldErrorSerializer(serializers.Serializer):
 
 
 class ProblemSerializer(serializers.Serializer):
-    """RFC 7807 problem details, as every API error is answered."""
+    """RFC 7807 problem details, as every API error is answered (application/problem+json).
+
+    `code` is stable. Refusals to start an audit: 400 invalid_url, unsupported_scheme, private_address,
+    dns_failure, url_too_long, invalid_max_pages; 402 insufficient_credits; 403 audit_page_limit_exceeded;
+    409 audit_already_running; 429 audit_capacity_reached (Retry-After). Others: 400 validation_error (see
+    `errors`), parse_error, invalid_schedule, invalid_webhook_secret, comparison_same_audit,
+    comparison_project_mismatch; 401 not_authenticated, authentication_failed; 403 permission_denied;
+    404 not_found (also for another account's objects); 409 audit_not_running, project_name_taken;
+    429 throttled (Retry-After).
+    """
 
     type = serializers.CharField(help_text="urn:sitewarden:error:<code>")
     title = serializers.CharField()
