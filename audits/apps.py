@@ -11,3 +11,5 @@ class AuditsConfig(AppConfig):
         from crawler.urls import set_allowed_networks
 
         set_allowed_networks(settings.ALLOWED_PRIVATE_NETWORKS)
+        # Connects the audit_finished receiver that queues webhook deliveries, in every process.
+        import audits.webhooks  # noqa: F401

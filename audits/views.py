@@ -13,10 +13,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from audits import dashboard, exports
 from audits.accounts import account_for_user
+from audits.api.tokens import token_create, token_revoke
 from audits.checks.score import HEALTH_FORMULA
 from audits.errors import AuditRefused
 from audits.forms import AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
-from audits.models import Audit, Schedule
+from audits.models import ApiToken, Audit, Schedule
 from audits.schedules import schedule_clear, schedule_set
 from audits.selectors import audit_status
 from audits.services import audit_cancel, audit_delete, audit_start
@@ -341,3 +342,31 @@ def healthz(request):
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"ok": True})
+
+
+# --- API tokens ---------------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+@dashboard_view
+@never_cache
+def api_tokens(request):
+    """The user's API tokens; creating one shows its plaintext on this response only."""
+    created = None
+    if request.method == "POST":
+        name = (request.POST.get("name") or "").strip()[:100] or "API token"
+        token, plaintext = token_create(user=request.user, name=name)
+        created = {"token": token, "plaintext": plaintext}
+    tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
+    return render(request, "audits/api_tokens.html", {"tokens": tokens, "created": created})
+
+
+@require_POST
+@dashboard_view
+def api_token_revoke(request, token_id):
+    token = ApiToken.objects.filter(user=request.user, id=token_id).first()
+    if token is None:
+        raise Http404("No such token")
+    if token_revoke(token=token):
+        messages.success(request, f"Token “{token.name}” revoked: requests with it are refused from now on.")
+    return redirect("audits:api-tokens")

@@ -1,0 +1,45 @@
+"""API tokens are created and revoked in the dashboard; the plaintext is shown once and works on the API."""
+
+import pytest
+from django.test import Client
+
+from audits.models import ApiToken
+from tests.factories import ProjectFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_create_shows_the_token_once_and_it_authenticates_then_revoke_refuses_it():
+    project = ProjectFactory()
+    client = _signed_in(project.owner)
+    created = client.post("/tokens/", {"name": "CI pipeline"})
+    assert created.status_code == 200
+    plaintext = created.context["created"]["plaintext"]
+    assert plaintext.startswith("sw_") and plaintext in created.content.decode()
+    token = ApiToken.objects.get(user=project.owner)
+    assert token.token_hash != plaintext and plaintext not in token.token_hash
+    listing = client.get("/tokens/").content.decode()
+    assert "CI pipeline" in listing and plaintext not in listing  # never shown again
+
+    api = Client()
+    ok = api.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    assert ok.status_code == 200 and ok.json()["count"] == 1
+
+    assert client.post(f"/tokens/{token.id}/revoke/").status_code == 302
+    refused = api.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    assert refused.status_code == 401
+
+
+def test_another_users_token_cannot_be_revoked():
+    token_owner = UserFactory()
+    token = ApiToken.objects.create(user=token_owner, name="theirs", prefix="sw_abcdefgh", token_hash="0" * 64)
+    other = _signed_in(UserFactory())
+    assert other.post(f"/tokens/{token.id}/revoke/").status_code == 404
+    token.refresh_from_db()
+    assert token.revoked_at is None
