@@ -11,6 +11,7 @@ the admin (web, worker and management commands); CELERY_IMPORTS loads it in work
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import models
 from django.forms.models import BaseInlineFormSet
 from django.urls import reverse
 from django.utils.html import format_html
@@ -65,6 +66,10 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
+# URLs typed without a scheme are taken as https (Django 6's default, asked for explicitly now).
+URL_FIELDS_HTTPS = {models.URLField: {"assume_scheme": "https"}}
+
+
 class ReadOnlyAdmin(admin.ModelAdmin):
     """Rows the pipeline writes: viewable and searchable, never edited by hand."""
 
@@ -82,6 +87,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    formfield_overrides = URL_FIELDS_HTTPS
     list_display = ("name", "account", "owner", "base_url", "max_pages", "created_at")
     list_select_related = ("account", "owner")
     search_fields = ("name", "base_url", "account__name")
@@ -113,6 +119,7 @@ class AuditEventInline(ReadOnlyInline):
 
 @admin.register(Audit)
 class AuditAdmin(admin.ModelAdmin):
+    formfield_overrides = URL_FIELDS_HTTPS
     list_display = (
         "id",
         "project",
@@ -317,6 +324,8 @@ class ScheduleAdmin(admin.ModelAdmin):
 
 
 class WebhookForm(forms.ModelForm):
+    url = forms.URLField(max_length=2048, assume_scheme="https")
+
     class Meta:
         model = Webhook
         fields = ("project", "url", "enabled")
@@ -340,6 +349,7 @@ class DeliveryInline(ReadOnlyInline):
 
 @admin.register(Webhook)
 class WebhookAdmin(admin.ModelAdmin):
+    formfield_overrides = URL_FIELDS_HTTPS
     form = WebhookForm
     list_display = ("url", "project", "enabled", "created_at")
     list_filter = ("enabled",)

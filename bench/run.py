@@ -42,6 +42,8 @@ PRODUCT_ENV = {
     "CELERY_BROKER_URL": REDIS_URL,
     "CELERY_RESULT_BACKEND": REDIS_URL,
     "ALLOW_PRIVATE_TARGETS": "true",
+    # As production workers run: with DEBUG on, Django keeps every query's SQL in memory.
+    "DJANGO_DEBUG": "false",
 }
 
 TARGET_THROUGHPUT_RATIO = 0.6  # product pages/s over baseline pages/s, at least

@@ -12,3 +12,6 @@ EMBEDDED_BROKER = False
 ALLOW_PRIVATE_TARGETS = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = env("SITEWARDEN_MEDIA_ROOT", default="/tmp/sitewarden-test-media")
+# Static files straight from static/ (no collectstatic step outside production).
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
