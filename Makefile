@@ -42,8 +42,9 @@ run: install
 	$(PY) manage.py install_watchdog
 	$(PY) manage.py ensure_login
 	@echo "Sitewarden: http://127.0.0.1:$(PORT)/  (Ctrl-C stops the web process and the worker)"
-	@$(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO --without-gossip --without-mingle & \
-	  worker=$$!; trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT; \
+	@setsid $(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO --without-gossip --without-mingle & \
+	  worker=$$!; \
+	  trap 'kill -TERM -- -$$worker 2>/dev/null; for i in $$(seq 1 15); do kill -0 $$worker 2>/dev/null || exit 0; sleep 1; done; kill -KILL -- -$$worker 2>/dev/null' EXIT; \
 	  $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 test: install services lighthouse-install
