@@ -55,3 +55,19 @@ def serve_generated(root: Path, *, delay_s: float = 0.0, killer_paths: frozenset
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextlib.contextmanager
+def serve_handler(handler_class, *, host: str = "127.0.0.1"):
+    """Serve a BaseHTTPRequestHandler subclass on a free port of `host`; yields (server, base_url)."""
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer((host, 0), handler_class)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield server, f"http://{host}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

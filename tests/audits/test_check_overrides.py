@@ -1,7 +1,6 @@
 """A project's check overrides reach the audit: thresholds, severities and disabled checks."""
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -10,6 +9,7 @@ from audits.models import Issue
 from audits.services import audit_start
 from audits.workflow import pipeline_run_inline
 from tests.factories import ProjectFactory
+from tests.sites import serve_handler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,10 +32,8 @@ class One(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def one_page_site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), One)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serve_handler(One) as (_, base):
+        yield base
 
 
 def _issues(base, overrides):

@@ -1,8 +1,8 @@
 """Politeness seen from the server, the SSRF guard, and the per-project crawl options."""
 
+import contextlib
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -13,6 +13,7 @@ from audits.workflow import pipeline_run_inline
 from crawler.fetch import build_session, fetch
 from crawler.urls import set_allowed_networks
 from tests.factories import ProjectFactory
+from tests.sites import serve_handler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,12 +59,12 @@ class SmallSite(BaseHTTPRequestHandler):
         return self._send(200, body.encode())
 
 
+@contextlib.contextmanager
 def serve(host="127.0.0.1", **attrs):
+    """Yields (server, base_url, requests seen)."""
     handler = type("Site", (SmallSite,), {"seen": [], **attrs})
-    server = ThreadingHTTPServer((host, 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
-    return server, f"http://{host}:{server.server_address[1]}", handler.seen
+    with serve_handler(handler, host=host) as (server, base):
+        yield server, base, handler.seen
 
 
 def _audit(base, **project_options):
@@ -82,28 +83,21 @@ def _gaps(seen):
 
 def test_minimum_interval_holds_between_every_two_requests(settings):
     settings.CRAWL_CHUNKS_PER_ROUND = 4  # several chunks at once must still share one spacing
-    server, base, seen = serve()
-    try:
+    with serve() as (_, base, seen):
         _audit(base, min_request_interval_ms=300, max_concurrency=8)
-    finally:
-        server.shutdown()
     gaps = _gaps(seen)
     assert len(gaps) >= 10
     assert min(gaps) >= 0.300, gaps
 
 
 def test_robots_crawl_delay_is_honoured():
-    server, base, seen = serve(robots="User-agent: *\nCrawl-delay: 0.4\n")
-    try:
+    with serve(robots="User-agent: *\nCrawl-delay: 0.4\n") as (_, base, seen):
         _audit(base)
-    finally:
-        server.shutdown()
     assert min(_gaps(seen)) >= 0.4
 
 
 def test_user_agent_basic_auth_query_policy_and_max_depth():
-    server, base, seen = serve(needs_auth=("crawler", "s3cret"))
-    try:
+    with serve(needs_auth=("crawler", "s3cret")) as (_, base, seen):
         audit = _audit(
             base,
             user_agent="AgencyBot/2.0",
@@ -113,8 +107,6 @@ def test_user_agent_basic_auth_query_policy_and_max_depth():
             query_keep_keys=["id"],
             max_depth=1,
         )
-    finally:
-        server.shutdown()
     urls = set(Page.objects.filter(audit=audit).values_list("url", flat=True))
     assert base + "/p3?id=3" in urls  # utm_source dropped, id kept
     assert not any("utm_source" in u for u in urls)
@@ -125,11 +117,8 @@ def test_user_agent_basic_auth_query_policy_and_max_depth():
 
 
 def test_wrong_credentials_are_reported_as_the_crawler_being_blocked():
-    server, base, _ = serve(needs_auth=("crawler", "s3cret"))
-    try:
+    with serve(needs_auth=("crawler", "s3cret")) as (_, base, _seen):
         audit = _audit(base, auth_username="crawler", auth_password="wrong")
-    finally:
-        server.shutdown()
     home = Page.objects.get(audit=audit, url=base + "/")
     assert (home.status_code, home.fetch_class) == (401, "blocked")
     assert set(Issue.objects.filter(audit=audit, page=home).values_list("type", flat=True)) == {"blocked-page"}
@@ -176,17 +165,14 @@ def test_fetch_refuses_private_targets_before_connecting(fake_dns):
 
 def test_redirect_from_an_allowed_site_into_private_addresses_is_refused(settings, fake_dns):
     settings.ALLOW_PRIVATE_TARGETS = False
-    server, _, seen = serve(host="127.0.0.2")
-    port = server.server_address[1]
-    base = f"http://site.test:{port}"
-    server.RequestHandlerClass.redirects = {
-        "/p1": f"http://www.site.test:{port}/admin",
-        "/p2": "http://metadata.test/latest/meta-data/",
-    }
-    try:
+    with serve(host="127.0.0.2") as (server, _, seen):
+        port = server.server_address[1]
+        base = f"http://site.test:{port}"
+        server.RequestHandlerClass.redirects = {
+            "/p1": f"http://www.site.test:{port}/admin",
+            "/p2": "http://metadata.test/latest/meta-data/",
+        }
         audit = _audit(base)
-    finally:
-        server.shutdown()
     # www.site.test is the same site (www rule) and was queued, then refused at fetch time
     refused = Page.objects.get(audit=audit, url=f"http://www.site.test:{port}/admin")
     assert refused.fetch_class == "error" and "non-public address 10.0.0.1" in refused.fetch_error

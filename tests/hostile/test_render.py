@@ -1,7 +1,6 @@
 """JavaScript rendering with Playwright and Debian's Chromium: what only scripts build becomes visible."""
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -11,6 +10,7 @@ from audits.services import audit_start
 from audits.workflow import pipeline_run_inline
 from scratchpad.models import Throttle
 from tests.factories import ProjectFactory
+from tests.sites import serve_handler
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -46,11 +46,8 @@ class App(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def app_site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), App)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serve_handler(App) as (_, base):
+        yield base
 
 
 def _crawl(base, **options):
