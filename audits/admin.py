@@ -85,8 +85,32 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 # --- projects and audits ---------------------------------------------------------------------------------
 
 
+class ProjectAdminForm(forms.ModelForm):
+    base_url = forms.URLField(max_length=2048, assume_scheme="https")
+    # The basic-auth password is write-only here too: never rendered back, blank keeps the stored one.
+    auth_password = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Write-only: leave blank to keep the stored password.",
+    )
+
+    class Meta:
+        model = Project
+        fields = (
+            "account", "owner", "name", "base_url", "max_pages", "include_patterns", "exclude_patterns",
+            "user_agent", "auth_username", "auth_password", "follow_nofollow", "crawl_subdomains", "render_js",
+            "render_budget_pages", "max_depth", "max_urls_per_pattern", "query_policy", "query_keep_keys",
+            "min_request_interval_ms", "max_concurrency", "check_overrides",
+        )  # fmt: skip
+
+    def clean_auth_password(self):
+        value = self.cleaned_data.get("auth_password")
+        return value or (self.instance.auth_password if self.instance.pk else "")
+
+
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectAdminForm
     formfield_overrides = URL_FIELDS_HTTPS
     list_display = ("name", "account", "owner", "base_url", "max_pages", "created_at")
     list_select_related = ("account", "owner")

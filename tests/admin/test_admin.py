@@ -216,3 +216,21 @@ def test_api_token_created_shown_once_and_revoked(admin_client, django_user_mode
 )
 def test_other_pages_load(admin_client, project, url):
     assert admin_client.get(url).status_code == 200
+
+
+def test_project_basic_auth_password_is_never_shown_back(admin_client, project):
+    project.auth_username, project.auth_password = "crawler", "s3cret-value"
+    project.save()
+    page = admin_client.get(f"/admin/audits/project/{project.id}/change/")
+    assert page.status_code == 200 and "s3cret-value" not in page.content.decode()
+    # saving the form with the password left blank keeps the stored one
+    form = page.context["adminform"].form
+    data = {k: v for k, v in form.initial.items() if v is not None and not isinstance(v, (list, dict))}
+    data.update(
+        owner=project.owner_id, account=project.account_id, auth_password="", include_patterns="[]",
+        exclude_patterns="[]", query_keep_keys="[]", check_overrides="{}", query_policy=project.query_policy,
+    )  # fmt: skip
+    saved = admin_client.post(f"/admin/audits/project/{project.id}/change/", data)
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    project.refresh_from_db()
+    assert project.auth_password == "s3cret-value"

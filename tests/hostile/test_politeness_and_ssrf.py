@@ -26,6 +26,7 @@ class SmallSite(BaseHTTPRequestHandler):
     seen: list = []
     needs_auth: tuple | None = None
     redirects: dict = {}
+    extra_home = ""  # more markup for the home page
 
     def log_message(self, *args):
         pass
@@ -54,6 +55,7 @@ class SmallSite(BaseHTTPRequestHandler):
         if self.path.split("?")[0] in self.redirects:
             return self._send(301, Location=self.redirects[self.path.split("?")[0]])
         links = "".join(f'<a href="/p{i}?utm_source=x&id={i}">p{i}</a>' for i in range(10)) if self.path == "/" else ""
+        links += self.extra_home if self.path == "/" else ""
         deep = '<a href="/deep/1">deeper</a>' if self.path.startswith("/p") else ""
         body = f"<!DOCTYPE html><html><head><title>Page {self.path}</title></head><body>{links}{deep}</body></html>"
         return self._send(200, body.encode())
@@ -136,7 +138,7 @@ def fake_dns(monkeypatch):
     real = socket.getaddrinfo
 
     def getaddrinfo(host, port, *args, **kwargs):
-        if host == "site.test":
+        if host in ("site.test", "blog.site.test"):
             return real("127.0.0.2", port, *args, **kwargs)
         if host in FAKE_DNS:
             return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (FAKE_DNS[host], port or 80))]
@@ -182,3 +184,19 @@ def test_redirect_from_an_allowed_site_into_private_addresses_is_refused(setting
     assert (p2.status_code, p2.redirect_url) == (301, "http://metadata.test/latest/meta-data/")
     assert not Page.objects.filter(audit=audit, url__startswith="http://metadata.test").exists()
     assert all(path != "/admin" for _, path, _ in seen)  # nothing reached the site's private twin
+
+
+def test_nofollow_and_subdomains_follow_the_project_options(fake_dns):
+    extra = '<a rel="nofollow" href="/private-ish">nofollow</a> <a href="http://blog.site.test:{port}/post">blog</a>'
+    with serve(host="127.0.0.2") as (server, _, _seen):
+        port = server.server_address[1]
+        server.RequestHandlerClass.extra_home = extra.format(port=port)
+        base = f"http://site.test:{port}"
+        default = set(Page.objects.filter(audit=_audit(base)).values_list("url", flat=True))
+        opened = set(
+            Page.objects.filter(audit=_audit(base, follow_nofollow=True, crawl_subdomains=True)).values_list(
+                "url", flat=True
+            )
+        )
+    assert base + "/private-ish" not in default and f"http://blog.site.test:{port}/post" not in default
+    assert base + "/private-ish" in opened and f"http://blog.site.test:{port}/post" in opened
