@@ -1,4 +1,5 @@
-"""Make the repository root importable (these tests run with `-p no:django`, which would add it)."""
+"""Make the repository root importable when these tests run on their own (pytest-django adds it in the
+full suite; `tests/bench/test_finalize_bench.py` needs the database, the others do not)."""
 
 import sys
 from pathlib import Path
