@@ -84,6 +84,7 @@ class Project(models.Model):
     exclude_patterns = models.JSONField(
         default=list, blank=True, help_text="Regular expressions; a match skips the URL"
     )
+
     # Crawl options (snapshotted into each audit's config at start; the password never is).
     class QueryPolicy(models.TextChoices):
         KEEP = "keep", "Keep query strings"

@@ -85,9 +85,7 @@ def baseline_crawl(base_url: str, *, workers: int = 8, max_pages: int | None = N
     started = time.perf_counter()
     with _PeakRss() as rss, ThreadPoolExecutor(max_workers=workers) as pool:
         while head < len(queue) or in_flight:
-            while (
-                head < len(queue) and len(in_flight) < workers and (max_pages is None or fetched < max_pages)
-            ):
+            while head < len(queue) and len(in_flight) < workers and (max_pages is None or fetched < max_pages):
                 in_flight.add(pool.submit(fetch, queue[head]))
                 head += 1
                 fetched += 1

@@ -287,9 +287,7 @@ def product_audit(
     command = [str(PYTHON), "manage.py", "audit", base_url + "/", "--max-pages", str(max_pages), "--json"]
     with celery_worker(concurrency, worker_log) as worker, TreeRssSampler(worker.pid) as rss:
         started = time.perf_counter()
-        returncode, stdout = _run_cli(
-            command, cli_log, worker_log, timeout_s=timeout_s, stall_s=stall_timeout_s
-        )
+        returncode, stdout = _run_cli(command, cli_log, worker_log, timeout_s=timeout_s, stall_s=stall_timeout_s)
         seconds = time.perf_counter() - started
     summary = _last_json_object(stdout)
     if summary is None:
@@ -325,8 +323,7 @@ def print_size(result: SizeResult) -> None:
     print(f"\n== {result.size} pages (expected URLs stored by a correct crawler: {result.expected_urls}) ==")
     print(f"  {'':<22}{'pages':>8}{'seconds':>10}{'pages/s':>10}{'peak RSS MiB':>14}")
     print(
-        f"  {'baseline (bare)':<22}{b.pages:>8}{b.seconds:>10.1f}{b.pages_per_s:>10.1f}"
-        f"{b.peak_rss_bytes / MIB:>14.1f}"
+        f"  {'baseline (bare)':<22}{b.pages:>8}{b.seconds:>10.1f}{b.pages_per_s:>10.1f}{b.peak_rss_bytes / MIB:>14.1f}"
     )
     if p is None:
         print("  sitewarden: skipped")
@@ -395,9 +392,7 @@ def run_size(size: int, *, args, workdir: Path) -> SizeResult:
         baseline = baseline_in_child(base_url, workers=args.baseline_workers)
         result = SizeResult(size=size, expected_urls=expected, baseline=baseline)
         if not args.skip_product:
-            print(
-                f"auditing {base_url}/ with manage.py audit ({args.workers} worker processes)...", flush=True
-            )
+            print(f"auditing {base_url}/ with manage.py audit ({args.workers} worker processes)...", flush=True)
             result.product = product_audit(
                 base_url,
                 max_pages=expected + EXTRA_PAGES_ALLOWED,
@@ -409,9 +404,7 @@ def run_size(size: int, *, args, workdir: Path) -> SizeResult:
     if result.product is not None:
         off_by = abs(result.product.pages - expected)
         if off_by > max(2, PAGES_TOLERANCE_FRACTION * expected):
-            raise BenchError(
-                f"audit of {size} pages stored {result.product.pages} pages, expected {expected}"
-            )
+            raise BenchError(f"audit of {size} pages stored {result.product.pages} pages, expected {expected}")
     return result
 
 
@@ -420,9 +413,7 @@ def _raise_keyboard_interrupt(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=5000, help="size of the large site")
     parser.add_argument("--small", type=int, default=1000, help="size of the small site")
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (--concurrency)")

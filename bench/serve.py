@@ -211,12 +211,9 @@ def nginx_config(root: Path, port: int, workdir: Path, *, worker_processes: str 
     """An nginx.conf serving `root` on 127.0.0.1:`port` like `serve_site` does; state lives in `workdir`."""
     root = Path(root).resolve()
     redirects = "".join(
-        f"        location = {src} {{ return 301 {dst}; }}\n"
-        for src, dst in sorted(load_redirects(root).items())
+        f"        location = {src} {{ return 301 {dst}; }}\n" for src, dst in sorted(load_redirects(root).items())
     )
-    overlay = "".join(
-        f"        location = /{name} {{ root {workdir / 'overlay'}; }}\n" for name in DYNAMIC_FILES
-    )
+    overlay = "".join(f"        location = /{name} {{ root {workdir / 'overlay'}; }}\n" for name in DYNAMIC_FILES)
     # As root, workers would drop to "nobody", which cannot read a 0700 temp dir.
     user = "user root;\n" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""
     return f"""{user}worker_processes {worker_processes};

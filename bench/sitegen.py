@@ -83,9 +83,7 @@ class SiteManifest:
     def sitemap_paths(self) -> set[str]:
         """Paths listed in the sitemaps: every page except those whose point is to be found only one way
         (the XHTML-only target through the XHTML page, the redirect target through the redirect)."""
-        hidden = set(self.redirects.values()) | (
-            {self.xhtml_only_target} if self.xhtml_only_target else set()
-        )
+        hidden = set(self.redirects.values()) | ({self.xhtml_only_target} if self.xhtml_only_target else set())
         return (self.pages - hidden) | self.sitemap_only
 
     def to_json(self) -> dict:
@@ -218,16 +216,12 @@ def _urlset(paths: list[str]) -> bytes:
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
     ]
     for path in paths:
-        lines.append(
-            f"<url><loc>{BASE_URL_PLACEHOLDER}{_href(path)}</loc><lastmod>{SITEMAP_LASTMOD}</lastmod></url>"
-        )
+        lines.append(f"<url><loc>{BASE_URL_PLACEHOLDER}{_href(path)}</loc><lastmod>{SITEMAP_LASTMOD}</lastmod></url>")
     lines.append("</urlset>\n")
     return "\n".join(lines).encode("utf-8")
 
 
-def generate_site(
-    root: Path, pages: int, *, seed: int = 0, page_kb: int = 40, features: bool = True
-) -> SiteManifest:
+def generate_site(root: Path, pages: int, *, seed: int = 0, page_kb: int = 40, features: bool = True) -> SiteManifest:
     """Write a site of `pages` linked pages (plus a few feature pages) under `root`.
 
     Pages form a tree (branching TREE_BRANCHING) rooted at home plus seeded random cross-links, so every
@@ -310,9 +304,7 @@ def generate_site(
         _write(
             root,
             XHTML_ONLY_TARGET,
-            writer.page(
-                path=XHTML_ONLY_TARGET, title="XHTML-only target", nav=nav, body_links=back, footer=footer
-            ),
+            writer.page(path=XHTML_ONLY_TARGET, title="XHTML-only target", nav=nav, body_links=back, footer=footer),
         )
         _write(
             root,
@@ -355,9 +347,7 @@ def generate_site(
 
     (root / REDIRECTS_FILE).write_text(json.dumps(manifest.redirects, indent=1, sort_keys=True) + "\n")
     (root / REDIRECTS_NGINX_FILE).write_text(
-        "".join(
-            f"location = {src} {{ return 301 {dst}; }}\n" for src, dst in sorted(manifest.redirects.items())
-        )
+        "".join(f"location = {src} {{ return 301 {dst}; }}\n" for src, dst in sorted(manifest.redirects.items()))
     )
     manifest.save(root / MANIFEST_FILE)
     return manifest
@@ -377,9 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-features", action="store_true")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    manifest = generate_site(
-        args.root, args.pages, seed=args.seed, page_kb=args.page_kb, features=not args.no_features
-    )
+    manifest = generate_site(args.root, args.pages, seed=args.seed, page_kb=args.page_kb, features=not args.no_features)
     print(
         f"wrote {len(manifest.pages)} pages (+{len(manifest.disallowed)} disallowed, "
         f"{len(manifest.sitemap_only)} sitemap-only) to {args.root} in {time.perf_counter() - started:.1f}s",
