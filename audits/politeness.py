@@ -62,10 +62,6 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, when.timestamp() - (now or time.time()))
 
 
-class CrawlStopped(Exception):
-    """The site kept rate-limiting: the crawl stops early (crawl-rate-limited)."""
-
-
 class Politeness:
     def __init__(self, audit: Audit, *, interval_s: float, max_window: int):
         self.audit_id = audit.id
