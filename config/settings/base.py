@@ -75,6 +75,10 @@ else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
+# The cache holds the API's per-token throttle counters: in production point it at Redis
+# (CACHE_URL=redis://host:6379/2) so every web process counts the same requests.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
