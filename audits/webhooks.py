@@ -20,6 +20,7 @@ import json
 import logging
 import secrets
 import time
+from datetime import timedelta
 
 import requests
 from celery import shared_task
@@ -27,6 +28,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.db.models.functions import Coalesce
 from django.dispatch import receiver
 from django.utils import timezone
 from requests.adapters import HTTPAdapter
@@ -51,6 +53,10 @@ WEBHOOK_RETRY_MAX_S = 900
 WEBHOOK_TIMEOUT_S = (5, 10)  # connect, read; the task's time limits bound a receiver that drips bytes
 WEBHOOK_SOFT_TIME_LIMIT_S = 45
 WEBHOOK_TIME_LIMIT_S = 60
+# A pending delivery with no attempt for this long lost its message (broker down, worker gone): the
+# watchdog queues it again. Longer than the longest backoff plus a task's time limit.
+WEBHOOK_STALE_AFTER_S = 30 * 60
+WEBHOOK_SWEEP_BATCH = 500  # deliveries queued again per sweep
 SECRET_MIN_CHARS = 16
 ERROR_CHARS = 500
 RETRY_STATUSES = frozenset({408, 429})
@@ -318,6 +324,21 @@ def webhook_delivery_attempt(*, delivery_id) -> str:
         extra={"delivery_id": str(delivery.id), "attempt": attempts, "code": code, "outcome": outcome},
     )
     return {Status.SUCCEEDED: "succeeded", Status.PENDING: "retry", Status.FAILED: "failed"}[outcome]
+
+
+def webhook_deliveries_sweep(*, stale_after_s: float = WEBHOOK_STALE_AFTER_S) -> list:
+    """Queue again the pending deliveries nobody has tried for `stale_after_s`; their attempt count goes on,
+    so a delivery still ends after WEBHOOK_MAX_ATTEMPTS. Returns the ids queued."""
+    cutoff = timezone.now() - timedelta(seconds=stale_after_s)
+    stale = list(
+        WebhookDelivery.objects.filter(status=Status.PENDING)
+        .annotate(last_seen=Coalesce("last_attempt_at", "created_at"))
+        .filter(last_seen__lt=cutoff)
+        .values_list("id", flat=True)[:WEBHOOK_SWEEP_BATCH]
+    )
+    for delivery_id in stale:
+        webhook_delivery_dispatch(delivery_id)
+    return stale
 
 
 def webhook_delivery_resend(*, delivery: WebhookDelivery) -> None:

@@ -236,10 +236,13 @@ def pipeline_failed(request, exc, traceback, audit_id: str) -> None:
 
 @shared_task(name="audits.reconcile_sweep", ignore_result=True)
 def reconcile_sweep_task() -> None:
-    """The watchdog (celery-beat, every 15 minutes): reconcile every running audit, oldest first."""
+    """The watchdog (celery-beat, every 15 minutes): reconcile every running audit, oldest first, and queue
+    again webhook deliveries whose message was lost."""
     from audits.reconciler import reconcile_sweep
+    from audits.webhooks import webhook_deliveries_sweep
 
     reconcile_sweep(reconciled_by="watchdog")
+    webhook_deliveries_sweep()
 
 
 @shared_task(name="audits.run_schedule", ignore_result=True)
