@@ -34,7 +34,6 @@ EXTRA_MAX_PAGES = 1000  # the audit's page budget is N plus this, so max-pages-r
 PAGE_WRITE_BATCH = 1000
 RSS_SAMPLE_INTERVAL_S = 0.02
 CHILD_TIMEOUT_S = 1800
-MIGRATE_TIMEOUT_S = 600
 MIB = 1024 * 1024
 CHILD_JSON_PREFIX = "FINALIZE_CHILD_JSON "
 JSON_PREFIX = "FINALIZE_JSON "
@@ -641,23 +640,12 @@ def _child_env() -> dict[str, str]:
 
 def database_reset() -> None:
     """Drop and recreate `sitewarden_bench_finalize`, then migrate it."""
-    import psycopg
+    from bench.run import BenchError, reset_database
 
-    from bench.run import PG_SERVER_URL, PYTHON, REPO
-
-    with psycopg.connect(f"{PG_SERVER_URL}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{FINALIZE_DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{FINALIZE_DB_NAME}"')
-    done = subprocess.run(
-        [str(PYTHON), "manage.py", "migrate", "--noinput"],
-        cwd=REPO,
-        env=_child_env(),
-        capture_output=True,
-        text=True,
-        timeout=MIGRATE_TIMEOUT_S,
-    )
-    if done.returncode != 0:
-        raise FinalizeBenchError(f"manage.py migrate failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    try:
+        reset_database(FINALIZE_DB_NAME, env=_child_env())
+    except BenchError as exc:
+        raise FinalizeBenchError(str(exc)) from exc
 
 
 def _run_child(*args: str) -> dict:

@@ -89,17 +89,17 @@ def product_env() -> dict[str, str]:
     return env
 
 
-def reset_database() -> None:
-    """Drop and recreate the benchmark database, then migrate it."""
+def reset_database(name: str = BENCH_DB_NAME, env: dict[str, str] | None = None) -> None:
+    """Drop and recreate a benchmark database, then migrate it (with `env`, whose DATABASE_URL names it)."""
     import psycopg
 
     with psycopg.connect(f"{PG_SERVER_URL}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{BENCH_DB_NAME}"')
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
     done = subprocess.run(
         [str(PYTHON), "manage.py", "migrate", "--noinput"],
         cwd=REPO,
-        env=product_env(),
+        env=env or product_env(),
         capture_output=True,
         text=True,
         timeout=MIGRATE_TIMEOUT_S,

@@ -23,8 +23,9 @@ def kill_client(handler) -> None:
 
 
 @contextlib.contextmanager
-def serve_generated(root: Path, *, delay_s: float = 0.0, killer_paths: frozenset = frozenset()):
-    """Serve a generated site: each answer waits `delay_s`; a request for a killer path kills the client."""
+def serve_generated(root: Path, *, delay_s: float = 0.0, killer_paths: frozenset = frozenset(), before_answer=None):
+    """Serve a generated site: each answer waits `delay_s`; a request for a killer path kills the client;
+    `before_answer(path)`, when given, runs before each answer (a test's own pacing)."""
     root = Path(root).resolve()
     server = _Server(("127.0.0.1", 0), SiteRequestHandler)
     base_url = f"http://127.0.0.1:{server.server_address[1]}"
@@ -44,6 +45,8 @@ def serve_generated(root: Path, *, delay_s: float = 0.0, killer_paths: frozenset
                 return
             if delay_s:
                 time.sleep(delay_s)
+            if before_answer is not None:
+                before_answer(path)
             super().do_GET()
 
     Handler.base_url = base_url.encode()

@@ -8,17 +8,16 @@ import os
 import threading
 import time
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from audits.models import Audit, Issue, Page
-from bench.serve import SiteRequestHandler, _Server, load_redirects, render_dynamic_files
 from bench.sitegen import generate_site
 from scratchpad.models import LinkEdge
 from tests.conftest import REPO_ROOT
 from tests.dashboard.conftest import PASSWORD, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory, UserFactory
+from tests.sites import serve_generated
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
 
@@ -78,34 +77,20 @@ def shot(tab, name: str) -> None:
 def gated_site(root: Path):
     """Serve a generated site whose pages answer slowly until `gate.set()`, so a test can watch an audit
     run before letting it finish, whatever the crawler's concurrency. Yields (base_url, gate)."""
-    server = _Server(("127.0.0.1", 0), SiteRequestHandler)
-    base_url = f"http://127.0.0.1:{server.server_address[1]}"
     gate = threading.Event()
     slots = threading.BoundedSemaphore(GATED_CONCURRENCY)
 
-    class Handler(SiteRequestHandler):
-        site_root = root.resolve()
-        redirects = load_redirects(root)
-        dynamic = render_dynamic_files(root, base_url)
+    def pace(path: str) -> None:
+        if not gate.is_set() and path.endswith((".html", "/")):
+            with slots:  # a few slow answers at a time, however many fetches the crawler runs
+                if not gate.is_set():
+                    time.sleep(GATED_DELAY_S)
 
-        def do_GET(self):
-            path = unquote(urlsplit(self.path).path)
-            if not gate.is_set() and path.endswith((".html", "/")):
-                with slots:  # a few slow answers at a time, however many fetches the crawler runs
-                    if not gate.is_set():
-                        time.sleep(GATED_DELAY_S)
-            super().do_GET()
-
-    Handler.base_url = base_url.encode()
-    server.RequestHandlerClass = Handler
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield base_url, gate
-    finally:
-        gate.set()
-        server.shutdown()
-        server.server_close()
+    with serve_generated(root, before_answer=pace) as (base_url, _hits):
+        try:
+            yield base_url, gate
+        finally:
+            gate.set()  # before the server stops, so no answer is left sleeping
 
 
 def sign_in(tab, live_server, username: str) -> None:
