@@ -31,15 +31,12 @@ from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.dispatch import receiver
 from django.utils import timezone
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import NewConnectionError
 
 from audits.errors import AuditRefused
 from audits.models import Audit, Project, Webhook, WebhookDelivery
 from audits.signals import audit_finished
-from crawler.urls import InvalidURL, is_public_address, validate_start_url
+from crawler.fetch import PrivateAddressRefused, PublicOnlyAdapter
+from crawler.urls import InvalidURL, validate_start_url
 
 logger = logging.getLogger(__name__)
 Status = WebhookDelivery.Status
@@ -196,53 +193,11 @@ def _on_audit_finished(sender, audit, reconciled_by=None, duration_s=None, **kwa
 # --- sending -------------------------------------------------------------------------------------------
 
 
-class _RefusedAddress(NewConnectionError):
-    pass
-
-
-class _PublicOnlyMixin:
-    """Checks the connected peer before a byte is sent: covers DNS answers that changed since the URL was
-    saved (rebinding) as well as literal addresses."""
-
-    def _new_conn(self):
-        sock = super()._new_conn()
-        try:
-            peer = sock.getpeername()[0]
-        except (OSError, IndexError):
-            peer = "unknown"
-        if not is_public_address(peer):
-            sock.close()
-            raise _RefusedAddress(self, f"refused to connect to non-public address {peer}")
-        return sock
-
-
-class _PublicHTTPConnection(_PublicOnlyMixin, HTTPConnection):
-    pass
-
-
-class _PublicHTTPSConnection(_PublicOnlyMixin, HTTPSConnection):
-    pass
-
-
-class _PublicHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _PublicHTTPConnection
-
-
-class _PublicHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _PublicHTTPSConnection
-
-
-class _PublicOnlyAdapter(HTTPAdapter):
-    def init_poolmanager(self, *args, **kwargs):
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _PublicHTTPPool, "https": _PublicHTTPSPool}
-
-
 def _session(*, allow_private: bool) -> requests.Session:
     session = requests.Session()
     session.trust_env = False  # no proxies from the worker's environment
     if not allow_private:
-        adapter = _PublicOnlyAdapter(max_retries=0)
+        adapter = PublicOnlyAdapter(max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
     return session
@@ -255,7 +210,7 @@ def _refused(exc: BaseException) -> bool:
         if e is None or id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, _RefusedAddress):
+        if isinstance(e, PrivateAddressRefused):
             return True
         stack.extend([e.__cause__, e.__context__, getattr(e, "reason", None)])
         stack.extend(a for a in getattr(e, "args", ()) if isinstance(a, BaseException))

@@ -163,8 +163,8 @@ if hasattr(os, "register_at_fork"):
 # --- connection pool with tracking and the address guard ---------------------------------------------------
 
 
-class _PrivateAddressError(NewConnectionError):
-    pass
+class PrivateAddressRefused(NewConnectionError):
+    """A connection was refused because the host resolves to (or the peer is) a non-public address."""
 
 
 def _peer_is_allowed(sock) -> tuple[bool, str]:
@@ -175,36 +175,42 @@ def _peer_is_allowed(sock) -> tuple[bool, str]:
     return is_public_address(peer), peer
 
 
+def _public_only_new_conn(conn, new_conn):
+    """Open `conn`'s socket only to a public address (crawler.urls.is_public_address): resolve, vet every
+    address, connect to the vetted one, check the peer again. No packet goes to a private address, and a
+    second lookup (DNS rebinding) cannot swap the address after the check."""
+    host = conn._dns_host
+    try:
+        infos = socket.getaddrinfo(host, conn.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise NameResolutionError(conn.host, conn, exc) from exc
+    addresses = [info[4][0] for info in infos]
+    refused = [a for a in addresses if not is_public_address(a)]
+    if refused or not addresses:
+        raise PrivateAddressRefused(
+            conn,
+            f"refused to connect to {conn.host}: it resolves to non-public address {refused[0] if refused else '?'}",
+        )
+    conn._dns_host = addresses[0]
+    try:
+        sock = new_conn()
+    finally:
+        conn._dns_host = host
+    allowed, peer = _peer_is_allowed(sock)
+    if not allowed:
+        sock.close()
+        raise PrivateAddressRefused(conn, f"refused to connect to non-public address {peer}")
+    return sock
+
+
 class _GuardedConnectionMixin:
+    """The crawler's connections: public-only when the running fetch() asks for it."""
+
     def _new_conn(self):
         ctx = getattr(_local, "ctx", None)
         if ctx is None or ctx.allow_private:
             return super()._new_conn()
-        # Resolve, vet every address, then connect to the vetted one: no packet goes to a private
-        # address, and a second lookup (DNS rebinding) cannot swap the address after the check.
-        host = self._dns_host
-        try:
-            infos = socket.getaddrinfo(host, self.port, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError) as exc:
-            raise NameResolutionError(self.host, self, exc) from exc
-        addresses = [info[4][0] for info in infos]
-        refused = [a for a in addresses if not is_public_address(a)]
-        if refused or not addresses:
-            raise _PrivateAddressError(
-                self,
-                f"refused to connect to {self.host}: it resolves to non-public address "
-                f"{refused[0] if refused else '?'}",
-            )
-        self._dns_host = addresses[0]
-        try:
-            sock = super()._new_conn()
-        finally:
-            self._dns_host = host
-        allowed, peer = _peer_is_allowed(sock)
-        if not allowed:
-            sock.close()
-            raise _PrivateAddressError(self, f"refused to connect to non-public address {peer}")
-        return sock
+        return _public_only_new_conn(self, super()._new_conn)
 
 
 class _GuardedHTTPConnection(_GuardedConnectionMixin, HTTPConnection):
@@ -213,6 +219,28 @@ class _GuardedHTTPConnection(_GuardedConnectionMixin, HTTPConnection):
 
 class _GuardedHTTPSConnection(_GuardedConnectionMixin, HTTPSConnection):
     pass
+
+
+class _PublicOnlyMixin:
+    def _new_conn(self):
+        return _public_only_new_conn(self, super()._new_conn)
+
+
+class _PublicHTTPPool(HTTPConnectionPool):
+    ConnectionCls = type("PublicHTTPConnection", (_PublicOnlyMixin, HTTPConnection), {})
+
+
+class _PublicHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = type("PublicHTTPSConnection", (_PublicOnlyMixin, HTTPSConnection), {})
+
+
+class PublicOnlyAdapter(HTTPAdapter):
+    """A requests adapter whose every connection goes to a public address only, for callers other than the
+    crawl (webhooks): the same vetting as fetch(allow_private=False)."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _PublicHTTPPool, "https": _PublicHTTPSPool}
 
 
 class _TrackedPoolMixin:
@@ -348,7 +376,7 @@ def _classify(exc: BaseException, got_response: bool) -> str:
     def any_of(*types) -> bool:
         return any(isinstance(e, types) for e in chain)
 
-    if any_of(_PrivateAddressError):
+    if any_of(PrivateAddressRefused):
         return "private_address"
     if any_of(requests.TooManyRedirects):
         return "too_many_redirects"
