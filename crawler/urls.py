@@ -136,14 +136,6 @@ def _normalize_absolute(url: str) -> str | None:
     return result
 
 
-def url_host(url: str) -> str:
-    """Lower-cased host of `url` without port ("" when there is none); IPv6 without brackets."""
-    try:
-        return (urlsplit(url.strip()).hostname or "").rstrip(".")
-    except ValueError:
-        return ""
-
-
 def _host_and_port(url: str) -> tuple[str, int | None] | None:
     normalized = normalize(url)
     if normalized is None:

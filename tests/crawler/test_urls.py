@@ -9,7 +9,6 @@ from crawler.urls import (
     normalize,
     remove_dot_segments,
     same_site,
-    url_host,
     validate_start_url,
 )
 
@@ -105,11 +104,6 @@ def test_same_site_with_subdomains():
     assert same_site("https://example.com/", site, include_subdomains=True)
     assert not same_site("https://badexample.com/", site, include_subdomains=True)
     assert not same_site("https://example.com.evil.net/", site, include_subdomains=True)
-
-
-def test_url_host():
-    assert url_host("HTTP://Example.com:8080/x") == "example.com"
-    assert url_host("not a url") == ""
 
 
 @pytest.mark.parametrize(
