@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db import transaction
@@ -312,7 +312,7 @@ def _queue(scope: CrawlScope, url: str, depth: int | None, source: str, hops: in
     url = scope.rewrite(url)
     if not scope.allows(url, depth):
         return None
-    return NewURL(url, depth=depth, source=source, redirect_hops=hops, pattern=url_pattern(url))
+    return NewURL(url, depth=depth, source=source, redirect_hops=hops)  # pattern: set once it is known new
 
 
 def build_page_record(
@@ -458,7 +458,8 @@ class _BatchPersister:
         for record in records:
             for new in record.discovered:
                 if new.url not in self.seen_urls:
-                    discovered.append(new)
+                    # The URL's shape only for URLs this chunk has not queued yet: most links repeat.
+                    discovered.append(replace(new, pattern=url_pattern(new.url)))
                     if len(self.seen_urls) < CHUNK_SEEN_URLS_MAX:
                         self.seen_urls.add(new.url)
         with transaction.atomic():
