@@ -1,0 +1,59 @@
+"""The check catalogue as Markdown, generated from the registry (`manage.py write_check_catalogue`).
+
+docs/CHECKS.md is this function's output; a test fails when the file is stale, so the page people read
+cannot drift from the checks the code runs.
+"""
+
+from audits.checks.registry import CHECKS, SCOPES, SEVERITIES
+from audits.checks.score import HEALTH_FORMULA
+
+CATALOGUE_PATH = "docs/CHECKS.md"
+
+_SCOPE_HEADINGS = {
+    "page": ("Page checks", "Run on each crawled page as it is fetched."),
+    "site": ("Site checks", "Run once over the whole crawl when the audit finalizes."),
+    "lighthouse": ("Lighthouse checks", "Run on the sampled pages of audits started with Lighthouse."),
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _thresholds(values: dict, limits: dict) -> str:
+    if not values:
+        return "—"
+    parts = []
+    for key, value in values.items():
+        limit = limits.get(key)
+        parts.append(f"`{key}` = {value}" + (f" (at most {limit})" if limit is not None else ""))
+    return "<br>".join(parts)
+
+
+def render_catalogue() -> str:
+    counts = {severity: sum(1 for spec in CHECKS if spec.severity == severity) for severity in SEVERITIES}
+    lines = [
+        "# Check catalogue",
+        "",
+        "<!-- Generated from audits/checks/registry.py by `python manage.py write_check_catalogue`; do not edit. -->",
+        "",
+        f"{len(CHECKS)} issue types: " + ", ".join(f"{counts[s]} {s}" for s in SEVERITIES) + ".",
+        "Severities, thresholds and whether a type runs at all can be overridden per project "
+        '(`check_overrides`: `{"thresholds": {type: {key: value}}, "severities": {type: severity}, '
+        '"disabled": [type, …]}`).',
+        "",
+        f"Health score: {HEALTH_FORMULA}",
+        "",
+    ]
+    for scope in SCOPES:
+        heading, blurb = _SCOPE_HEADINGS[scope]
+        specs = [spec for spec in CHECKS if spec.scope == scope]
+        lines += [f"## {heading} ({len(specs)})", "", blurb, ""]
+        lines += ["| type | severity | title | what it means | how to fix | thresholds |", "|---|---|---|---|---|---|"]
+        for spec in specs:
+            lines.append(
+                f"| `{spec.type}` | {spec.severity} | {_cell(spec.title)} | {_cell(spec.explanation)} | "
+                f"{_cell(spec.how_to_fix)} | {_thresholds(spec.thresholds, spec.threshold_limits)} |"
+            )
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,24 @@
+"""Task names are a wire contract: messages already queued, beat schedules and revoked ids name them.
+
+The snapshot below is what the workers registered before any module moved; a rename must be deliberate.
+"""
+
+from config.celery import app
+
+REGISTERED_TASK_NAMES = {
+    "audits.crawl_round_done",
+    "audits.deliver_webhook",
+    "audits.discover",
+    "audits.finalize",
+    "audits.lighthouse",
+    "audits.pipeline_failed",
+    "audits.reconcile_sweep",
+    "audits.run_schedule",
+    "crawler.crawl_chunk",
+}
+
+
+def test_registered_task_names_are_unchanged():
+    app.loader.import_default_modules()
+    ours = {name for name in app.tasks if not name.startswith("celery.")}
+    assert ours == REGISTERED_TASK_NAMES
