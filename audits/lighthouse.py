@@ -26,6 +26,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from audits.checks.registry import LIGHTHOUSE_TYPES, CheckSettings, make_issue
+from audits.chromium import chromium_flags, find_chromium
 from audits.models import Audit, Issue, LighthouseResult, Page, lighthouse_id_for
 from crawler.urls import normalize
 
@@ -45,25 +46,7 @@ STRATEGIES = (LighthouseResult.Strategy.MOBILE, LighthouseResult.Strategy.DESKTO
 RUNNER_DIR = Path(__file__).resolve().parent / "lighthouse_runner"
 RUNNER_BIN = RUNNER_DIR / "node_modules" / ".bin" / "lighthouse"
 LIGHTHOUSE_BIN_ENV = "SITEWARDEN_LIGHTHOUSE_BIN"  # explicit path to the CLI; when set, nothing else is tried
-CHROME_PATH_ENV = "CHROME_PATH"  # explicit Chromium; when set, nothing else is tried (Lighthouse reads it too)
-CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
-CHROMIUM_NAMES = ("chromium", "chromium-browser")
 _LIGHTHOUSE_HINT = "make lighthouse-install, or npm ci --prefix audits/lighthouse_runner"
-_CHROMIUM_HINT = "apt-get install chromium"
-
-# Chromium must not reach for the network on its own (updates, sync, field trials) and must run
-# headless in containers; --no-sandbox is added only when we are root, where the sandbox cannot start.
-CHROME_FLAGS = (
-    "--headless=new",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--no-first-run",
-    "--no-default-browser-check",
-)
 
 
 # --- URL templates ---------------------------------------------------------------------------------
@@ -191,22 +174,6 @@ def find_lighthouse() -> tuple[list[str] | None, str]:
     return None, f"Lighthouse not found ({_LIGHTHOUSE_HINT})"
 
 
-def find_chromium() -> tuple[str | None, str]:
-    """The Chromium binary Lighthouse should drive, or None and why not."""
-    explicit = os.environ.get(CHROME_PATH_ENV)
-    if explicit:
-        if _executable(explicit):
-            return explicit, f"{CHROME_PATH_ENV}={explicit}"
-        return None, f"Chromium not found at {CHROME_PATH_ENV}={explicit} ({_CHROMIUM_HINT})"
-    for path in CHROMIUM_PATHS:
-        if _executable(path):
-            return path, path
-    for name in CHROMIUM_NAMES:
-        if found := shutil.which(name):
-            return found, found
-    return None, f"Chromium not found ({_CHROMIUM_HINT})"
-
-
 # --- One run -----------------------------------------------------------------------------------------
 
 
@@ -293,6 +260,16 @@ def _kill_strays(marker: str) -> None:
             continue  # gone meanwhile, or not ours to read
 
 
+def _chrome_flags_argument(flags: list[str]) -> str:
+    """Lighthouse's --chrome-flags is one space-separated string (split by yargs-parser): a value with a
+    space, as --host-resolver-rules has, goes in single quotes."""
+    out = []
+    for flag in flags:
+        name, sep, value = flag.partition("=")
+        out.append(f"{name}='{value}'" if sep and " " in value else flag)
+    return " ".join(out)
+
+
 def lighthouse_run_page(
     url: str,
     strategy: str,
@@ -316,16 +293,14 @@ def lighthouse_run_page(
     with tempfile.TemporaryDirectory(prefix="sitewarden-lh-", ignore_cleanup_errors=True) as tmp:
         output = Path(tmp) / "report.json"
         profile = Path(tmp) / "profile"
-        flags = [*CHROME_FLAGS, f"--user-data-dir={profile}"]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            flags.append("--no-sandbox")
+        flags = chromium_flags(user_data_dir=profile)
         cmd = [
             *lighthouse,
             url,
             "--output=json",
             f"--output-path={output}",
             "--quiet",
-            f"--chrome-flags={' '.join(flags)}",
+            f"--chrome-flags={_chrome_flags_argument(flags)}",
             f"--only-categories={','.join(LIGHTHOUSE_CATEGORIES)}",
             f"--max-wait-for-load={LIGHTHOUSE_MAX_WAIT_FOR_LOAD_MS}",
         ]

@@ -2,15 +2,13 @@
 
 A Renderer owns one browser on one thread (Playwright's sync API is bound to its thread); fetch threads
 hand it URLs through a queue. Rendering is bounded per audit by a budget kept in the Throttle row, and
-per page by a timeout. With ALLOW_PRIVATE_TARGETS off, the browser's own requests to non-public
-addresses are aborted, as the crawler's are.
+per page by a timeout. With ALLOW_PRIVATE_TARGETS off, the browser sends every request through the
+egress proxy (crawler.egress, flags from audits.chromium), which refuses non-public addresses as the
+crawler does: documents, redirects, subresources and WebSockets alike.
 """
 
 import logging
-import os
 import queue
-import shutil
-import socket
 import threading
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -19,45 +17,19 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 
+from audits.chromium import chromium_flags, find_chromium
 from audits.models import Audit
-from crawler.urls import is_public_address
 from scratchpad.models import Throttle
 
 logger = logging.getLogger(__name__)
 
 RENDER_TIMEOUT_S = 20  # navigation + network idle, per page
 RENDER_START_TIMEOUT_S = 30  # browser launch
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
-def find_chromium() -> str | None:
-    path = os.environ.get("CHROME_PATH")
-    if path:
-        return path if os.path.exists(path) else None
-    for candidate in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
-        if os.path.exists(candidate):
-            return candidate
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _host_is_allowed(url: str) -> bool:
-    host = urlsplit(url).hostname
-    if not host:
-        return True  # data:, blob: and the like stay inside the browser
-    try:
-        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    except OSError:
-        return False
-    return all(is_public_address(info[4][0]) for info in infos)
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
 
 
 class Renderer:
@@ -81,15 +53,19 @@ class Renderer:
             from playwright.sync_api import sync_playwright
 
             playwright = sync_playwright().start()
-            browser = playwright.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+            chromium, reason = find_chromium()
+            if chromium is None:
+                raise RuntimeError(reason)
+            # The egress proxy is the address guard: a route handler would not see WebSockets nor the
+            # hops of a redirect, and Chromium would connect to them all the same.
+            flags = chromium_flags(allow_private=self.allow_private)
+            browser = playwright.chromium.launch(executable_path=chromium, args=flags)
         except Exception as exc:  # missing package or browser: rendering is skipped, the crawl goes on
             self.error = f"rendering unavailable: {exc}"[:300]
             self._ready.set()
             return
         self._ready.set()
         context = browser.new_context(user_agent=self.user_agent) if self.user_agent else browser.new_context()
-        if not self.allow_private:
-            context.route("**/*", self._guard)
         try:
             while True:
                 job = self._jobs.get()
@@ -99,7 +75,9 @@ class Renderer:
                 page = context.new_page()
                 try:
                     page.goto(url, wait_until="networkidle", timeout=RENDER_TIMEOUT_S * 1000)
-                    future.set_result(page.content())
+                    # A script that navigated elsewhere left another origin's page (or the egress proxy's
+                    # refusal) in the tab: that is not this URL's content, the fetched HTML stands.
+                    future.set_result(page.content() if _origin(page.url) == _origin(url) else None)
                 except Exception as exc:
                     logger.info("render failed: %s", exc, extra={"url": url})
                     future.set_result(None)
@@ -109,13 +87,6 @@ class Renderer:
             context.close()
             browser.close()
             playwright.stop()
-
-    @staticmethod
-    def _guard(route) -> None:
-        if _host_is_allowed(route.request.url):
-            route.continue_()
-        else:
-            route.abort("addressunreachable")
 
     def render(self, url: str) -> str | None:
         """The rendered DOM of `url`, or None (budget spent, browser unavailable, timeout, error)."""
@@ -148,8 +119,9 @@ def render_session_for(audit: Audit) -> Renderer | None:
     config = audit.config or {}
     if not config.get("render_js"):
         return None
-    if find_chromium() is None:
-        _note(audit, "JavaScript rendering skipped: Chromium not found (apt-get install chromium)")
+    chromium, reason = find_chromium()
+    if chromium is None:
+        _note(audit, f"JavaScript rendering skipped: {reason}")
         return None
     with transaction.atomic():
         throttle, _ = Throttle.objects.select_for_update().get_or_create(audit=audit)

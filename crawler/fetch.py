@@ -39,7 +39,7 @@ from urllib3.exceptions import (
 from urllib3.exceptions import SSLError as Urllib3SSLError
 
 from crawler import __version__, limits
-from crawler.urls import is_public_address
+from crawler.urls import AddressRefused, is_public_address, resolve_public
 
 DEFAULT_USER_AGENT = f"{limits.USER_AGENT_PRODUCT}/{__version__} (+https://github.com/sitewarden)"
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -167,39 +167,34 @@ class PrivateAddressRefused(NewConnectionError):
     """A connection was refused because the host resolves to (or the peer is) a non-public address."""
 
 
-def _peer_is_allowed(sock) -> tuple[bool, str]:
+def _peer_is_allowed(sock) -> bool:
     try:
         peer = sock.getpeername()[0]
     except (OSError, IndexError):
-        return False, "unknown"
-    return is_public_address(peer), peer
+        return False
+    return is_public_address(peer)
 
 
 def _public_only_new_conn(conn, new_conn):
-    """Open `conn`'s socket only to a public address (crawler.urls.is_public_address): resolve, vet every
+    """Open `conn`'s socket only to a public address (crawler.urls.resolve_public): resolve, vet every
     address, connect to the vetted one, check the peer again. No packet goes to a private address, and a
-    second lookup (DNS rebinding) cannot swap the address after the check."""
+    second lookup (DNS rebinding) cannot swap the address after the check. Error messages name the host,
+    never the address it resolves to."""
     host = conn._dns_host
     try:
-        infos = socket.getaddrinfo(host, conn.port, type=socket.SOCK_STREAM)
+        addresses = resolve_public(host, conn.port)
+    except AddressRefused as exc:
+        raise PrivateAddressRefused(conn, f"refused to connect: {exc}") from None
     except (OSError, UnicodeError) as exc:
         raise NameResolutionError(conn.host, conn, exc) from exc
-    addresses = [info[4][0] for info in infos]
-    refused = [a for a in addresses if not is_public_address(a)]
-    if refused or not addresses:
-        raise PrivateAddressRefused(
-            conn,
-            f"refused to connect to {conn.host}: it resolves to non-public address {refused[0] if refused else '?'}",
-        )
     conn._dns_host = addresses[0]
     try:
         sock = new_conn()
     finally:
         conn._dns_host = host
-    allowed, peer = _peer_is_allowed(sock)
-    if not allowed:
+    if not _peer_is_allowed(sock):
         sock.close()
-        raise PrivateAddressRefused(conn, f"refused to connect to non-public address {peer}")
+        raise PrivateAddressRefused(conn, f"refused to connect: {conn.host} is not a public address")
     return sock
 
 
@@ -251,7 +246,7 @@ class _TrackedPoolMixin:
             ctx.conn = conn
             # A kept-alive connection opened under allow_private=True must not serve a stricter fetch.
             sock = getattr(conn, "sock", None)
-            if not ctx.allow_private and sock is not None and not _peer_is_allowed(sock)[0]:
+            if not ctx.allow_private and sock is not None and not _peer_is_allowed(sock):
                 conn.close()
         return conn
 

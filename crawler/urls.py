@@ -35,7 +35,8 @@ _UNSUPPORTED = "Only http and https addresses can be audited, not {}:."
 class InvalidURL(ValueError):
     def __init__(self, code: str, message: str):
         super().__init__(message)
-        self.code = code  # invalid_url | unsupported_scheme | url_too_long | private_address | dns_failure
+        # invalid_url | unsupported_scheme | url_too_long | credentials_in_url | private_address | dns_failure
+        self.code = code
 
 
 def _normalize_escape(match: re.Match) -> str:
@@ -201,6 +202,20 @@ class SiteMatcher:
 
 _allowed_networks: tuple = ()
 
+# Prefixes that carry an IPv4 address inside an IPv6 one: a packet to them ends up at the embedded IPv4
+# address (through a translator or a tunnel), so that address is the one to vet.
+_NAT64_PREFIXES = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_TEREDO_PREFIX = ipaddress.ip_network("2001::/32")
+
+
+class AddressRefused(Exception):
+    """The host resolves to an address the SSRF policy refuses. The message names the host, never the
+    address: what an internal name resolves to is none of the requester's business."""
+
+    def __init__(self, host: str):
+        super().__init__(f"{host} is not a public address")
+        self.host = host
+
 
 def set_allowed_networks(cidrs) -> None:
     """Networks an operator trusts although they are not public (e.g. an intranet to audit); the SSRF
@@ -209,15 +224,22 @@ def set_allowed_networks(cidrs) -> None:
     _allowed_networks = tuple(ipaddress.ip_network(c, strict=False) for c in cidrs)
 
 
-def is_public_address(ip_str: str) -> bool:
-    """True when `ip_str` is a globally routable unicast address (not loopback, private, link-local, …)
-    or lies in a network allowed by set_allowed_networks()."""
-    try:
-        ip = ipaddress.ip_address(ip_str.strip("[]").split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses an IPv6 address stands for (mapped, 6to4, Teredo server and client, NAT64), or
+    None when it is a plain IPv6 address."""
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip in _TEREDO_PREFIX:
+        server, client = ip.teredo
+        return [server, client]
+    if any(ip in prefix for prefix in _NAT64_PREFIXES):
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    return None
+
+
+def _is_public_ip(ip) -> bool:
     if any(ip in net for net in _allowed_networks):
         return True
     return not (
@@ -231,6 +253,22 @@ def is_public_address(ip_str: str) -> bool:
     )
 
 
+def is_public_address(ip_str: str) -> bool:
+    """True when `ip_str` is a globally routable unicast address (not loopback, private, link-local, …)
+    or lies in a network allowed by set_allowed_networks(). An IPv6 address that embeds IPv4 (mapped,
+    6to4, Teredo, NAT64) is judged by the IPv4 addresses it carries: all of them must be public."""
+    try:
+        ip = ipaddress.ip_address(ip_str.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return False
+    if any(ip in net for net in _allowed_networks):
+        return True
+    embedded = _embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+    if embedded is not None:
+        return all(_is_public_ip(v4) for v4 in embedded)
+    return _is_public_ip(ip)
+
+
 def resolve_host(host: str, port: int) -> list[str]:
     """Every address `host` resolves to (the literal itself for an IP); socket.gaierror when it does not."""
     try:
@@ -239,6 +277,22 @@ def resolve_host(host: str, port: int) -> list[str]:
         pass
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return sorted({info[4][0] for info in infos})
+
+
+def resolve_public(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to, when all of them are public (is_public_address): the one vetting
+    the crawler, webhooks and the egress proxy share. Connect only to an address returned here, never to
+    the name, so a second lookup cannot swap the address (DNS rebinding).
+
+    Raises AddressRefused when any address is not public, OSError (socket.gaierror) or UnicodeError when
+    the name does not resolve.
+    """
+    addresses = resolve_host(host, port)
+    if not addresses:
+        raise socket.gaierror(socket.EAI_NONAME, "no address")
+    if not all(is_public_address(a) for a in addresses):
+        raise AddressRefused(host)
+    return addresses
 
 
 def validate_start_url(url: str, *, allow_private: bool) -> str:
@@ -272,6 +326,14 @@ def validate_start_url(url: str, *, allow_private: bool) -> str:
     raw_host = parts.netloc.rsplit("@", 1)[-1]
     if not parts.hostname or any(c.isspace() for c in raw_host):
         raise InvalidURL("invalid_url", "The address has no valid host name.")
+    if "@" in parts.netloc:
+        # Credentials in the URL would be stored, shown and sent wherever the URL goes; the basic-auth
+        # fields keep them on the site's own origin. "https://example.com@evil.test" is refused too.
+        raise InvalidURL(
+            "credentials_in_url",
+            "The address contains a user name or password (user:pass@); "
+            "put the user name and password in the project's basic-auth fields instead.",
+        )
     normalized = normalize(url)
     if normalized is None:
         if len(safe_url_string(url)) > limits.MAX_URL_LENGTH:
@@ -289,11 +351,11 @@ def validate_start_url(url: str, *, allow_private: bool) -> str:
     if not allow_private:
         port = norm_parts.port or DEFAULT_PORTS[norm_parts.scheme]
         try:
-            addresses = resolve_host(host, port)
+            resolve_public(host, port)
+        except AddressRefused:
+            raise InvalidURL(
+                "private_address", f"{host} is not a public address: private and reserved networks cannot be audited."
+            ) from None
         except (OSError, UnicodeError):
             raise InvalidURL("dns_failure", f"The host name {host} could not be resolved.") from None
-        if not addresses:
-            raise InvalidURL("dns_failure", f"The host name {host} could not be resolved.")
-        if not all(is_public_address(a) for a in addresses):
-            raise InvalidURL("private_address", f"{host} points to a private or reserved network address.")
     return normalized

@@ -1,14 +1,18 @@
+import ipaddress
 import socket
 
 import pytest
 
 from crawler import limits
 from crawler.urls import (
+    AddressRefused,
     InvalidURL,
     is_public_address,
     normalize,
     remove_dot_segments,
+    resolve_public,
     same_site,
+    set_allowed_networks,
     validate_start_url,
 )
 
@@ -201,6 +205,72 @@ def test_validate_start_url_checks_every_resolved_address(monkeypatch):
 
     monkeypatch.setattr(socket, "getaddrinfo", public)
     assert validate_start_url("https://fine.example/", allow_private=False) == "https://fine.example/"
+
+
+def _teredo(server: str, client: str) -> str:
+    # RFC 4380: prefix, server IPv4, flags, obfuscated port, obfuscated (inverted) client IPv4.
+    value = (0x2001_0000 << 96) | (int(ipaddress.IPv4Address(server)) << 64) | (0xFFFF << 32)
+    return str(ipaddress.IPv6Address(value | (int(ipaddress.IPv4Address(client)) ^ 0xFFFF_FFFF)))
+
+
+# IPv6 spellings that lead to an IPv4 address: the address inside is the one that counts.
+WRAPPED_NON_PUBLIC = [
+    "2002:7f00:1::",  # 6to4 of 127.0.0.1
+    "2002:a9fe:a9fe::1",  # 6to4 of 169.254.169.254
+    "2002:a00:1::",  # 6to4 of 10.0.0.1
+    _teredo("65.54.227.120", "127.0.0.1"),  # Teredo, loopback client
+    _teredo("65.54.227.120", "169.254.169.254"),
+    _teredo("127.0.0.1", "8.8.8.8"),  # Teredo, loopback server
+    "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+    "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254
+    "64:ff9b:1::7f00:1",  # local-use NAT64 prefix
+    "::ffff:169.254.169.254",
+]
+
+
+@pytest.mark.parametrize("ip", WRAPPED_NON_PUBLIC)
+def test_ipv6_wrappings_of_non_public_ipv4_are_not_public(ip):
+    assert is_public_address(ip) is False
+
+
+@pytest.mark.parametrize("ip", ["2002:808:808::1", "64:ff9b::808:808", _teredo("65.54.227.120", "8.8.4.4")])
+def test_ipv6_wrappings_of_public_ipv4_are_public(ip):
+    assert is_public_address(ip) is True
+
+
+def test_allowed_networks_apply_to_the_wrapped_address():
+    set_allowed_networks(["127.0.0.2/32"])
+    try:
+        assert is_public_address("2002:7f00:2::") and is_public_address("64:ff9b::7f00:2")
+        assert not is_public_address("2002:7f00:1::")
+    finally:
+        set_allowed_networks([])
+
+
+@pytest.mark.parametrize("ip", WRAPPED_NON_PUBLIC)
+def test_validate_start_url_refuses_wrapped_non_public_addresses(monkeypatch, ip):
+    def no_dns(*args, **kwargs):  # an address literal needs no lookup, let alone a connection
+        raise AssertionError("a literal address must not be looked up")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    with pytest.raises(InvalidURL) as info:
+        validate_start_url(f"http://[{ip}]/", allow_private=False)
+    assert info.value.code == "private_address"
+    assert "not a public address" in str(info.value)
+
+
+def test_refusal_names_the_host_never_the_address_it_resolves_to(monkeypatch):
+    def internal(host, port, *args, **kwargs):
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.9.8.7", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", internal)
+    with pytest.raises(InvalidURL) as info:
+        validate_start_url("https://intranet.example/", allow_private=False)
+    assert "intranet.example is not a public address" in str(info.value)
+    assert "10.9.8.7" not in str(info.value)
+    with pytest.raises(AddressRefused) as refused:
+        resolve_public("intranet.example", 443)
+    assert "10.9.8.7" not in str(refused.value)
 
 
 @pytest.mark.parametrize(

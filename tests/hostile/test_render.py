@@ -14,7 +14,7 @@ from tests.sites import serve_handler
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(find_chromium() is None, reason="Chromium is not installed (make lighthouse-install)"),
+    pytest.mark.skipif(find_chromium()[0] is None, reason="Chromium is not installed (make lighthouse-install)"),
 ]
 
 APP = b"""<!DOCTYPE html><html lang="en"><head><title>Single page app</title></head>
