@@ -23,6 +23,7 @@ from audits.render import render_session_for
 from audits.scope import CrawlScope, url_pattern
 from audits.services import audit_fail, audit_set_phase
 from crawler import limits as crawl_limits
+from crawler.auth import SiteBasicAuth, site_basic_auth
 from crawler.discovery import fetch_robots, fetch_sitemaps
 from crawler.fetch import FetchResult, build_session, fetch
 from crawler.parse import PageData, parse_html, parse_link_header
@@ -57,8 +58,7 @@ def audit_discover(*, audit_id) -> bool:
     if audit is None:
         return False
     session = build_session(audit.config.get("user_agent") or None)
-    project = audit.project
-    session.auth = (project.auth_username, project.auth_password) if project.auth_username else None
+    session.auth = _site_auth(audit)
     pace = DiscoveryPacer(audit)
     if not audit.discovery.get("robots_fetched"):
         final_url, error = _resolve_start_url(session, audit.start_url, pace)
@@ -107,6 +107,9 @@ def audit_discover(*, audit_id) -> bool:
         "sitemap_capped": sitemaps.capped,
         "sitemap_errors": sitemaps.errors[:20],
         "crawl_delay_s": scope.robots.crawl_delay_s(),
+        # Stored patterns RE2 cannot run (saved before patterns were checked for it): the crawl goes on
+        # without them and says so here instead of failing.
+        "skipped_patterns": scope.skipped_patterns,
     }
     return audit_set_phase(audit_id=audit.id, phase=Audit.Phase.CRAWLING, discovery=discovery)
 
@@ -141,21 +144,34 @@ class PageRecord:
     final_rate_limited: bool = False  # the last answer was still a 429/503
 
 
+def _site_auth(audit: Audit) -> SiteBasicAuth | None:
+    """The project's basic auth, sent only to the start URL's site (subdomains if the project crawls them).
+
+    Not to audit.site_url: when the start URL redirects to another host, the crawl follows it but the
+    credentials stay with the host the person typed (a redirect must not be able to collect them).
+    """
+    project = audit.project
+    return site_basic_auth(
+        project.auth_username,
+        project.auth_password,
+        audit.start_url,
+        include_subdomains=bool((audit.config or {}).get("crawl_subdomains", False)),
+    )
+
+
 @dataclass(frozen=True)
 class FetchOptions:
     """How a chunk talks to the site: the project's user agent and basic auth, the SSRF policy."""
 
     user_agent: str | None = None
-    auth: tuple[str, str] | None = None
+    auth: SiteBasicAuth | None = None
     allow_private: bool = False
 
     @classmethod
     def for_audit(cls, audit: Audit) -> "FetchOptions":
-        project = audit.project
-        auth = (project.auth_username, project.auth_password) if project.auth_username else None
         return cls(
             user_agent=audit.config.get("user_agent") or None,
-            auth=auth,
+            auth=_site_auth(audit),
             allow_private=settings.ALLOW_PRIVATE_TARGETS,
         )
 

@@ -1,9 +1,16 @@
 """What an audit may crawl: its site (and subdomains if asked), robots.txt, include/exclude rules, and
-the guards against endless URL spaces (max depth, URLs per path pattern, query-string policy)."""
+the guards against endless URL spaces (max depth, URLs per path pattern, query-string policy).
 
+Include/exclude rules are user-supplied regular expressions run against every link, so they run on RE2
+(linear time): a pattern like (a+)+$ cannot stall a worker on a long URL the way Python's re would.
+"""
+
+import logging
 import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import re2
 
 from audits.checks import CheckSettings
 from audits.models import Audit, Project
@@ -15,6 +22,48 @@ QueryPolicy = Project.QueryPolicy
 _NUMERIC = re.compile(r"^\d+$")
 _ID_LIKE = re.compile(r"^(?=.*\d)[0-9a-f-]{8,}$", re.IGNORECASE)  # hex ids, UUIDs, hashes
 DEFAULT_MAX_URLS_PER_PATTERN = 2000
+logger = logging.getLogger(__name__)
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a refused pattern is the person's mistake, not an error for the worker log
+_BACKREFERENCE = re.compile(r"invalid escape sequence: \\[1-9]")
+_LOOKAROUND = re.compile(r"invalid perl operator: \(\?<?[=!]")
+
+
+def compile_pattern(pattern: str):
+    """`pattern` compiled for RE2, matched with .search() on a URL as re.search would. ValueError, with a
+    sentence a person understands, when it is not a valid regular expression or needs backtracking."""
+    if not isinstance(pattern, str):
+        raise ValueError("A pattern must be text.")
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+    shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+    if _BACKREFERENCE.search(reason) or "(?P=" in pattern:  # RE2 only says "invalid perl operator: (?P"
+        raise ValueError(
+            f"“{shown}” uses a backreference (\\1 or (?P=name)), which is not supported: patterns run on a "
+            "linear-time engine so that no URL can make them slow. Write the repeated part out instead."
+        )
+    if _LOOKAROUND.search(reason):
+        raise ValueError(
+            f"“{shown}” uses a lookahead or lookbehind ((?=, (?!, (?<=, (?<!), which is not supported: "
+            "patterns run on a linear-time engine. Use an include rule together with an exclude rule instead."
+        )
+    raise ValueError(f"“{shown}” is not a valid regular expression ({reason}).")
+
+
+def _compile_stored(patterns, kind: str, audit_id) -> tuple[list, list[str]]:
+    """Compile the patterns of an audit's config snapshot; a pattern saved before RE2 was required (or
+    otherwise uncompilable) is skipped, logged and returned as a note, never crashing a running audit."""
+    compiled, skipped = [], []
+    for pattern in patterns or []:
+        try:
+            compiled.append(compile_pattern(pattern))
+        except ValueError as exc:
+            skipped.append(f"{kind} pattern skipped: {exc}")
+            logger.warning("audit %s: %s pattern %r skipped: %s", audit_id, kind, pattern, exc)
+    return compiled, skipped
 
 
 def url_pattern(url: str) -> str:
@@ -38,8 +87,8 @@ class CrawlScope:
     start_url: str
     site_url: str
     robots: Robots
-    include: list[re.Pattern] = field(default_factory=list)
-    exclude: list[re.Pattern] = field(default_factory=list)
+    include: list = field(default_factory=list)  # compiled by compile_pattern (RE2)
+    exclude: list = field(default_factory=list)
     follow_nofollow: bool = False
     include_subdomains: bool = False
     max_depth: int | None = None
@@ -47,16 +96,19 @@ class CrawlScope:
     query_policy: str = QueryPolicy.KEEP
     query_keep_keys: frozenset = frozenset()
     checks: CheckSettings = field(default_factory=CheckSettings)
+    skipped_patterns: list[str] = field(default_factory=list)  # stored patterns RE2 refused, one note each
 
     @classmethod
     def for_audit(cls, audit: Audit) -> "CrawlScope":
         config = audit.config or {}
+        include, skipped_include = _compile_stored(config.get("include_patterns"), "include", audit.id)
+        exclude, skipped_exclude = _compile_stored(config.get("exclude_patterns"), "exclude", audit.id)
         return cls(
             start_url=audit.start_url,
             site_url=audit.site_url or audit.start_url,
             robots=Robots(audit.robots_txt, user_agent=config.get("user_agent") or crawl_limits.USER_AGENT_PRODUCT),
-            include=[re.compile(p) for p in config.get("include_patterns", [])],
-            exclude=[re.compile(p) for p in config.get("exclude_patterns", [])],
+            include=include,
+            exclude=exclude,
             follow_nofollow=bool(config.get("follow_nofollow", False)),
             include_subdomains=bool(config.get("crawl_subdomains", False)),
             max_depth=config.get("max_depth"),
@@ -64,6 +116,7 @@ class CrawlScope:
             query_policy=config.get("query_policy", QueryPolicy.KEEP),
             query_keep_keys=frozenset(config.get("query_keep_keys", [])),
             checks=CheckSettings.for_audit(audit),
+            skipped_patterns=skipped_include + skipped_exclude,
         )
 
     def __post_init__(self):

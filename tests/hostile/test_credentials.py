@@ -1,0 +1,153 @@
+"""Basic-auth credentials stay home: sent to the project's own origin, never to another one that a redirect
+or robots.txt points at; credentials typed into a URL are refused."""
+
+import base64
+import contextlib
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+
+from audits.errors import AuditRefused
+from audits.models import Audit, Page
+from audits.services import audit_start
+from audits.workflow import pipeline_run_inline
+from crawler.urls import InvalidURL, validate_start_url
+from tests.factories import ProjectFactory
+from tests.sites import serve_handler
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+USER, PASSWORD = "crawler", "s3cret-value"
+EXPECTED = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+
+
+class Recorder(BaseHTTPRequestHandler):
+    """Answers from `routes` (path -> (status, body, headers)), 404 otherwise; records (path, Authorization).
+
+    With `needs_auth`, anything without the project's credentials gets a 401, as a staging site would."""
+
+    protocol_version = "HTTP/1.1"
+    routes: dict = {}
+    seen: list = []
+    needs_auth = False
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.seen.append((self.path, self.headers.get("Authorization")))
+        status, body, headers = self.routes.get(self.path, (404, "not found", {}))
+        if self.needs_auth and self.headers.get("Authorization") != EXPECTED:
+            status, body, headers = 401, "<title>Sign in</title>", {"WWW-Authenticate": 'Basic realm="staging"'}
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", headers.pop("Content-Type", "text/html; charset=utf-8"))
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextlib.contextmanager
+def two_origins():
+    """Two servers on 127.0.0.1, different ports (so different origins). Yields (a, b) as
+    (base_url, routes, seen) triples; fill the routes before crawling."""
+    a = type("A", (Recorder,), {"routes": {}, "seen": [], "needs_auth": True})
+    b = type("B", (Recorder,), {"routes": {}, "seen": []})
+    with serve_handler(a) as (_, base_a), serve_handler(b) as (_, base_b):
+        yield (base_a, a.routes, a.seen), (base_b, b.routes, b.seen)
+
+
+def _page(*links: str) -> tuple:
+    body = "".join(f'<a href="{link}">{link}</a>' for link in links)
+    return 200, f"<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>", {}
+
+
+def _sitemap(*urls: str) -> tuple:
+    locs = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+    body = f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+    return 200, body, {"Content-Type": "application/xml"}
+
+
+def _audit(base: str) -> Audit:
+    project = ProjectFactory(base_url=base + "/", auth_username=USER, auth_password=PASSWORD)
+    audit = audit_start(project=project, start_url=base + "/", max_pages=50, dispatch=False)
+    pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED, (audit.error_code, audit.error_detail)
+    return audit
+
+
+def test_a_start_url_that_redirects_to_another_origin_gets_no_credentials_there():
+    with two_origins() as ((base_a, routes_a, seen_a), (base_b, routes_b, seen_b)):
+        routes_a["/"] = (302, "", {"Location": base_b + "/"})
+        routes_b["/"] = _page("/inner")
+        routes_b["/inner"] = _page("/")
+        audit = _audit(base_a)
+
+    assert audit.site_url == base_b + "/"  # the crawl followed the redirect to B...
+    assert {"/", "/inner", "/robots.txt"} <= {path for path, _ in seen_b}
+    assert [auth for _, auth in seen_b if auth] == []  # ...without ever sending B the credentials
+    assert seen_a and all(auth == EXPECTED for _, auth in seen_a)  # while A, the project's origin, got them
+    assert Page.objects.filter(audit=audit, url=base_b + "/inner", status_code=200).exists()
+
+
+def test_sitemaps_on_another_origin_get_no_credentials_and_the_site_gets_them_everywhere():
+    with two_origins() as ((base_a, routes_a, seen_a), (base_b, routes_b, seen_b)):
+        routes_a["/robots.txt"] = (
+            200,
+            f"User-agent: *\nAllow: /\nSitemap: {base_b}/sitemap.xml\nSitemap: {base_a}/moved-sitemap.xml\n",
+            {"Content-Type": "text/plain"},
+        )
+        routes_a["/"] = _page("/p1")
+        routes_a["/p1"] = _page()
+        routes_a["/p2"] = _page()
+        routes_a["/p3"] = _page()
+        routes_a["/sitemap.xml"] = _sitemap(base_a + "/p1")
+        # A sitemap of the site that moved to another origin: the redirect hop goes without credentials.
+        routes_a["/moved-sitemap.xml"] = (301, "", {"Location": base_b + "/moved.xml"})
+        routes_b["/sitemap.xml"] = _sitemap(base_a + "/p2")
+        routes_b["/moved.xml"] = _sitemap(base_a + "/p3")
+        audit = _audit(base_a)
+
+    assert {path for path, _ in seen_b} == {"/sitemap.xml", "/moved.xml"}
+    assert [auth for _, auth in seen_b if auth] == []
+    assert {"/robots.txt", "/sitemap.xml", "/moved-sitemap.xml", "/", "/p1", "/p2", "/p3"} <= {p for p, _ in seen_a}
+    assert all(auth == EXPECTED for _, auth in seen_a)
+    # B's sitemaps were read (their pages were crawled) and every page of A accepted the credentials.
+    pages = dict(Page.objects.filter(audit=audit).values_list("url", "status_code"))
+    assert pages == {base_a + path: 200 for path in ("/", "/p1", "/p2", "/p3")}
+
+
+# --- credentials typed into a URL ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://user:hunter2@127.0.0.1:8000/",
+        "https://hunter2@example.com/",
+        "https://example.com@evil.test/",  # looks like example.com, is evil.test with a user name
+        "hunter2@example.com/shop",  # no scheme typed
+        "//user:hunter2@example.com/",
+    ],
+)
+def test_a_url_with_credentials_is_refused_pointing_at_the_basic_auth_fields(url):
+    with pytest.raises(InvalidURL) as refused:
+        validate_start_url(url, allow_private=True)
+    assert refused.value.code == "credentials_in_url"
+    assert "basic-auth fields" in str(refused.value)
+    assert "hunter2" not in str(refused.value)  # the refusal does not echo the secret back
+
+
+def test_an_at_sign_in_the_path_or_query_is_not_a_credential():
+    assert validate_start_url("https://example.com/@team?by=a@b", allow_private=True).startswith("https://example.com/")
+
+
+def test_audit_start_refuses_a_start_url_with_credentials_and_stores_nothing():
+    project = ProjectFactory(base_url="http://127.0.0.1:1/")
+    with pytest.raises(AuditRefused) as refused:
+        audit_start(project=project, start_url="http://user:pass@127.0.0.1:1/", max_pages=10, dispatch=False)
+    assert (refused.value.code, refused.value.field) == ("credentials_in_url", "start_url")
+    assert not Audit.objects.filter(project=project).exists()
