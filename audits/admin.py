@@ -17,9 +17,9 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from audits.accounts import credits_used_this_month
-from audits.api.services import project_delete
 from audits.api.tokens import token_create, token_revoke
 from audits.errors import AuditRefused
+from audits.forms import SafeJSONField
 from audits.models import (
     Account,
     ApiToken,
@@ -35,13 +35,14 @@ from audits.models import (
     Webhook,
     WebhookDelivery,
 )
+from audits.projects import project_create, project_delete, project_update, project_validate, url_checked
 from audits.reconciler import reconcile_running_audit
 from audits.schedules import PRESETS, _parse_cron, schedule_clear, schedule_set
 from audits.services import audit_cancel, audit_delete, audit_start
 from audits.webhooks import webhook_create, webhook_delivery_resend, webhook_update
-from crawler.urls import InvalidURL, validate_start_url
 
 INLINE_ROWS = 200  # rows an inline shows; the full list is one click away
+JSON_FIELDS = {"include_patterns": list, "exclude_patterns": list, "query_keep_keys": list, "check_overrides": dict}
 
 
 class LimitedInlineFormSet(BaseInlineFormSet):
@@ -86,10 +87,14 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 class ProjectAdminForm(forms.ModelForm):
-    base_url = forms.URLField(max_length=2048, assume_scheme="https")
+    """Parses what the operator typed; audits.projects judges it (project_validate in the form, so refusals
+    show next to their field, then project_create/project_update when ProjectAdmin saves)."""
+
+    base_url = forms.CharField(max_length=4096)
     # The basic-auth password is write-only here too: never rendered back, blank keeps the stored one.
     auth_password = forms.CharField(
         required=False,
+        strip=False,
         widget=forms.PasswordInput(render_value=False),
         help_text="Write-only: leave blank to keep the stored password.",
     )
@@ -102,20 +107,49 @@ class ProjectAdminForm(forms.ModelForm):
             "render_budget_pages", "max_depth", "max_urls_per_pattern", "query_policy", "query_keep_keys",
             "min_request_interval_ms", "max_concurrency", "check_overrides",
         )  # fmt: skip
+        field_classes = {name: SafeJSONField for name in JSON_FIELDS}
 
-    def clean_auth_password(self):
-        value = self.cleaned_data.get("auth_password")
-        return value or (self.instance.auth_password if self.instance.pk else "")
+    def project_fields(self) -> dict:
+        """The cleaned values as keyword arguments for audits.projects (a blank password is left out)."""
+        fields = {name: self.cleaned_data[name] for name in self._meta.fields if name in self.cleaned_data}
+        for name, empty in JSON_FIELDS.items():
+            if name in fields and fields[name] is None:
+                fields[name] = empty()
+        if not fields.get("auth_password") and self.instance.pk:
+            fields.pop("auth_password", None)
+        return fields
+
+    def _post_clean(self):
+        # Instead of the model's validation: the service's rules, without saving.
+        if any(name in self.errors for name in ("account", "owner")):
+            return
+        fields = self.project_fields()
+        try:
+            project_validate(project=self.instance if self.instance.pk else None, **fields)
+        except AuditRefused as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, exc.message)
 
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
     form = ProjectAdminForm
-    formfield_overrides = URL_FIELDS_HTTPS
     list_display = ("name", "account", "owner", "base_url", "max_pages", "created_at")
     list_select_related = ("account", "owner")
     search_fields = ("name", "base_url", "account__name")
     raw_id_fields = ("owner", "account")
+
+    def save_form(self, request, form, change):
+        """Saved here, through the service (the form checked the same rules a moment ago)."""
+        fields = form.project_fields()
+        if change:
+            return project_update(project=form.instance, **fields)
+        return project_create(**fields)
+
+    def save_model(self, request, obj, form, change):
+        pass  # save_form saved it through audits.projects
+
+    def save_related(self, request, form, formsets, change):
+        pass  # a project has no many-to-many fields and no inlines here
 
     def delete_model(self, request, obj):
         project_delete(project=obj)
@@ -355,12 +389,10 @@ class WebhookForm(forms.ModelForm):
         fields = ("project", "url", "enabled")
 
     def clean_url(self):
-        from django.conf import settings
-
         try:
-            return validate_start_url(self.cleaned_data["url"], allow_private=settings.ALLOW_PRIVATE_TARGETS)
-        except InvalidURL as exc:
-            raise forms.ValidationError(str(exc), code=exc.code) from exc
+            return url_checked(self.cleaned_data["url"], field="url")
+        except AuditRefused as exc:
+            raise forms.ValidationError(exc.message, code=exc.code) from exc
 
 
 class DeliveryInline(ReadOnlyInline):

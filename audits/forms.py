@@ -6,33 +6,52 @@ import re
 from django import forms
 from django.db import models
 
-from audits.checks.registry import CHECKS_BY_TYPE, validate_overrides
+from audits.checks.registry import CHECKS_BY_TYPE
 from audits.models import Page, Project, Schedule
-
-MAX_PATTERNS = 50
-MAX_PATTERN_CHARS = 500
+from audits.projects import NUMBER_BOUNDS, PROJECT_FIELDS
 
 
 def _lines(value: str) -> list[str]:
     return [line.strip() for line in (value or "").splitlines() if line.strip()]
 
 
-def clean_patterns(value: str) -> list[str]:
-    """One regular expression per line; each must compile."""
-    patterns = _lines(value)
-    if len(patterns) > MAX_PATTERNS:
-        raise forms.ValidationError(f"At most {MAX_PATTERNS} patterns.")
-    for pattern in patterns:
-        if len(pattern) > MAX_PATTERN_CHARS:
-            raise forms.ValidationError(f"A pattern is longer than {MAX_PATTERN_CHARS} characters.")
+def parse_json_text(raw: str):
+    """What a person typed as JSON, parsed; a forms.ValidationError that says what is wrong otherwise,
+    including for input nested too deep for Python's json (a RecursionError, which would be a 500)."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise forms.ValidationError(f"This is not valid JSON: {exc.msg} (line {exc.lineno}).") from None
+    except RecursionError:
+        raise forms.ValidationError("This JSON is nested too deeply.") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise forms.ValidationError(f"This is not valid JSON: {exc}.") from None
+
+
+class SafeJSONField(forms.JSONField):
+    """forms.JSONField whose input cannot raise past the form (the admin's JSON fields)."""
+
+    def to_python(self, value):
+        if self.disabled or value in self.empty_values or isinstance(value, list | dict | int | float):
+            return super().to_python(value)
+        return parse_json_text(value)
+
+    def bound_data(self, data, initial):
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise forms.ValidationError(f"“{pattern}” is not a valid regular expression: {exc}.") from None
-    return patterns
+            return super().bound_data(data, initial)
+        except RecursionError:
+            return forms.fields.InvalidJSONInput(data)
+
+    def has_changed(self, initial, data):
+        try:
+            return super().has_changed(initial, data)
+        except RecursionError:
+            return True
 
 
 class PatternsField(forms.CharField):
+    """One regular expression per line, as a list; audits.projects judges the patterns themselves."""
+
     widget = forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "autocapitalize": "off"})
 
     def __init__(self, **kwargs):
@@ -45,7 +64,7 @@ class PatternsField(forms.CharField):
         return value
 
     def clean(self, value):
-        return clean_patterns(super().clean(value))
+        return _lines(super().clean(value))
 
 
 def _formfield(field, **kwargs):
@@ -55,8 +74,10 @@ def _formfield(field, **kwargs):
 
 
 class ProjectForm(forms.ModelForm):
-    """A project and its crawl options. The basic-auth password is write-only: never rendered back,
-    and left blank it keeps the stored one."""
+    """A project and its crawl options. The form only parses what was typed; audits.projects judges it
+    when the view saves through project_create/project_update, and add_refusal() shows a refusal next
+    to its field. The basic-auth password is write-only: never rendered back, and left blank it keeps the
+    stored one."""
 
     include_patterns = PatternsField(
         label="Include patterns", help_text="Regular expressions, one per line; when set, a URL must match one."
@@ -64,10 +85,8 @@ class ProjectForm(forms.ModelForm):
     exclude_patterns = PatternsField(
         label="Exclude patterns", help_text="Regular expressions, one per line; a URL that matches is skipped."
     )
-    base_url = forms.URLField(
+    base_url = forms.CharField(
         label="Base URL",
-        max_length=2048,
-        assume_scheme="https",
         widget=forms.URLInput(attrs={"placeholder": "https://example.com/"}),
         help_text="Where audits start unless you give another URL.",
     )
@@ -145,55 +164,39 @@ class ProjectForm(forms.ModelForm):
             self.initial["check_overrides"] = json.dumps(overrides, indent=2) if overrides else ""
         if isinstance(self.initial.get("query_keep_keys"), list):
             self.initial["query_keep_keys"] = ", ".join(self.initial["query_keep_keys"])
-        self.fields["max_pages"].widget.attrs["min"] = 1
-
-    def clean_name(self):
-        name = self.cleaned_data["name"].strip()
-        taken = Project.objects.filter(account=self.account, name=name).exclude(pk=self.instance.pk)
-        if taken.exists():
-            raise forms.ValidationError("You already have a project with this name.")
-        return name
-
-    def clean_base_url(self):
-        url = self.cleaned_data["base_url"]
-        if not url.lower().startswith(("http://", "https://")):
-            raise forms.ValidationError("Only http:// and https:// sites can be audited.")
-        return url
-
-    def clean_auth_password(self):
-        password = self.cleaned_data.get("auth_password", "")
-        if self.cleaned_data.get("clear_auth_password"):
-            return ""
-        if not password and self.instance.pk:
-            return self.instance.auth_password  # blank keeps the stored one
-        return password
+        # The model's limits (max_length, min_value) would refuse first, in other words than the service's
+        # and only some of its rules: drop them, keep the browser hints.
+        for name in ("name", "user_agent", "auth_username", *NUMBER_BOUNDS):
+            self.fields[name].validators = []
+        for name, (low, high) in NUMBER_BOUNDS.items():
+            self.fields[name].widget.attrs.update(min=low, max=high)
 
     def clean_check_overrides(self):
         raw = (self.cleaned_data.get("check_overrides") or "").strip()
-        if not raw:
-            return {}
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"This is not valid JSON: {exc.msg} (line {exc.lineno}).") from None
-        if not isinstance(value, dict):
-            raise forms.ValidationError('Give a JSON object, e.g. {"disabled": ["long-url"]}.')
-        try:
-            validate_overrides(value)
-        except ValueError as exc:
-            raise forms.ValidationError(str(exc)) from None
-        return value
+        return parse_json_text(raw) if raw else {}
 
     def clean_query_keep_keys(self):
         raw = self.cleaned_data.get("query_keep_keys", "")
         return [key.strip() for key in re.split(r"[,\s]+", raw or "") if key.strip()]
 
-    def clean(self):
-        data = super().clean()
-        # clear_auth_password is cleaned after auth_password: apply it here as well.
-        if data.get("clear_auth_password"):
-            data["auth_password"] = ""
-        return data
+    def _post_clean(self):
+        # No model validation here: audits.projects is the one judge of a project (the model's validators
+        # would only repeat some of its rules in other words), and the view saves through it.
+        pass
+
+    def project_fields(self) -> dict:
+        """The cleaned values as keyword arguments for project_create/project_update. A blank password
+        keeps the stored one (it is left out), unless "remove the stored password" is ticked."""
+        fields = {name: value for name, value in self.cleaned_data.items() if name in PROJECT_FIELDS}
+        if self.cleaned_data.get("clear_auth_password"):
+            fields["auth_password"] = ""
+        elif not fields.get("auth_password") and self.instance.pk:
+            fields.pop("auth_password", None)
+        return fields
+
+    def add_refusal(self, exc) -> None:
+        """Show an AuditRefused from audits.projects next to the field it is about, or at the top."""
+        self.add_error(exc.field if exc.field in self.fields else None, exc.message)
 
 
 class AuditStartForm(forms.Form):

@@ -7,26 +7,18 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from audits.accounts import account_for_user, credits_entry, credits_settle, credits_used_this_month, units_needed
+from audits.accounts import credits_entry, credits_settle, credits_used_this_month, units_needed
 from audits.checks.registry import validate_overrides
 from audits.errors import AuditRefused
 from audits.limits import ERROR_DETAIL_CHARS, MAX_PAGES_CEILING
 from audits.models import Account, Audit, AuditEvent, CreditEntry, Project
+from audits.projects import url_checked
 from audits.signals import audit_finished
-from crawler.urls import InvalidURL, validate_start_url
 
 logger = logging.getLogger(__name__)
 Status = Audit.Status
 Phase = Audit.Phase
 EventKind = AuditEvent.Kind
-
-
-def project_get_or_create(*, owner, name: str, base_url: str) -> Project:
-    account = account_for_user(owner)
-    project, _ = Project.objects.get_or_create(
-        account=account, name=name, defaults={"base_url": base_url, "owner": owner}
-    )
-    return project
 
 
 def audit_event(*, audit_id, kind: str, message: str, **data) -> None:
@@ -46,11 +38,7 @@ def audit_start(
     """Validate, check the plan, reserve credits and create a running audit; after commit, hand it to
     the workers (unless dispatch=False). Refusals raise AuditRefused with a stable code and leave nothing.
     """
-    raw_url = start_url or project.base_url
-    try:
-        url = validate_start_url(raw_url, allow_private=settings.ALLOW_PRIVATE_TARGETS)
-    except InvalidURL as exc:
-        raise AuditRefused(exc.code, str(exc), field="start_url") from exc
+    url = url_checked(start_url or project.base_url, field="start_url")
     pages = project.max_pages if max_pages is None else max_pages
     if not isinstance(pages, int) or isinstance(pages, bool) or pages < 1 or pages > MAX_PAGES_CEILING:
         raise AuditRefused(

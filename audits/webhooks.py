@@ -34,9 +34,9 @@ from django.utils import timezone
 
 from audits.errors import AuditRefused
 from audits.models import Audit, Project, Webhook, WebhookDelivery
+from audits.projects import url_checked
 from audits.signals import audit_finished
 from crawler.fetch import PrivateAddressRefused, PublicOnlyAdapter
-from crawler.urls import InvalidURL, validate_start_url
 
 logger = logging.getLogger(__name__)
 Status = WebhookDelivery.Status
@@ -64,10 +64,7 @@ USER_AGENT = "Sitewarden-Webhook/1"
 
 
 def _checked_url(url: str) -> str:
-    try:
-        return validate_start_url(url, allow_private=settings.ALLOW_PRIVATE_TARGETS)
-    except InvalidURL as exc:
-        raise AuditRefused(exc.code, str(exc), field="url") from exc
+    return url_checked(url, field="url")  # the rules of a start URL, ports included
 
 
 def _checked_secret(secret: str | None) -> str:

@@ -10,21 +10,31 @@ plus `errors` ({field: [{"code", "message"}]}) for validation errors, served as 
 Refusals of the domain (audits.errors.AuditRefused) keep their own code; the status says what kind of
 refusal it is:
 
-- 400: everything about the request itself (invalid_url, unsupported_scheme, private_address, dns_failure,
-  url_too_long, invalid_max_pages, invalid_schedule, invalid_webhook_secret, comparison_*) and any code
-  not listed below;
+- 400: everything about the request itself (invalid_url, invalid_port, unsupported_scheme,
+  credentials_in_url, private_address, dns_failure, url_too_long, invalid_max_pages, invalid_schedule,
+  invalid_webhook_secret, comparison_*) and any code not listed below;
 - 402: insufficient_credits: the month's credits do not cover the audit (a quota that money or the next
   month lifts, which a client must be able to tell from a permission problem);
 - 403: audit_page_limit_exceeded: the plan does not allow an audit that large;
 - 409: audit_already_running, audit_not_running, project_name_taken: the resource's state conflicts;
 - 429: audit_capacity_reached (the account's or the instance's running audits; Retry-After: 60).
 
+A refused value of a project field (audits.projects.ProjectInvalid) is answered like the serializer's own
+field errors: 400 validation_error, with the service's code in `errors[field][0].code` (invalid_port,
+invalid_pattern, invalid_user_agent, invalid_max_concurrency, ...), so a client reads every field error of
+a project write the same way.
+
+A body larger than DATA_UPLOAD_MAX_MEMORY_SIZE is 413 request_too_large; a JSON body that does not parse,
+or is nested too deeply to parse, is 400 parse_error (audits.api.parsers).
+
 DRF's own errors keep their codes: validation_error (400), parse_error (400), not_authenticated and
 authentication_failed (401), permission_denied (403), not_found (404), method_not_allowed (405),
 not_acceptable (406), unsupported_media_type (415), throttled (429).
 """
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, serializers, status
@@ -32,6 +42,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
 from audits.errors import AuditRefused
+from audits.projects import ProjectInvalid
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 TYPE_PREFIX = "urn:sitewarden:error:"
@@ -59,6 +70,7 @@ TITLES = {
     "audit_not_running": "The audit is not running",
     "audit_capacity_reached": "No capacity for another audit",
     "project_name_taken": "Project name taken",
+    "request_too_large": "Request body too large",
 }
 
 
@@ -107,6 +119,15 @@ def _field_errors(detail) -> dict:
 
 def exception_handler(exc, context):
     """REST_FRAMEWORK["EXCEPTION_HANDLER"]. Anything not handled here is a bug and stays a 500."""
+    if isinstance(exc, ProjectInvalid):
+        exc = exceptions.ValidationError({exc.field: [exceptions.ErrorDetail(exc.message, code=exc.code)]})
+    elif isinstance(exc, RequestDataTooBig):
+        # Raised by Django when DRF reads the body; left alone it would be Django's HTML 400 page.
+        return problem(
+            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            code="request_too_large",
+            detail=f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.",
+        )
     if isinstance(exc, AuditRefused):
         code = exc.code
         status_code = refusal_status(code)
@@ -156,13 +177,15 @@ class FieldErrorSerializer(serializers.Serializer):
 class ProblemSerializer(serializers.Serializer):
     """RFC 7807 problem details, as every API error is answered (application/problem+json).
 
-    `code` is stable. Refusals to start an audit: 400 invalid_url, unsupported_scheme, private_address,
-    dns_failure, url_too_long, invalid_max_pages; 402 insufficient_credits; 403 audit_page_limit_exceeded;
-    409 audit_already_running; 429 audit_capacity_reached (Retry-After). Others: 400 validation_error (see
-    `errors`), parse_error, invalid_schedule, invalid_webhook_secret, comparison_same_audit,
+    `code` is stable. Refusals to start an audit: 400 invalid_url, invalid_port, unsupported_scheme,
+    credentials_in_url, private_address, dns_failure, url_too_long, invalid_max_pages; 402
+    insufficient_credits; 403 audit_page_limit_exceeded; 409 audit_already_running; 429
+    audit_capacity_reached (Retry-After). Others: 400 validation_error (see `errors`; a project's field
+    errors carry the service's code there, e.g. invalid_port, invalid_pattern, invalid_user_agent),
+    parse_error, invalid_schedule, invalid_webhook_secret, comparison_same_audit,
     comparison_project_mismatch; 401 not_authenticated, authentication_failed; 403 permission_denied;
     404 not_found (also for another account's objects); 409 audit_not_running, project_name_taken;
-    429 throttled (Retry-After).
+    413 request_too_large; 429 throttled (Retry-After).
     """
 
     type = serializers.CharField(help_text="urn:sitewarden:error:<code>")

@@ -1,46 +1,54 @@
 """Input parsing and output shapes. No business rules here: services decide, serializers translate."""
 
-import re
-
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audits.checks.registry import CHECKS_BY_TYPE
-from audits.limits import MAX_PAGES_CEILING
 from audits.models import Audit, Issue, Page, Project, Schedule, Webhook, WebhookDelivery
-from crawler.urls import InvalidURL, validate_start_url
-
-PATTERNS_MAX = 50
-PATTERN_CHARS = 500
+from audits.projects import MAX_PATTERNS, NUMBER_BOUNDS, PATTERN_MAX_CHARS, PROJECT_NAME_MAX_CHARS
 
 
 def _patterns_field(help_text: str):
     return serializers.ListField(
-        child=serializers.CharField(max_length=PATTERN_CHARS),
-        max_length=PATTERNS_MAX,
-        required=False,
-        help_text=help_text,
+        child=serializers.CharField(trim_whitespace=False), required=False, help_text=help_text
     )
+
+
+def _number_field(name: str, **kwargs):
+    low, high = NUMBER_BOUNDS[name]
+    return serializers.IntegerField(required=False, help_text=f"{low} to {high}", **kwargs)
 
 
 class ProjectSerializer(serializers.ModelSerializer):
-    include_patterns = _patterns_field("Regular expressions; a URL must match one")
-    exclude_patterns = _patterns_field("Regular expressions; a match skips the URL")
-    query_keep_keys = serializers.ListField(
-        child=serializers.CharField(max_length=100), max_length=PATTERNS_MAX, required=False
+    """Parses a project's fields; audits.projects judges them (limits, URL policy, patterns), so the API,
+    the dashboard, the admin and the CLI refuse the same things."""
+
+    name = serializers.CharField(help_text=f"Unique in the account; at most {PROJECT_NAME_MAX_CHARS} characters")
+    base_url = serializers.CharField(help_text="http(s) address where audits start by default")
+    include_patterns = _patterns_field(
+        f"Regular expressions (RE2 syntax); a URL must match one. At most {MAX_PATTERNS} of {PATTERN_MAX_CHARS} chars"
     )
-    max_pages = serializers.IntegerField(min_value=1, max_value=MAX_PAGES_CEILING, required=False)
+    exclude_patterns = _patterns_field(
+        f"Regular expressions (RE2 syntax); a match skips the URL. At most {MAX_PATTERNS} of {PATTERN_MAX_CHARS} chars"
+    )
+    query_keep_keys = serializers.ListField(child=serializers.CharField(), required=False)
+    user_agent = serializers.CharField(required=False, allow_blank=True, help_text="Empty: Sitewarden's own")
+    auth_username = serializers.CharField(required=False, allow_blank=True, help_text="HTTP basic auth")
     auth_password = serializers.CharField(
-        max_length=200, required=False, allow_blank=True, write_only=True, help_text="Write-only: never shown back"
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        write_only=True,
+        help_text="Write-only: never shown back",
     )
     has_auth_password = serializers.SerializerMethodField()
-    max_concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
-    min_request_interval_ms = serializers.IntegerField(min_value=0, max_value=60_000, required=False)
-    render_budget_pages = serializers.IntegerField(min_value=0, max_value=MAX_PAGES_CEILING, required=False)
-    max_depth = serializers.IntegerField(min_value=0, max_value=1000, required=False, allow_null=True)
-    max_urls_per_pattern = serializers.IntegerField(min_value=1, max_value=MAX_PAGES_CEILING, required=False)
+    max_pages = _number_field("max_pages")
+    max_concurrency = _number_field("max_concurrency")
+    min_request_interval_ms = _number_field("min_request_interval_ms")
+    render_budget_pages = _number_field("render_budget_pages")
+    max_depth = _number_field("max_depth", allow_null=True)
+    max_urls_per_pattern = _number_field("max_urls_per_pattern")
 
     class Meta:
         model = Project
@@ -55,23 +63,6 @@ class ProjectSerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.BOOL)
     def get_has_auth_password(self, obj) -> bool:
         return bool(obj.auth_password)
-
-    def validate_base_url(self, value):
-        try:
-            return validate_start_url(value, allow_private=settings.ALLOW_PRIVATE_TARGETS)
-        except InvalidURL as exc:
-            raise serializers.ValidationError(str(exc), code=exc.code) from exc
-
-    def _regexes(self, value):
-        for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise serializers.ValidationError(f"{pattern!r} is not a regular expression: {exc}") from exc
-        return value
-
-    validate_include_patterns = _regexes
-    validate_exclude_patterns = _regexes
 
 
 class AuditSerializer(serializers.ModelSerializer):

@@ -14,17 +14,19 @@ from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView, 
 from rest_framework import exceptions, generics, status
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audits import exports
+from audits.accounts import account_for_user
 from audits.api import filters, selectors
 from audits.api import serializers as s
+from audits.api.parsers import SafeJSONParser
 from audits.api.schema import ApiAutoSchema
-from audits.api.services import audit_cancel_checked, project_create, project_delete, project_update
+from audits.api.services import audit_cancel_checked
 from audits.models import Audit, Issue, Page, Project, Schedule, Webhook, WebhookDelivery
+from audits.projects import project_create, project_delete, project_update
 from audits.schedules import schedule_clear, schedule_set
 from audits.selectors import audit_status, issues_by_type
 from audits.services import audit_delete, audit_start
@@ -41,7 +43,7 @@ class ApiMixin:
     schema = ApiAutoSchema()
     pagination_class = ApiPagination
     renderer_classes = [JSONRenderer]
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     @property
     def schema_only(self) -> bool:
@@ -73,7 +75,9 @@ class ProjectListCreate(ApiMixin, generics.ListCreateAPIView):
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        project = project_create(user=request.user, **serializer.validated_data)
+        project = project_create(
+            account=account_for_user(request.user), owner=request.user, **serializer.validated_data
+        )
         return Response(
             self.get_serializer(project).data,
             status=status.HTTP_201_CREATED,

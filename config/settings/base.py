@@ -1,5 +1,6 @@
 """Settings shared by every environment; everything that varies comes from the environment (django-environ)."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -26,12 +27,14 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI and Redoc files for /api/docs/, served locally (no CDN)
     "django_celery_beat",
     "django_celery_results",
+    "axes",  # sign-in throttling: see AXES_* below
     "audits",
     "scratchpad",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -39,6 +42,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as axes asks: turns a refused sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -97,6 +102,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(env("SITEWARDEN_MEDIA_ROOT", default=str(BASE_DIR / "media")))
 
 LOGIN_URL = "login"
+# The axes backend goes first: a locked-out username or address is refused before the password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -113,6 +120,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "audits.api.errors.exception_handler",
+    # JSON only; a body nested too deep to parse is a 400 parse_error, not a RecursionError (a 500).
+    "DEFAULT_PARSER_CLASSES": ["audits.api.parsers.SafeJSONParser"],
     "DEFAULT_THROTTLE_CLASSES": [
         "audits.api.throttling.ApiRateThrottle",
         "audits.api.throttling.ActionRateThrottle",
@@ -127,6 +136,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Start website audits and read their pages, issues and scores.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Two models have a `status` choice set: stable names instead of a generated "Status043Enum" (and the
+    # W001 warning that otherwise spoils `check --deploy`).
+    "ENUM_NAME_OVERRIDES": {
+        "AuditStatusEnum": "audits.models.Audit.Status",
+        "LighthouseStatusEnum": "audits.models.LighthouseResult.Status",
+    },
 }
 
 # Celery. The embedded default needs no server: kombu's filesystem transport and the django-db
@@ -188,11 +203,35 @@ RECONCILE_MAX_REVIVALS = env.int("RECONCILE_MAX_REVIVALS", default=2)
 # How long a chunk holds its URLs; longer than a chunk's hard time limit.
 CRAWL_LEASE_DURATION_S = env.int("CRAWL_LEASE_DURATION_S", default=360)
 
+# Sign-in throttling (django-axes) for the dashboard and admin logins; the API's tokens have their own throttles.
+# Two independent counts, each locking at SIGNIN_FAILURE_LIMIT failures within SIGNIN_COOLOFF_S: per username
+# (a guesser spread over many addresses) and per address (one password sprayed over many usernames). A
+# successful sign-in forgives that username's failures only, so colleagues behind one office address who
+# mistype and then get in do not add up to a lockout, while a spray still does (config/signin.py).
+# Attempts during a lockout do not extend it. Operators unlock early with `manage.py axes_reset_username`
+# or in the admin (Axes > Access attempts).
+SIGNIN_FAILURE_LIMIT = env.int("SIGNIN_FAILURE_LIMIT", default=5)
+SIGNIN_COOLOFF_S = env.int("SIGNIN_COOLOFF_S", default=15 * 60)
+# Reverse proxies in front of the web process that append to X-Forwarded-For (0: use the peer address).
+# Set it to exactly the number of proxies; a larger number lets clients pick their own address.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+AXES_FAILURE_LIMIT = SIGNIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(seconds=SIGNIN_COOLOFF_S)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_HANDLER = "config.signin.SigninAttemptHandler"
+AXES_LOCKOUT_CALLABLE = "config.signin.lockout_response"
+# django-ipware is not installed and AXES_IPWARE_* are not used: this callable decides which address counts.
+AXES_CLIENT_IP_CALLABLE = "config.signin.client_ip_address"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"urllib3": {"level": "WARNING"}},
+    # axes.apps logs a banner at every start, on stderr: management commands (the CLI's one-line errors)
+    # must not print it.
+    "loggers": {"urllib3": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
 }

@@ -9,7 +9,7 @@ from django_celery_beat.models import PeriodicTask
 
 from audits.accounts import credits_entry
 from audits.api.tokens import token_authenticate, token_create
-from audits.models import ApiToken, Audit, AuditEvent, CreditEntry, Schedule, Webhook, WebhookDelivery
+from audits.models import ApiToken, Audit, AuditEvent, CreditEntry, Project, Schedule, Webhook, WebhookDelivery
 from audits.services import audit_event
 from tests.admin.conftest import messages_of
 from tests.api.conftest import finished_audit
@@ -234,3 +234,52 @@ def test_project_basic_auth_password_is_never_shown_back(admin_client, project):
     assert saved.status_code == 302, saved.content.decode()[:2000]
     project.refresh_from_db()
     assert project.auth_password == "s3cret-value"
+
+
+def admin_project_data(project, **change) -> dict:
+    data = {
+        "account": project.account_id, "owner": project.owner_id, "name": "Added", "base_url": "127.0.0.1:8000",
+        "max_pages": "100", "include_patterns": "[]", "exclude_patterns": "[]", "user_agent": "",
+        "auth_username": "", "auth_password": "", "render_budget_pages": "1", "max_depth": "",
+        "max_urls_per_pattern": "100", "query_policy": "keep", "query_keep_keys": "[]",
+        "min_request_interval_ms": "0", "max_concurrency": "2", "check_overrides": "{}",
+    }  # fmt: skip
+    data.update(change)
+    return data
+
+
+def test_project_added_through_the_service(admin_client, project):
+    response = admin_client.post("/admin/audits/project/add/", admin_project_data(project))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    added = Project.objects.get(name="Added")
+    assert added.base_url == "https://127.0.0.1:8000/"  # normalised by audits.projects
+    assert added.account_id == project.account_id
+
+
+@pytest.mark.parametrize(
+    "change, field, words",
+    [
+        ({"base_url": "http://127.0.0.1:0/"}, "base_url", "port must be a number"),
+        ({"base_url": "http://127.0.0.1:65536/"}, "base_url", "port must be a number"),
+        ({"user_agent": "Bot\r\nX-Injected: 1"}, "user_agent", "printable ASCII"),
+        ({"max_concurrency": "0"}, "max_concurrency", "from 1 to 64"),
+        ({"exclude_patterns": '["(a)\\\\1"]'}, "exclude_patterns", "backreference"),
+        ({"check_overrides": "[" * 100_000 + "]" * 100_000}, "check_overrides", "nested too deeply"),
+        ({"include_patterns": "[" * 100_000 + "]" * 100_000}, "include_patterns", "nested too deeply"),
+    ],
+)
+def test_project_admin_refuses_what_the_api_refuses(admin_client, project, change, field, words):
+    response = admin_client.post("/admin/audits/project/add/", admin_project_data(project, **change))
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert words in str(errors.get(field)), errors.as_data()
+    assert not Project.objects.filter(name="Added").exists()
+
+
+def test_project_admin_change_refusal_keeps_the_row(admin_client, project):
+    ProjectFactory(owner=project.owner, name="Taken")
+    url = f"/admin/audits/project/{project.id}/change/"
+    response = admin_client.post(url, admin_project_data(project, name="Taken", max_pages="7"))
+    assert "already have a project" in str(response.context["adminform"].form.errors["name"])
+    project.refresh_from_db()
+    assert project.name != "Taken" and project.max_pages != 7

@@ -60,8 +60,12 @@ def test_delete_cancels_running_audits_and_clears_the_schedule(api, project):
     "payload, field, code",
     [
         ({"name": "x", "base_url": "ftp://example.com/"}, "base_url", "unsupported_scheme"),
-        ({"name": "x", "base_url": "http://127.0.0.1:1/", "max_pages": 0}, "max_pages", "min_value"),
-        ({"name": "x", "base_url": "http://127.0.0.1:1/", "include_patterns": ["("]}, "include_patterns", "invalid"),
+        ({"name": "x", "base_url": "http://127.0.0.1:1/", "max_pages": 0}, "max_pages", "invalid_max_pages"),
+        (
+            {"name": "x", "base_url": "http://127.0.0.1:1/", "include_patterns": ["("]},
+            "include_patterns",
+            "invalid_pattern",
+        ),
         ({"base_url": "http://127.0.0.1:1/"}, "name", "required"),
     ],
 )

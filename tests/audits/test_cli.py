@@ -52,3 +52,32 @@ def test_bad_max_pages_exits_2():
     done = run_cli("audit", "http://127.0.0.1:1/", "--max-pages", "0")
     assert done.returncode == 2
     assert "max-pages" in done.stderr
+
+
+def one_line_error(done, code: str) -> str:
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and code in lines[0], done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:65536/", "http://127.0.0.1:0/", "127.0.0.1:99999999"])
+def test_port_out_of_range_exits_2_with_one_line(url):
+    one_line_error(run_cli("audit", url, "--json"), "invalid_port")
+
+
+def test_overlong_project_name_exits_2_and_stores_nothing(django_user_model):
+    from audits.models import Account, Audit, Project
+
+    line = one_line_error(run_cli("audit", "http://127.0.0.1:1/", "--project", "p" * 500, "--json"), "invalid_name")
+    assert "p" * 50 not in line  # the message does not echo the input
+    assert (Project.objects.count(), Audit.objects.count(), Account.objects.count()) == (0, 0, 0)
+    assert not django_user_model.objects.filter(username="cli").exists()
+
+
+def test_refused_start_rolls_back_the_new_project(django_user_model):
+    from audits.models import Project
+
+    one_line_error(run_cli("audit", "http://127.0.0.1:1/", "--max-pages", "100001"), "invalid_max_pages")
+    assert Project.objects.count() == 0 and not django_user_model.objects.filter(username="cli").exists()

@@ -10,14 +10,14 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import close_old_connections, connection
+from django.db import close_old_connections, connection, transaction
 
 from audits.errors import AuditRefused
 from audits.models import Audit
+from audits.projects import project_get_or_create, url_checked
 from audits.selectors import audit_status, audit_summary
-from audits.services import audit_start, project_get_or_create
+from audits.services import audit_start
 from audits.workflow import pipeline_run_inline
-from crawler.urls import InvalidURL, validate_start_url
 
 POLL_INTERVAL_S = 0.5
 EXIT_COMPLETED, EXIT_FAILED, EXIT_BAD_ARGUMENTS = 0, 1, 2
@@ -47,22 +47,24 @@ class Command(BaseCommand):
         try:
             super().run_from_argv(argv)
         except AuditRefused as exc:
-            sys.stderr.write(f"error: {getattr(exc, 'message', exc)}\n")
+            message = " ".join(f"{exc.message} ({exc.code})".split())  # one line, whatever the message holds
+            sys.stderr.write(f"error: {message}\n")
             sys.exit(EXIT_BAD_ARGUMENTS)
 
     def handle(self, *args, url, max_pages, project, json: bool, inline, lighthouse: bool, **options):
-        try:
-            start_url = validate_start_url(url, allow_private=settings.ALLOW_PRIVATE_TARGETS)
-        except InvalidURL as exc:
-            raise AuditRefused(exc.code, f"{exc} ({exc.code})") from exc
+        start_url = url_checked(url, field="url")
         if max_pages is not None and max_pages < 1:
             raise AuditRefused("invalid_max_pages", "--max-pages must be at least 1")
-        owner = _cli_owner()
-        proj = project_get_or_create(owner=owner, name=project or urlsplit(start_url).hostname, base_url=start_url)
         run_inline = settings.EMBEDDED_BROKER if inline is None else inline
-        audit = audit_start(
-            project=proj, start_url=start_url, max_pages=max_pages, lighthouse=lighthouse, dispatch=not run_inline
-        )
+        # One transaction: a refusal (a bad --project, the plan's limits) leaves no user, project or audit.
+        with transaction.atomic():
+            owner = _cli_owner()
+            proj = project_get_or_create(
+                owner=owner, name=urlsplit(start_url).hostname if project is None else project, base_url=start_url
+            )
+            audit = audit_start(
+                project=proj, start_url=start_url, max_pages=max_pages, lighthouse=lighthouse, dispatch=not run_inline
+            )
         worker = None
         if run_inline:
             worker = threading.Thread(target=_run_inline, args=(audit.id,), daemon=True)

@@ -1,0 +1,108 @@
+"""The dashboard's project form saves through audits.projects: it refuses what the API refuses, shows why
+next to the field, and stores nothing on a refusal."""
+
+import html
+
+import pytest
+from django.urls import reverse
+
+from audits.models import Audit, Project
+from tests.factories import ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+DEEP_JSON_LEVELS = 100_000
+VALID = {
+    "name": "Shop",
+    "base_url": "http://127.0.0.1:8000/",
+    "max_pages": "100",
+    "query_policy": "keep",
+    "max_urls_per_pattern": "100",
+    "render_budget_pages": "1",
+    "min_request_interval_ms": "0",
+    "max_concurrency": "2",
+}
+
+
+def refused(response, field: str, words: str) -> None:
+    """A re-rendered form (not a redirect) with `words` in `field`'s errors and on the page."""
+    assert response.status_code == 200, response.status_code
+    errors = response.context["form"].errors
+    assert field in errors and words in str(errors[field]), errors.as_data()
+    assert words in html.unescape(response.content.decode())
+
+
+@pytest.mark.parametrize(
+    "change, field, words",
+    [
+        ({"base_url": "http://127.0.0.1:0/"}, "base_url", "port must be a number from 1 to 65535"),
+        ({"base_url": "http://127.0.0.1:65536/"}, "base_url", "port must be a number from 1 to 65535"),
+        ({"base_url": "http://editor:pw@127.0.0.1:8000/"}, "base_url", "basic-auth fields"),
+        ({"base_url": "ftp://example.com/"}, "base_url", "Only http and https"),
+        ({"user_agent": "Bot/1.0\r\nX-Injected: yes"}, "user_agent", "one line of printable ASCII"),
+        ({"include_patterns": "(["}, "include_patterns", "not a valid regular expression"),
+        ({"exclude_patterns": "(a)\\1"}, "exclude_patterns", "backreference"),
+        ({"exclude_patterns": "\n".join(f"p{i}" for i in range(51))}, "exclude_patterns", "At most 50 patterns"),
+        ({"max_concurrency": "0"}, "max_concurrency", "from 1 to 64"),
+        ({"max_pages": "0"}, "max_pages", "from 1 to"),
+        ({"min_request_interval_ms": "-5"}, "min_request_interval_ms", "from 0 to 60000"),
+        ({"auth_username": "a:b"}, "auth_username", "cannot contain"),
+        ({"name": "n" * 201}, "name", "more than 200 characters"),
+        ({"check_overrides": '{"thresholds": {"title-too-long": {"max_chars": -3}}}'}, "check_overrides", "max_chars"),
+        ({"check_overrides": "[" * DEEP_JSON_LEVELS + "]" * DEEP_JSON_LEVELS}, "check_overrides", "nested too deeply"),
+    ],
+)
+def test_create_refuses_what_the_api_refuses(owner_client, change, field, words):
+    response = owner_client.post(reverse("audits:project-create"), {**VALID, **change})
+    refused(response, field, words)
+    assert Project.objects.count() == 0
+
+
+def test_private_address_refused_when_private_targets_are_off(owner_client, settings):
+    settings.ALLOW_PRIVATE_TARGETS = False
+    response = owner_client.post(reverse("audits:project-create"), {**VALID, "base_url": "http://127.0.0.1:8000/"})
+    refused(response, "base_url", "not a public address")
+    assert Project.objects.count() == 0
+
+
+def test_a_valid_form_creates_through_the_service(owner_client, owner):
+    response = owner_client.post(
+        reverse("audits:project-create"),
+        {**VALID, "base_url": "127.0.0.1:8000", "exclude_patterns": "(a+)+$", "check_overrides": ""},
+    )
+    project = Project.objects.get(name="Shop")
+    assert response["Location"] == reverse("audits:project-detail", args=[project.id])
+    assert project.base_url == "https://127.0.0.1:8000/" and project.exclude_patterns == ["(a+)+$"]
+    assert project.owner == owner and project.check_overrides == {}
+
+
+def test_edit_refusal_keeps_the_stored_project(owner_client, owner):
+    project = ProjectFactory(owner=owner, name="Shop", user_agent="Bot/1", max_concurrency=4)
+    data = {**VALID, "user_agent": "Bot/2\nX: 1", "name": "Renamed", "max_concurrency": "6"}
+    response = owner_client.post(reverse("audits:project-edit", args=[project.id]), data)
+    refused(response, "user_agent", "one line of printable ASCII")
+    assert "Bot/2" in response.content.decode()  # what was typed is shown back to be fixed
+    project.refresh_from_db()
+    assert (project.name, project.user_agent, project.max_concurrency) == ("Shop", "Bot/1", 4)
+
+
+def test_edit_name_taken(owner_client, owner):
+    ProjectFactory(owner=owner, name="Taken")
+    project = ProjectFactory(owner=owner, name="Mine")
+    response = owner_client.post(reverse("audits:project-edit", args=[project.id]), {**VALID, "name": "Taken"})
+    refused(response, "name", "already have a project")
+    project.refresh_from_db()
+    assert project.name == "Mine"
+
+
+def test_audit_start_form_saves_patterns_through_the_service(owner_client, owner):
+    project = ProjectFactory(owner=owner, include_patterns=["^http"])
+    response = owner_client.post(
+        reverse("audits:audit-new", args=[project.id]),
+        {"start_url": project.base_url, "max_pages": "5", "exclude_patterns": "(?=x)"},
+    )
+    assert response.status_code == 400
+    assert "lookahead" in str(response.context["form"].errors["exclude_patterns"])
+    project.refresh_from_db()
+    assert project.include_patterns == ["^http"] and project.exclude_patterns == []
+    assert Audit.objects.count() == 0
