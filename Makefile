@@ -7,7 +7,7 @@ PORT ?= 8000
 LIGHTHOUSE_DIR := audits/lighthouse_runner
 LIGHTHOUSE_STAMP := $(LIGHTHOUSE_DIR)/node_modules/.installed-$(shell cat $(LIGHTHOUSE_DIR)/package-lock.json | md5sum | cut -c1-12)
 
-.PHONY: install services run test bench lint format clean lighthouse-install
+.PHONY: install services run test test-fast bench lint format clean lighthouse-install
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -47,9 +47,17 @@ run: install
 	  trap 'kill -TERM -- -$$worker 2>/dev/null; for i in $$(seq 1 15); do kill -0 $$worker 2>/dev/null || exit 0; sleep 1; done; kill -KILL -- -$$worker 2>/dev/null' EXIT; \
 	  $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
+# SITEWARDEN_TEST_SLOT=N (1-12) gives a run its own database (sitewarden_N) and Redis db (N), so two
+# runs on one machine do not flush each other; see config/settings/test.py.
 test: install services lighthouse-install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
+
+# The edit loop: no real workers, browsers, Lighthouse or other slow tests (markers in pyproject.toml);
+# stops at the first failure.
+FAST_MARKERS := not e2e and not browser and not slow
+test-fast: install services
+	$(VENV)/bin/pytest -x -q -m "$(FAST_MARKERS)"
 
 bench: install services
 	$(PY) -m bench.run

@@ -1,86 +1,29 @@
-"""The operators' admin. Every write goes through the services, as the dashboard and the API do:
+"""The operators' admin for projects, audits, pages, issues, events and schedules. Every write goes through
+the services, as the dashboard and the API do:
 
-- audits are started (re-run), cancelled, reconciled and deleted with audits.services / audits.reconciler,
+- audits are started (re-run), cancelled, reconciled and deleted with audits.pipeline (start, lifecycle, reconcile),
   never saved from a form (a stale form would overwrite what the workers wrote);
-- schedules are saved with audits.schedules (so the beat task follows), webhooks with audits.webhooks
-  (the SSRF policy applies), API tokens with audits.api.tokens (the plaintext is shown once, in a message).
+- projects are judged and saved by audits.projects, schedules with audits.schedules (so the beat task follows).
 
-Importing audits.webhooks here also connects its audit_finished receiver in every process that loads
-the admin (web, worker and management commands); CELERY_IMPORTS loads it in workers too.
+Plans, accounts, credits and API tokens are in accounts/admin.py; webhooks in webhooks/admin.py.
 """
 
 from django import forms
 from django.contrib import admin, messages
-from django.db import models
-from django.forms.models import BaseInlineFormSet
 from django.urls import reverse
 from django.utils.html import format_html
 
-from audits.accounts import credits_used_this_month
-from audits.api.tokens import token_create, token_revoke
 from audits.errors import AuditRefused
-from audits.forms import SafeJSONField
-from audits.models import (
-    Account,
-    ApiToken,
-    Audit,
-    AuditEvent,
-    CreditEntry,
-    Issue,
-    Membership,
-    Page,
-    Plan,
-    Project,
-    Schedule,
-    Webhook,
-    WebhookDelivery,
-)
-from audits.projects import project_create, project_delete, project_update, project_validate, url_checked
-from audits.reconciler import reconcile_running_audit
+from audits.models import Audit, AuditEvent, Issue, Page, Project, Schedule
+from audits.pipeline.lifecycle import audit_cancel, audit_delete
+from audits.pipeline.reconcile import reconcile_running_audit
+from audits.pipeline.start import audit_start
+from audits.projects import project_create, project_delete, project_update, project_validate
 from audits.schedules import PRESETS, _parse_cron, schedule_clear, schedule_set
-from audits.services import audit_cancel, audit_delete, audit_start
-from audits.webhooks import webhook_create, webhook_delivery_resend, webhook_update
+from config.admin import INLINE_ROWS, URL_FIELDS_HTTPS, ReadOnlyAdmin, ReadOnlyInline
+from config.forms import SafeJSONField
 
-INLINE_ROWS = 200  # rows an inline shows; the full list is one click away
 JSON_FIELDS = {"include_patterns": list, "exclude_patterns": list, "query_keep_keys": list, "check_overrides": dict}
-
-
-class LimitedInlineFormSet(BaseInlineFormSet):
-    """Shows the first INLINE_ROWS rows only: an audit may have 100,000 issues."""
-
-    def get_queryset(self):
-        if not hasattr(self, "_limited"):
-            self._limited = super().get_queryset()[:INLINE_ROWS]
-        return self._limited
-
-
-class ReadOnlyInline(admin.TabularInline):
-    formset = LimitedInlineFormSet
-    extra = 0
-    can_delete = False
-    show_change_link = True
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
-# URLs typed without a scheme are taken as https (Django 6's default, asked for explicitly now).
-URL_FIELDS_HTTPS = {models.URLField: {"assume_scheme": "https"}}
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows the pipeline writes: viewable and searchable, never edited by hand."""
-
-    show_full_result_count = False  # no COUNT(*) over millions of rows on every page
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 # --- projects and audits ---------------------------------------------------------------------------------
@@ -283,65 +226,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
         return False
 
 
-# --- accounts, plans, credits ----------------------------------------------------------------------------
-
-
-@admin.register(Plan)
-class PlanAdmin(admin.ModelAdmin):
-    list_display = ("name", "pages_per_audit", "running_audits", "monthly_units")
-
-
-class MembershipInline(admin.TabularInline):
-    model = Membership
-    extra = 0
-    raw_id_fields = ("user",)
-
-
-class CreditEntryInline(ReadOnlyInline):
-    model = CreditEntry
-    fields = ("created_at", "kind", "units", "audit_ref")
-    readonly_fields = fields
-    ordering = ("-created_at",)
-    show_change_link = False
-    verbose_name_plural = f"credit ledger (latest {INLINE_ROWS})"
-
-
-@admin.register(Account)
-class AccountAdmin(admin.ModelAdmin):
-    list_display = ("name", "plan", "pages_per_audit", "running_audits", "monthly_units", "units_used", "created_at")
-    list_select_related = ("plan",)
-    search_fields = ("name",)
-    readonly_fields = ("units_used",)
-    inlines = [MembershipInline, CreditEntryInline]
-
-    @admin.display(description="pages per audit")
-    def pages_per_audit(self, obj):
-        return obj.plan.pages_per_audit
-
-    @admin.display(description="running audits")
-    def running_audits(self, obj):
-        return obj.plan.running_audits
-
-    @admin.display(description="monthly units")
-    def monthly_units(self, obj):
-        return obj.plan.monthly_units
-
-    @admin.display(description="units used this month")
-    def units_used(self, obj):
-        return credits_used_this_month(obj) if obj.pk else 0
-
-
-@admin.register(CreditEntry)
-class CreditEntryAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "account", "kind", "units", "audit_ref")
-    list_filter = ("kind", "account")
-    search_fields = ("=audit_ref",)
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # the ledger is append-only
-
-
-# --- schedules, webhooks, tokens -------------------------------------------------------------------------
+# --- schedules ------------------------------------------------------------------------------------------
 
 
 class ScheduleForm(forms.ModelForm):
@@ -379,103 +264,3 @@ class ScheduleAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         for schedule in queryset.select_related("project"):
             schedule_clear(project=schedule.project)
-
-
-class WebhookForm(forms.ModelForm):
-    url = forms.URLField(max_length=2048, assume_scheme="https")
-
-    class Meta:
-        model = Webhook
-        fields = ("project", "url", "enabled")
-
-    def clean_url(self):
-        try:
-            return url_checked(self.cleaned_data["url"], field="url")
-        except AuditRefused as exc:
-            raise forms.ValidationError(exc.message, code=exc.code) from exc
-
-
-class DeliveryInline(ReadOnlyInline):
-    model = WebhookDelivery
-    fields = ("created_at", "event", "audit_ref", "status", "attempts", "last_response_code", "last_error")
-    readonly_fields = fields
-    ordering = ("-created_at",)
-    verbose_name_plural = f"deliveries (latest {INLINE_ROWS})"
-
-
-@admin.register(Webhook)
-class WebhookAdmin(admin.ModelAdmin):
-    formfield_overrides = URL_FIELDS_HTTPS
-    form = WebhookForm
-    list_display = ("url", "project", "enabled", "created_at")
-    list_filter = ("enabled",)
-    search_fields = ("url", "project__name")
-    raw_id_fields = ("project",)
-    inlines = [DeliveryInline]
-
-    def get_readonly_fields(self, request, obj=None):
-        return ("project",) if obj is not None else ()
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            webhook_update(webhook=obj, url=obj.url, enabled=obj.enabled)
-            return
-        webhook = webhook_create(project=obj.project, url=obj.url, enabled=obj.enabled)
-        obj.pk, obj.secret, obj.created_at = webhook.pk, webhook.secret, webhook.created_at
-        self.message_user(
-            request,
-            f"Signing secret of this webhook: {webhook.secret} (give it to the receiver; it is not shown again).",
-            messages.WARNING,
-        )
-
-
-@admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "webhook", "event", "audit_ref", "status", "attempts", "last_response_code")
-    list_filter = ("status", "event")
-    search_fields = ("=audit_ref", "webhook__url")
-    list_select_related = ("webhook",)
-    actions = ["send_again"]
-
-    @admin.action(description="Send again (fresh attempts)")
-    def send_again(self, request, queryset):
-        for delivery in queryset:
-            webhook_delivery_resend(delivery=delivery)
-        self.message_user(request, f"{queryset.count()} delivery(ies) queued again.", messages.SUCCESS)
-
-
-@admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("name", "user", "prefix", "created_at", "last_used_at", "revoked_at")
-    list_filter = ("revoked_at",)
-    search_fields = ("name", "prefix", "user__username")
-    list_select_related = ("user",)
-    raw_id_fields = ("user",)
-    actions = ["revoke"]
-
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return ("user", "name")
-        return ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
-
-    def get_readonly_fields(self, request, obj=None):
-        if obj is None:
-            return ()
-        return ("user", "prefix", "created_at", "last_used_at", "revoked_at")
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            obj.save(update_fields=["name"])
-            return
-        token, plaintext = token_create(user=obj.user, name=obj.name)
-        obj.pk, obj.prefix, obj.token_hash, obj.created_at = token.pk, token.prefix, token.token_hash, token.created_at
-        self.message_user(
-            request,
-            f"API token for {obj.user}: {plaintext} — copy it now, it is stored hashed and never shown again.",
-            messages.WARNING,
-        )
-
-    @admin.action(description="Revoke selected tokens")
-    def revoke(self, request, queryset):
-        revoked = sum(token_revoke(token=token) for token in queryset)
-        self.message_user(request, f"{revoked} token(s) revoked.", messages.SUCCESS)

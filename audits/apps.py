@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.conf import settings
+
+from crawler.urls import set_allowed_networks
 
 
 class AuditsConfig(AppConfig):
@@ -6,10 +9,4 @@ class AuditsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from django.conf import settings
-
-        from crawler.urls import set_allowed_networks
-
         set_allowed_networks(settings.ALLOWED_PRIVATE_NETWORKS)
-        # Connects the audit_finished receiver that queues webhook deliveries, in every process.
-        import audits.webhooks  # noqa: F401

@@ -1,9 +1,60 @@
-"""The project's one error type for refused requests: a stable code for programs, a sentence for people."""
+"""The project's one error type for refused requests: a stable code for programs, a sentence for people.
+
+`ErrorCode` lists the codes whose meaning goes beyond "the request itself is wrong", each with the HTTP
+status a refusal with that code is answered with (api/errors.py reads it; nothing else keeps a table).
+Codes not listed (invalid_url, invalid_port, private_address, invalid_pattern, ...: the many ways an input
+can be wrong, several named by crawler.urls) are 400. The values are a wire contract: never rename one.
+"""
+
+from enum import StrEnum
+from http import HTTPStatus
+
+
+class ErrorCode(StrEnum):
+    """A stable refusal code and the HTTP status it is answered with."""
+
+    def __new__(cls, code: str, status: int):
+        member = str.__new__(cls, code)
+        member._value_ = code
+        member.status = status
+        return member
+
+    # 400: the request itself
+    INVALID_URL = "invalid_url", HTTPStatus.BAD_REQUEST
+    INVALID_PORT = "invalid_port", HTTPStatus.BAD_REQUEST
+    INVALID_MAX_PAGES = "invalid_max_pages", HTTPStatus.BAD_REQUEST
+    INVALID_CHECK_OVERRIDES = "invalid_check_overrides", HTTPStatus.BAD_REQUEST
+    INVALID_SCHEDULE = "invalid_schedule", HTTPStatus.BAD_REQUEST
+    COMPARISON_SAME_AUDIT = "comparison_same_audit", HTTPStatus.BAD_REQUEST
+    COMPARISON_PROJECT_MISMATCH = "comparison_project_mismatch", HTTPStatus.BAD_REQUEST
+    # 402: a quota that money or the next month lifts (a client must tell it from a permission problem)
+    INSUFFICIENT_CREDITS = "insufficient_credits", HTTPStatus.PAYMENT_REQUIRED
+    # 403: the plan does not allow it
+    AUDIT_PAGE_LIMIT_EXCEEDED = "audit_page_limit_exceeded", HTTPStatus.FORBIDDEN
+    # 409: the resource's state conflicts
+    AUDIT_ALREADY_RUNNING = "audit_already_running", HTTPStatus.CONFLICT
+    AUDIT_NOT_RUNNING = "audit_not_running", HTTPStatus.CONFLICT
+    PROJECT_NAME_TAKEN = "project_name_taken", HTTPStatus.CONFLICT
+    # 429: the account's or the instance's running audits (answered with Retry-After)
+    AUDIT_CAPACITY_REACHED = "audit_capacity_reached", HTTPStatus.TOO_MANY_REQUESTS
+
+    @classmethod
+    def status_for(cls, code: "str | ErrorCode") -> int:
+        """The HTTP status of a refusal code; 400 for a code not listed."""
+        try:
+            return int(cls(code).status)
+        except ValueError:
+            return int(HTTPStatus.BAD_REQUEST)
 
 
 class AuditRefused(Exception):
-    def __init__(self, code: str, message: str, *, field: str | None = None):
+    def __init__(self, code: "str | ErrorCode", message: str, *, field: str | None = None):
         super().__init__(message)
-        self.code = code
+        self.code = code.value if isinstance(code, ErrorCode) else code  # always the plain wire string
         self.message = message
         self.field = field  # the input the refusal is about, for forms
+
+    @property
+    def status(self) -> int:
+        """The HTTP status this refusal is answered with (ErrorCode.status_for)."""
+        return ErrorCode.status_for(self.code)

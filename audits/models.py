@@ -1,9 +1,14 @@
-"""The audit domain: projects, audits, the pages they crawled and the issues found."""
+"""The audit domain: projects, audits, the pages they crawled and the issues found.
+
+Plans, accounts and the credit ledger live in `accounts`, webhooks in `webhooks`.
+"""
 
 import uuid
 
 from django.conf import settings
 from django.db import models
+
+from audits.limits import DEFAULT_MAX_PAGES
 
 PAGE_NAMESPACE = uuid.UUID("6f1c3c1e-5d2a-4d8e-9a55-2b8e1f0c7a10")
 ISSUE_NAMESPACE = uuid.UUID("0b7e5d4a-8a31-4f2f-9d6e-7c1a2e3b4f50")
@@ -18,68 +23,12 @@ def issue_id_for(audit_id, page_url: str, issue_type: str, dedupe_key: str = "")
     return uuid.uuid5(ISSUE_NAMESPACE, f"{audit_id}|{page_url}|{issue_type}|{dedupe_key}")
 
 
-class Plan(models.Model):
-    """What an account may use: pages per audit, audits running at once, capacity units per month."""
-
-    name = models.CharField(max_length=100, unique=True)
-    pages_per_audit = models.PositiveIntegerField(default=10_000)
-    running_audits = models.PositiveIntegerField(default=3)
-    monthly_units = models.PositiveIntegerField(default=100_000, help_text="Capacity units (pages) per month")
-
-    def __str__(self):
-        return self.name
-
-
-class Account(models.Model):
-    """Owns projects and users; every object a person sees is scoped to their account."""
-
-    name = models.CharField(max_length=200)
-    plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="accounts")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self):
-        return self.name
-
-
-class Membership(models.Model):
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
-
-    def __str__(self):
-        return f"{self.user} @ {self.account}"
-
-
-class CreditEntry(models.Model):
-    """Credits ledger: reserve at start, charge what was crawled at completion, release the reservation
-    when the audit ends. One entry per (audit, kind), so no retry charges twice."""
-
-    class Kind(models.TextChoices):
-        RESERVE = "reserve"
-        CHARGE = "charge"
-        RELEASE = "release"
-
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="credit_entries")
-    audit = models.ForeignKey("Audit", on_delete=models.SET_NULL, null=True, blank=True, related_name="credits")
-    audit_ref = models.UUIDField(help_text="The audit's id, kept when the audit is deleted")
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    units = models.PositiveIntegerField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["audit_ref", "kind"], name="credit_unique_kind_per_audit")]
-        indexes = [models.Index(fields=["account", "created_at"], name="credit_account_created")]
-        verbose_name_plural = "credit entries"
-
-    def __str__(self):
-        return f"{self.kind} {self.units} ({self.audit_ref})"
-
-
 class Project(models.Model):
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="projects")
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="projects")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects")
     name = models.CharField(max_length=200)
     base_url = models.URLField(max_length=2048)
-    max_pages = models.PositiveIntegerField(default=500)
+    max_pages = models.PositiveIntegerField(default=DEFAULT_MAX_PAGES)
     include_patterns = models.JSONField(default=list, blank=True, help_text="Regular expressions; a URL must match one")
     exclude_patterns = models.JSONField(
         default=list, blank=True, help_text="Regular expressions; a match skips the URL"
@@ -179,7 +128,7 @@ class Audit(models.Model):
 
     @property
     def max_pages(self) -> int:
-        return int(self.config.get("max_pages", 500))
+        return int(self.config.get("max_pages", DEFAULT_MAX_PAGES))
 
     @property
     def is_finished(self) -> bool:
@@ -363,79 +312,3 @@ class Schedule(models.Model):
 
     def __str__(self):
         return f"{self.project} {self.kind} ({self.cron})"
-
-
-class ApiToken(models.Model):
-    """A per-user API token. Only its sha256 is stored; the plaintext is shown once, at creation.
-
-    `prefix` (the first characters of the plaintext) finds the row without scanning; the hash decides.
-    """
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    name = models.CharField(max_length=100)
-    prefix = models.CharField(max_length=16, db_index=True, editable=False)
-    token_hash = models.CharField(max_length=64, unique=True, editable=False, help_text="sha256 hex of the token")
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
-    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
-
-    class Meta:
-        ordering = ["-created_at"]
-        verbose_name = "API token"
-
-    def __str__(self):
-        return f"{self.name} ({self.prefix}…)"
-
-    @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None
-
-
-class Webhook(models.Model):
-    """Where a project's audit-finished notifications go; each POST is signed with the secret."""
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="webhooks")
-    url = models.URLField(max_length=2048)
-    secret = models.CharField(max_length=128, help_text="HMAC-SHA256 key; shown once when generated")
-    enabled = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["created_at", "id"]
-
-    def __str__(self):
-        return self.url
-
-
-class WebhookDelivery(models.Model):
-    """One event sent to one webhook, with its retry log. Unique per (webhook, event, audit)."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"  # queued or waiting for a retry
-        SUCCEEDED = "succeeded"
-        FAILED = "failed"  # gave up: attempts exhausted, refused address, or a 4xx answer
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
-    audit = models.ForeignKey(Audit, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    audit_ref = models.UUIDField(help_text="The audit's id, kept when the audit is deleted")
-    event = models.CharField(max_length=64)
-    payload = models.JSONField(default=dict)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    last_response_code = models.IntegerField(null=True, blank=True)
-    last_error = models.CharField(max_length=500, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_attempt_at = models.DateTimeField(null=True, blank=True)
-    delivered_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        verbose_name_plural = "webhook deliveries"
-        constraints = [
-            models.UniqueConstraint(fields=["webhook", "event", "audit_ref"], name="webhook_delivery_unique_event")
-        ]
-        indexes = [models.Index(fields=["webhook", "created_at"], name="webhook_delivery_created")]
-
-    def __str__(self):
-        return f"{self.event} -> {self.webhook_id} ({self.status})"

@@ -12,12 +12,15 @@ import re
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from audits.accounts import account_for_user
+from accounts.models import Account
+from accounts.services import account_get_or_create_for_user
 from audits.checks.registry import validate_overrides
 from audits.errors import AuditRefused
 from audits.limits import MAX_PAGES_CEILING
-from audits.models import Account, Audit, Project
-from audits.scope import compile_pattern
+from audits.models import Audit, Project
+from audits.pipeline.lifecycle import audit_delete
+from audits.pipeline.scope import compile_pattern
+from audits.schedules import schedule_clear
 from crawler.urls import InvalidURL, validate_start_url
 
 PROJECT_NAME_MAX_CHARS = 200
@@ -292,7 +295,7 @@ def project_update(*, project: Project, **fields) -> Project:
 
 def project_get_or_create(*, owner, name: str, base_url: str) -> Project:
     """The owner's project called `name`, created on `base_url` when there is none (the CLI's projects)."""
-    account = account_for_user(owner)
+    account = account_get_or_create_for_user(user=owner)
     name = _name(name)
     project = Project.objects.filter(account=account, name=name).first()
     if project is not None:
@@ -303,10 +306,6 @@ def project_get_or_create(*, owner, name: str, base_url: str) -> Project:
 def project_delete(*, project: Project) -> None:
     """Clear the schedule, delete every audit the way audit_delete does (running ones are cancelled, report
     files removed), then the project."""
-    # Imported here: audits.services imports this module (url_checked), and audits.schedules imports it.
-    from audits.schedules import schedule_clear
-    from audits.services import audit_delete
-
     schedule_clear(project=project)
     for audit in Audit.objects.filter(project=project).only("id", "status", "project_id"):
         audit_delete(audit=audit)

@@ -1,13 +1,14 @@
-"""Recurring audits through django-celery-beat: each run is an ordinary audit of the project."""
+"""Recurring audits through django-celery-beat (each run, `audits.pipeline.start.schedule_run`, is an
+ordinary audit of the project), and the watchdog's periodic task, which `manage.py install_watchdog` owns."""
 
 import json
 
+from celery.schedules import crontab
 from django.db import transaction
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from audits.errors import AuditRefused
-from audits.models import Audit, AuditEvent, Project, Schedule
-from audits.services import audit_event, audit_start
+from audits.models import Project, Schedule
 
 PRESETS = {Schedule.Kind.DAILY: "0 3 * * *", Schedule.Kind.WEEKLY: "0 3 * * 1"}
 SCHEDULE_RUN_EXPIRES_S = 3600  # a run not picked up within an hour is dropped; the next one comes
@@ -22,8 +23,6 @@ def _parse_cron(cron: str) -> dict:
         minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month_of_year, day_of_week=day_of_week
     )
     try:
-        from celery.schedules import crontab
-
         crontab(**values)  # validates each field
     except Exception as exc:
         raise AuditRefused("invalid_schedule", f"That cron expression does not parse: {exc}") from exc
@@ -37,12 +36,12 @@ def schedule_set(*, project: Project, kind: str, cron: str = "", enabled: bool =
     expression = PRESETS.get(kind) or cron.strip()
     fields = _parse_cron(expression)
     with transaction.atomic():
-        crontab, _ = CrontabSchedule.objects.get_or_create(timezone="UTC", **fields)
+        cron_row, _ = CrontabSchedule.objects.get_or_create(timezone="UTC", **fields)
         schedule, _ = Schedule.objects.update_or_create(
             project=project, defaults={"kind": kind, "cron": expression, "enabled": enabled}
         )
         task_values = dict(
-            crontab=crontab,
+            crontab=cron_row,
             task="audits.run_schedule",
             args=json.dumps([project.id]),
             enabled=enabled,
@@ -66,42 +65,21 @@ def schedule_clear(*, project: Project) -> None:
         schedule.delete()
 
 
-def schedule_run(*, project_id: int) -> Audit | None:
-    """One scheduled run: skipped, with an event on the running audit, while one is still running."""
-    project = Project.objects.filter(id=project_id).first()
-    if project is None:
-        return None
-    running = Audit.objects.filter(project=project, status=Audit.Status.RUNNING).first()
-    if running is not None:
-        audit_event(
-            audit_id=running.id,
-            kind=AuditEvent.Kind.SCHEDULE_SKIPPED,
-            message="A scheduled audit was skipped: this one was still running",
-        )
-        return None
-    try:
-        return audit_start(project=project, scheduled=True)
-    except AuditRefused:
-        import logging
-
-        logging.getLogger(__name__).warning("scheduled audit refused", exc_info=True, extra={"project": project_id})
-        return None
-
-
 WATCHDOG_NAME = "sitewarden-reconcile-watchdog"
 WATCHDOG_EXPIRES_S = 14 * 60  # a sweep not started within 14 minutes is dropped: the next one is due
 
 
 def watchdog_install() -> PeriodicTask:
-    """Create or repair the reconciler's 15-minute periodic task (idempotent; release step and migration)."""
-    crontab, _ = CrontabSchedule.objects.get_or_create(
+    """Create or repair the reconciler's 15-minute periodic task (idempotent; the release step and `make run`
+    call it through `manage.py install_watchdog`, the one owner of the periodic tasks)."""
+    every_15_min, _ = CrontabSchedule.objects.get_or_create(
         minute="*/15", hour="*", day_of_week="*", day_of_month="*", month_of_year="*", timezone="UTC"
     )
     task, _ = PeriodicTask.objects.update_or_create(
         name=WATCHDOG_NAME,
         defaults={
             "task": "audits.reconcile_sweep",
-            "crontab": crontab,
+            "crontab": every_15_min,
             "args": "[]",
             "enabled": True,
             "expire_seconds": WATCHDOG_EXPIRES_S,

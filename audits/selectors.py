@@ -1,4 +1,5 @@
-"""Reads of the audit domain."""
+"""Reads of the audit domain. Reads only: the status read that reconciles (writes) is the service
+`audits.pipeline.reconcile.audit_status_refresh`."""
 
 from django.db.models import Count
 
@@ -8,19 +9,6 @@ from audits.models import Audit, Issue
 def issues_by_type(*, audit: Audit) -> dict[str, int]:
     rows = Issue.objects.filter(audit=audit).values("type").annotate(n=Count("id")).order_by("type")
     return {row["type"]: row["n"] for row in rows}
-
-
-def audit_status(*, audit_id) -> Audit:
-    """Read an audit for a status display, reconciling it lazily: a client polling a stuck audit sees
-    the truth at once instead of waiting for the watchdog."""
-    from audits.reconciler import reconcile_running_audit
-
-    audit = Audit.objects.select_related("project").get(id=audit_id)
-    if audit.status == Audit.Status.RUNNING:
-        verdict = reconcile_running_audit(audit, reconciled_by="lazy")
-        if verdict.action in ("failed", "revived", "finished"):
-            audit.refresh_from_db()
-    return audit
 
 
 def audit_summary(*, audit: Audit) -> dict:

@@ -12,12 +12,12 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from typing import Self
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-import psutil
 import requests
 from parsel import Selector
+
+from bench.rss import RssSampler
 
 REQUEST_TIMEOUT_S = 30
 RSS_SAMPLE_INTERVAL_S = 0.1
@@ -29,30 +29,6 @@ class BaselineResult:
     seconds: float
     pages_per_s: float
     peak_rss_bytes: int
-
-
-class _PeakRss:
-    """Samples this process's RSS in a background thread; `peak` is the largest value seen."""
-
-    def __init__(self, interval_s: float = RSS_SAMPLE_INTERVAL_S):
-        self._process = psutil.Process()
-        self._interval_s = interval_s
-        self._stop = threading.Event()
-        self.peak = self._process.memory_info().rss
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval_s):
-            self.peak = max(self.peak, self._process.memory_info().rss)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self._process.memory_info().rss)
 
 
 def baseline_crawl(base_url: str, *, workers: int = 8, max_pages: int | None = None) -> BaselineResult:
@@ -83,7 +59,10 @@ def baseline_crawl(base_url: str, *, workers: int = 8, max_pages: int | None = N
     fetched = 0
     in_flight: set[Future] = set()
     started = time.perf_counter()
-    with _PeakRss() as rss, ThreadPoolExecutor(max_workers=workers) as pool:
+    with (
+        RssSampler(tree=False, interval_s=RSS_SAMPLE_INTERVAL_S) as rss,
+        ThreadPoolExecutor(max_workers=workers) as pool,
+    ):
         while head < len(queue) or in_flight:
             while head < len(queue) and len(in_flight) < workers and (max_pages is None or fetched < max_pages):
                 in_flight.add(pool.submit(fetch, queue[head]))

@@ -1,5 +1,5 @@
 """Finalize benchmark: a synthetic completed crawl of N pages written straight into PostgreSQL, then
-`audits.workflow.audit_finalize` timed with its peak memory (RSS sampled every 20 ms, and tracemalloc).
+`audits.pipeline.finalize.audit_finalize` timed with its peak memory (RSS sampled every 20 ms, and tracemalloc).
 
 python -m bench.finalize [--pages 10000] [--seed 0]
 
@@ -19,10 +19,11 @@ import random
 import resource
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
 from dataclasses import asdict, dataclass, field
+
+from bench.rss import RssSampler
 
 FINALIZE_DB_NAME = "sitewarden_bench_finalize"
 SITE_URL = "https://www.bench-shop.example/"
@@ -328,11 +329,12 @@ def synthetic_crawl_create(*, pages: int = DEFAULT_PAGES, seed: int = 0, name: s
     from django.db import transaction
     from django.utils import timezone
 
-    from audits.accounts import account_for_user
+    from accounts.models import Account, Plan
+    from accounts.services import account_get_or_create_for_user
     from audits.checks import CheckSettings, make_issue
     from audits.limits import MAX_PAGES_CEILING
-    from audits.models import Account, Audit, Issue, Page, Plan, Project, page_id_for
-    from audits.services import audit_start
+    from audits.models import Audit, Issue, Page, Project, page_id_for
+    from audits.pipeline.start import audit_start
     from scratchpad.models import Frontier, LinkEdge
 
     started = time.perf_counter()
@@ -341,7 +343,7 @@ def synthetic_crawl_create(*, pages: int = DEFAULT_PAGES, seed: int = 0, name: s
         defaults={"pages_per_audit": MAX_PAGES_CEILING, "running_audits": 10, "monthly_units": 10_000_000},
     )
     user, _ = get_user_model().objects.get_or_create(username=f"bench-finalize-{name}")
-    account = account_for_user(user)
+    account = account_get_or_create_for_user(user=user)
     Account.objects.filter(id=account.id).update(plan=plan)
     project = Project.objects.create(
         account=account, owner=user, name=f"finalize {name}", base_url=SITE_URL, max_pages=pages + EXTRA_MAX_PAGES
@@ -517,38 +519,6 @@ def tables_analyze() -> None:
 # --- the measurement ---------------------------------------------------------------------------------
 
 
-class _RssSampler:
-    """Peak RSS of this process, sampled in a background thread."""
-
-    def __init__(self, interval_s: float = RSS_SAMPLE_INTERVAL_S):
-        import psutil
-
-        self._proc = psutil.Process()
-        self._interval_s = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self.peak = 0
-        self.samples = 0
-
-    def _sample(self) -> None:
-        self.peak = max(self.peak, self._proc.memory_info().rss)
-        self.samples += 1
-
-    def _run(self) -> None:
-        self._sample()
-        while not self._stop.wait(self._interval_s):
-            self._sample()
-
-    def __enter__(self) -> _RssSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
-
-
 def _hwm_reset() -> bool:
     """Reset the kernel's peak-RSS mark (VmHWM) to the current RSS; False where Linux does not allow it."""
     try:
@@ -577,7 +547,7 @@ def finalize_measure(*, audit_id, trace: bool = False) -> dict:
 
     from audits.checks import SITE_CHECK_TYPES
     from audits.models import Audit, Issue
-    from audits.workflow import audit_finalize
+    from audits.pipeline.finalize import audit_finalize
     from scratchpad.models import Frontier
 
     def site_issues() -> dict:
@@ -594,7 +564,7 @@ def finalize_measure(*, audit_id, trace: bool = False) -> dict:
     gc.collect()
     baseline = psutil.Process().memory_info().rss
     hwm_reset = _hwm_reset()
-    with _RssSampler() as rss:
+    with RssSampler(tree=False, interval_s=RSS_SAMPLE_INTERVAL_S) as rss:
         if trace:
             tracemalloc.start()
         started = time.perf_counter()

@@ -15,17 +15,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Self
-
-import psutil
 
 from bench.baseline import BaselineResult
 from bench.finalize import FinalizeBenchError, print_finalize, run_finalize_bench
+from bench.rss import RssSampler
 from bench.serve import serve_best
 from bench.sitegen import SiteManifest, generate_site
 
@@ -116,42 +113,6 @@ def flush_redis() -> None:
         client.flushdb()
     finally:
         client.close()
-
-
-def _tree_rss(proc: psutil.Process) -> int:
-    total = 0
-    for p in [proc, *proc.children(recursive=True)]:
-        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            total += p.memory_info().rss
-    return total
-
-
-class TreeRssSampler:
-    """Peak of the summed RSS of a process and all its children, sampled in a background thread."""
-
-    def __init__(self, pid: int, interval_s: float = RSS_SAMPLE_INTERVAL_S):
-        self._proc = psutil.Process(pid)
-        self._interval_s = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self.peak = 0
-
-    def _sample(self) -> None:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            self.peak = max(self.peak, _tree_rss(self._proc))
-
-    def _run(self) -> None:
-        self._sample()
-        while not self._stop.wait(self._interval_s):
-            self._sample()
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def _stop_group(proc: subprocess.Popen, timeout_s: float) -> None:
@@ -285,7 +246,10 @@ def product_audit(
     cli_log = workdir / "audit-cli.log"
     timeout_s = max(AUDIT_TIMEOUT_MIN_S, max_pages * AUDIT_TIMEOUT_PER_PAGE_S)
     command = [str(PYTHON), "manage.py", "audit", base_url + "/", "--max-pages", str(max_pages), "--json"]
-    with celery_worker(concurrency, worker_log) as worker, TreeRssSampler(worker.pid) as rss:
+    with (
+        celery_worker(concurrency, worker_log) as worker,
+        RssSampler(worker.pid, interval_s=RSS_SAMPLE_INTERVAL_S) as rss,
+    ):
         started = time.perf_counter()
         returncode, stdout = _run_cli(command, cli_log, worker_log, timeout_s=timeout_s, stall_s=stall_timeout_s)
         seconds = time.perf_counter() - started

@@ -1,10 +1,37 @@
-"""factory-boy factories for the domain models."""
+"""factory-boy factories for every model, with the deterministic ids the pipeline uses.
+
+`PageFactory(audit=a, url=u).id == page_id_for(a.id, u)`, and likewise for issues (issue_id_for) and
+Lighthouse runs (lighthouse_id_for), so a row a test makes is the row the pipeline would upsert.
+Related rows default to the same audit (`SelfAttribute("..audit")`). A user's projects go to the
+user's account, made on the default plan the first time, as the product does.
+"""
+
+import hashlib
+from urllib.parse import urljoin, urlsplit
 
 import factory
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
-from audits.accounts import account_for_user
-from audits.models import Audit, Project
+from accounts.models import Account, ApiToken, CreditEntry, Membership, Plan
+from accounts.tokens import PREFIX_CHARS, TOKEN_SCHEME
+from audits.models import (
+    Audit,
+    AuditEvent,
+    Issue,
+    LighthouseResult,
+    Page,
+    Project,
+    Schedule,
+    issue_id_for,
+    lighthouse_id_for,
+    page_id_for,
+)
+from scratchpad.models import Frontier, LinkEdge, Throttle
+from webhooks.models import Webhook, WebhookDelivery
+
+PASSWORD = "pw-for-tests"
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -13,7 +40,63 @@ class UserFactory(factory.django.DjangoModelFactory):
         django_get_or_create = ("username",)
 
     username = factory.Sequence(lambda n: f"user{n}")
-    password = factory.django.Password("pw-for-tests")
+    password = factory.django.Password(PASSWORD)
+
+
+# --- accounts ---------------------------------------------------------------------------------------
+
+
+class PlanFactory(factory.django.DjangoModelFactory):
+    """The default plan unless named otherwise (get-or-create by name, as the product makes it)."""
+
+    class Meta:
+        model = Plan
+        django_get_or_create = ("name",)
+
+    name = factory.LazyFunction(lambda: settings.DEFAULT_PLAN_NAME)
+    pages_per_audit = factory.LazyFunction(lambda: settings.DEFAULT_PLAN_PAGES_PER_AUDIT)
+    running_audits = factory.LazyFunction(lambda: settings.DEFAULT_PLAN_RUNNING_AUDITS)
+    monthly_units = factory.LazyFunction(lambda: settings.DEFAULT_PLAN_MONTHLY_UNITS)
+
+
+class AccountFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Account
+
+    name = factory.Sequence(lambda n: f"account-{n}")
+    plan = factory.SubFactory(PlanFactory)
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    user = factory.SubFactory(UserFactory)
+    account = factory.SubFactory(AccountFactory, name=factory.SelfAttribute("..user.username"))
+
+
+def account_of(user) -> Account:
+    """The user's account; a personal one on the default plan the first time (as the product does)."""
+    membership = Membership.objects.filter(user=user).select_related("account").first()
+    return membership.account if membership else MembershipFactory(user=user).account
+
+
+class ApiTokenFactory(factory.django.DjangoModelFactory):
+    """A token row. Its plaintext is not kept: a test that signs in with a token uses `token_create`."""
+
+    class Meta:
+        model = ApiToken
+
+    class Params:
+        plaintext = factory.Sequence(lambda n: f"{TOKEN_SCHEME}factory-token-{n:08d}-{'x' * 20}")
+
+    user = factory.SubFactory(UserFactory)
+    name = factory.Sequence(lambda n: f"token {n}")
+    prefix = factory.LazyAttribute(lambda t: t.plaintext[:PREFIX_CHARS])
+    token_hash = factory.LazyAttribute(lambda t: hashlib.sha256(t.plaintext.encode()).hexdigest())
+
+
+# --- projects and audits ----------------------------------------------------------------------------
 
 
 class ProjectFactory(factory.django.DjangoModelFactory):
@@ -21,7 +104,7 @@ class ProjectFactory(factory.django.DjangoModelFactory):
         model = Project
 
     owner = factory.SubFactory(UserFactory)
-    account = factory.LazyAttribute(lambda p: account_for_user(p.owner))
+    account = factory.LazyAttribute(lambda p: account_of(p.owner))
     name = factory.Sequence(lambda n: f"project-{n}")
     base_url = "http://127.0.0.1:1/"
     max_pages = 1000
@@ -35,3 +118,164 @@ class AuditFactory(factory.django.DjangoModelFactory):
     start_url = factory.LazyAttribute(lambda a: a.project.base_url)
     site_url = factory.LazyAttribute(lambda a: a.start_url)
     config = factory.LazyAttribute(lambda a: {"max_pages": a.project.max_pages})
+
+
+class CreditEntryFactory(factory.django.DjangoModelFactory):
+    """A ledger entry of an audit (a reservation of its page budget unless told otherwise)."""
+
+    class Meta:
+        model = CreditEntry
+
+    audit = factory.SubFactory(AuditFactory)
+    account = factory.LazyAttribute(lambda c: c.audit.project.account)
+    audit_ref = factory.LazyAttribute(lambda c: c.audit.id)
+    kind = CreditEntry.Kind.RESERVE
+    units = factory.LazyAttribute(lambda c: c.audit.max_pages)
+
+
+class AuditEventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = AuditEvent
+
+    audit = factory.SubFactory(AuditFactory)
+    kind = AuditEvent.Kind.STARTED
+    message = factory.LazyAttribute(lambda e: f"Audit {e.kind}")
+
+
+class ScheduleFactory(factory.django.DjangoModelFactory):
+    """A schedule row without its beat task (`schedule_set` makes both; use it when beat matters)."""
+
+    class Meta:
+        model = Schedule
+
+    project = factory.SubFactory(ProjectFactory)
+    kind = Schedule.Kind.DAILY
+    cron = "0 3 * * *"
+
+
+def _url_on_site(obj, n: int, prefix: str) -> str:
+    return urljoin(obj.audit.site_url or obj.audit.start_url, f"{prefix}-{n}")
+
+
+class PageFactory(factory.django.DjangoModelFactory):
+    """A fetched, indexable HTML page of the audit's site; id = page_id_for(audit, url)."""
+
+    class Meta:
+        model = Page
+
+    audit = factory.SubFactory(AuditFactory)
+    url = factory.LazyAttributeSequence(lambda p, n: _url_on_site(p, n, "page"))
+    id = factory.LazyAttribute(lambda p: page_id_for(p.audit.id, p.url))
+    status_code = 200
+    fetch_class = Page.FetchClass.OK
+    content_type = "text/html"
+    title = factory.LazyAttribute(lambda p: f"Title of {urlsplit(p.url).path}")
+    is_indexable = True
+    depth = 1
+    word_count = 300
+    response_time_ms = 120
+    fetched_at = factory.LazyFunction(timezone.now)
+
+
+class IssueFactory(factory.django.DjangoModelFactory):
+    """An issue on a page of the same audit (`page=None` for a site-wide one); id = issue_id_for(…)."""
+
+    class Meta:
+        model = Issue
+
+    class Params:
+        dedupe_key = ""
+
+    audit = factory.SubFactory(AuditFactory)
+    page = factory.SubFactory(PageFactory, audit=factory.SelfAttribute("..audit"))
+    page_url = factory.LazyAttribute(lambda i: i.page.url if i.page else "")
+    type = "missing-meta-description"
+    severity = Issue.Severity.WARNING
+    id = factory.LazyAttribute(lambda i: issue_id_for(i.audit.id, i.page_url, i.type, i.dedupe_key))
+
+
+class LighthouseResultFactory(factory.django.DjangoModelFactory):
+    """A successful run on a page of the same audit; id = lighthouse_id_for(audit, page, strategy).
+
+    Pass the layout shift as `cls_score` (it lands in the `cls` column)."""
+
+    class Meta:
+        model = LighthouseResult
+        skip_postgeneration_save = True
+
+    audit = factory.SubFactory(AuditFactory)
+    page = factory.SubFactory(PageFactory, audit=factory.SelfAttribute("..audit"))
+    url = factory.LazyAttribute(lambda r: r.page.url)
+    strategy = LighthouseResult.Strategy.MOBILE
+    status = LighthouseResult.Status.OK
+    id = factory.LazyAttribute(lambda r: lighthouse_id_for(r.audit.id, r.page.id, r.strategy))
+    performance = 90
+    accessibility = 90
+    best_practices = 100
+    seo = 90
+
+    @factory.post_generation
+    def cls_score(obj, create, extracted, **kwargs):
+        """The `cls` column: that name clashes with factory_boy's own arguments, so it is set afterwards."""
+        if extracted is not None:
+            obj.cls = extracted
+            if create:
+                obj.save(update_fields=["cls"])
+
+
+# --- crawl state (scratchpad) -----------------------------------------------------------------------
+
+
+class FrontierFactory(factory.django.DjangoModelFactory):
+    """A pending, link-discovered URL of the audit's site."""
+
+    class Meta:
+        model = Frontier
+
+    audit = factory.SubFactory(AuditFactory)
+    url = factory.LazyAttributeSequence(lambda f, n: _url_on_site(f, n, "url"))
+    depth = 1
+    source = Frontier.Source.LINK
+
+
+class LinkEdgeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = LinkEdge
+
+    audit = factory.SubFactory(AuditFactory)
+    source_page = factory.SubFactory(PageFactory, audit=factory.SelfAttribute("..audit"))
+    target_url = factory.LazyAttributeSequence(lambda e, n: _url_on_site(e, n, "target"))
+    anchor_text = "a link"
+
+
+class ThrottleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Throttle
+        django_get_or_create = ("audit",)
+
+    audit = factory.SubFactory(AuditFactory)
+
+
+# --- webhooks ---------------------------------------------------------------------------------------
+
+
+class WebhookFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Webhook
+
+    project = factory.SubFactory(ProjectFactory)
+    url = "http://127.0.0.1:9/hooks/sitewarden"
+    secret = factory.Sequence(lambda n: f"webhook-secret-{n:04d}")
+
+
+class WebhookDeliveryFactory(factory.django.DjangoModelFactory):
+    """A pending audit-finished delivery for an audit of the webhook's project."""
+
+    class Meta:
+        model = WebhookDelivery
+
+    webhook = factory.SubFactory(WebhookFactory)
+    audit = factory.SubFactory(AuditFactory, project=factory.SelfAttribute("..webhook.project"))
+    audit_ref = factory.LazyAttribute(lambda d: d.audit.id)
+    event = "audit.finished"
+    payload = factory.LazyAttribute(lambda d: {"event": d.event, "audit": {"id": str(d.audit.id)}})

@@ -7,7 +7,9 @@ import subprocess
 
 import pytest
 
-from tests.conftest import REPO_ROOT, run_cli
+from tests.support.workers import REPO_ROOT, run_cli
+
+pytestmark = pytest.mark.slow  # child processes: the CLI in-process and a two-process worker on SQLite
 
 
 @pytest.fixture

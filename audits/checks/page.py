@@ -1,6 +1,6 @@
 """Page checks: the issues one fetched page shows on its own, computed without any database access.
 
-`page_issues` runs in a fetch thread (audits.crawl.build_page_record) on an unsaved Page, the parsed
+`page_issues` runs in a fetch thread (audits.pipeline.page_record.build_page_record) on an unsaved Page, the parsed
 PageData (None when the page was not parsed) and the FetchResult.
 """
 

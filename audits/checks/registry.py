@@ -1,4 +1,4 @@
-"""Every issue type of the catalogue (docs: CHECKS.md) with its severity, texts and default thresholds.
+"""Every issue type of the catalogue (docs/CHECKS.md is generated from it): severity, texts, thresholds.
 
 Per-project overrides live in `audit.config["checks"]`, shaped
 `{"thresholds": {type: {key: value}}, "severities": {type: severity}, "disabled": [type, ...]}`;
@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass, field
 
 from audits.models import Issue, issue_id_for
+from crawler.limits import MAX_HTML_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -17,7 +18,7 @@ CRITICAL, WARNING, INFO = Issue.Severity.CRITICAL.value, Issue.Severity.WARNING.
 SEVERITIES = (CRITICAL, WARNING, INFO)
 SCOPES = ("page", "site", "lighthouse")
 
-HTML_BODY_CAP_BYTES = 1024 * 1024  # crawler.limits.MAX_HTML_BYTES: nothing past it is ever read
+HTML_BODY_CAP_BYTES = MAX_HTML_BYTES  # the crawler reads nothing past it, so no check can ask for more
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Health score: the share of crawled internal URLs without a critical issue (CHECKS.md)."""
+"""Health score: the share of crawled internal URLs without a critical issue (docs/CHECKS.md)."""
 
 from django.db.models import Count, Exists, OuterRef, Q
 

@@ -4,6 +4,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
@@ -28,7 +29,10 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "django_celery_results",
     "axes",  # sign-in throttling: see AXES_* below
-    "audits",
+    "accounts",  # plans, accounts, memberships, credit ledger, API tokens
+    "audits",  # projects, audits, pages, issues, the pipeline and the checks
+    "webhooks",
+    "dashboard",  # server-rendered pages (views, forms, reads, template tags)
     "scratchpad",
 ]
 
@@ -115,16 +119,16 @@ REST_FRAMEWORK = {
     # API: hashed per-user tokens (Bearer/Token) or the dashboard's session; errors as RFC 7807 problems
     # with a stable code, mapped in one place; rate limits per token.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "audits.api.authentication.ApiTokenAuthentication",
+        "api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "EXCEPTION_HANDLER": "audits.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
     # JSON only; a body nested too deep to parse is a 400 parse_error, not a RecursionError (a 500).
-    "DEFAULT_PARSER_CLASSES": ["audits.api.parsers.SafeJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.SafeJSONParser"],
     "DEFAULT_THROTTLE_CLASSES": [
-        "audits.api.throttling.ApiRateThrottle",
-        "audits.api.throttling.ActionRateThrottle",
+        "api.throttling.ApiRateThrottle",
+        "api.throttling.ActionRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "api": env("API_THROTTLE_RATE", default="1200/min"),
@@ -136,6 +140,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Start website audits and read their pages, issues and scores.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc from drf-spectacular-sidecar's files, served by the app itself (no CDN).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     # Two models have a `status` choice set: stable names instead of a generated "Status043Enum" (and the
     # W001 warning that otherwise spoils `check --deploy`).
     "ENUM_NAME_OVERRIDES": {
@@ -172,7 +180,12 @@ CELERY_TASK_TRACK_STARTED = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD_KB", default=800_000)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
-CELERY_IMPORTS = ["audits.workflow", "audits.webhooks"]
+# Tasks are found by config.celery's autodiscover_tasks() in each app's tasks.py. Lighthouse runs on its own
+# queue so that Chromium-equipped workers can take it (Procfile: worker_lighthouse); a worker started
+# without -Q (make run, the embedded default, the tests) consumes both queues.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = (Queue("celery"), Queue("lighthouse"))
+CELERY_TASK_ROUTES = {"audits.lighthouse": {"queue": "lighthouse"}}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 

@@ -7,13 +7,15 @@ import pytest
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from audits.accounts import credits_entry
-from audits.api.tokens import token_authenticate, token_create
-from audits.models import ApiToken, Audit, AuditEvent, CreditEntry, Project, Schedule, Webhook, WebhookDelivery
-from audits.services import audit_event
+from accounts.models import ApiToken, CreditEntry
+from accounts.services import credits_entry
+from accounts.tokens import token_authenticate, token_create
+from audits.models import Audit, AuditEvent, Project, Schedule
+from audits.pipeline.lifecycle import audit_event
 from tests.admin.conftest import messages_of
 from tests.api.conftest import finished_audit
 from tests.factories import AuditFactory, ProjectFactory
+from webhooks.models import Webhook, WebhookDelivery
 
 pytestmark = pytest.mark.django_db
 
@@ -122,11 +124,11 @@ def test_pages_searchable_by_url_and_read_only(admin_client, project):
 def test_account_shows_plan_limits_and_credit_ledger(admin_client, project):
     audit = finished_audit(project, pages={"/": 200}, issues=[])
     credits_entry(audit=audit, kind="reserve", units=123)
-    listing = admin_client.get("/admin/audits/account/").content.decode()
+    listing = admin_client.get("/admin/accounts/account/").content.decode()
     assert project.account.name in listing and "10000" in listing.replace(",", "")
-    detail = admin_client.get(f"/admin/audits/account/{project.account_id}/change/").content.decode()
+    detail = admin_client.get(f"/admin/accounts/account/{project.account_id}/change/").content.decode()
     assert "123" in detail and "reserve" in detail
-    assert admin_client.get("/admin/audits/creditentry/?kind__exact=reserve").status_code == 200
+    assert admin_client.get("/admin/accounts/creditentry/?kind__exact=reserve").status_code == 200
 
 
 def test_schedule_saved_through_the_service(admin_client, project):
@@ -148,7 +150,7 @@ def test_schedule_saved_through_the_service(admin_client, project):
 
 def test_webhook_created_with_a_secret_shown_once_and_ssrf_checked(admin_client, project, settings):
     response = admin_client.post(
-        "/admin/audits/webhook/add/",
+        "/admin/webhooks/webhook/add/",
         {
             "project": project.id,
             "url": "http://127.0.0.1:9/hook",
@@ -162,7 +164,7 @@ def test_webhook_created_with_a_secret_shown_once_and_ssrf_checked(admin_client,
     assert any(webhook.secret in m for m in messages_of(response))
     settings.ALLOW_PRIVATE_TARGETS = False
     refused = admin_client.post(
-        "/admin/audits/webhook/add/",
+        "/admin/webhooks/webhook/add/",
         {
             "project": project.id,
             "url": "http://10.1.2.3/hook",
@@ -180,23 +182,23 @@ def test_delivery_send_again(admin_client, project):
     delivery = WebhookDelivery.objects.create(
         webhook=webhook, audit=audit, audit_ref=audit.id, event="audit.finished", status="failed", attempts=6
     )
-    assert admin_client.get("/admin/audits/webhookdelivery/?status__exact=failed").status_code == 200
-    act(admin_client, "/admin/audits/webhookdelivery/", "send_again", [delivery])
+    assert admin_client.get("/admin/webhooks/webhookdelivery/?status__exact=failed").status_code == 200
+    act(admin_client, "/admin/webhooks/webhookdelivery/", "send_again", [delivery])
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("pending", 0)
 
 
 def test_api_token_created_shown_once_and_revoked(admin_client, django_user_model):
     owner = django_user_model.objects.create_user("integrator", password="pw-for-tests")
-    response = admin_client.post("/admin/audits/apitoken/add/", {"user": owner.id, "name": "CI"}, follow=True)
+    response = admin_client.post("/admin/accounts/apitoken/add/", {"user": owner.id, "name": "CI"}, follow=True)
     (shown,) = [m for m in messages_of(response) if "never shown again" in m]
     plaintext = next(word for word in shown.split() if word.startswith("sw_"))
     token = ApiToken.objects.get(user=owner)
     assert token_authenticate(plaintext) == token and plaintext not in token.token_hash
-    detail = admin_client.get(f"/admin/audits/apitoken/{token.id}/change/").content.decode()
+    detail = admin_client.get(f"/admin/accounts/apitoken/{token.id}/change/").content.decode()
     assert plaintext not in detail and token.token_hash not in detail
     _, other_plaintext = token_create(user=owner, name="other")
-    act(admin_client, "/admin/audits/apitoken/", "revoke", [token])
+    act(admin_client, "/admin/accounts/apitoken/", "revoke", [token])
     token.refresh_from_db()
     assert token.revoked_at is not None and token_authenticate(plaintext) is None
     assert token_authenticate(other_plaintext) is not None
@@ -206,12 +208,12 @@ def test_api_token_created_shown_once_and_revoked(admin_client, django_user_mode
     "url",
     [
         "/admin/audits/project/",
-        "/admin/audits/plan/",
+        "/admin/accounts/plan/",
         "/admin/audits/auditevent/",
         "/admin/audits/schedule/",
-        "/admin/audits/webhook/",
-        "/admin/audits/apitoken/",
-        "/admin/audits/apitoken/add/",
+        "/admin/webhooks/webhook/",
+        "/admin/accounts/apitoken/",
+        "/admin/accounts/apitoken/add/",
     ],
 )
 def test_other_pages_load(admin_client, project, url):

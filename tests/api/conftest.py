@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from audits.api.tokens import token_create
+from accounts.tokens import token_create
 from audits.models import Audit, Issue, Page, issue_id_for, page_id_for
 from scratchpad.models import LinkEdge
 from tests.factories import AuditFactory, ProjectFactory, UserFactory

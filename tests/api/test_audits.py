@@ -5,8 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from audits.api.errors import REFUSAL_STATUS, refusal_status
-from audits.models import Audit, CreditEntry, Plan
+from accounts.models import CreditEntry, Plan
+from api.errors import REFUSAL_STATUS, refusal_status
+from audits.models import Audit
 from tests.api.conftest import assert_problem
 from tests.factories import AuditFactory, ProjectFactory
 

@@ -4,8 +4,8 @@ import hashlib
 
 from django.test import Client
 
-from audits.api.tokens import token_authenticate, token_create, token_revoke
-from audits.models import ApiToken
+from accounts.models import ApiToken
+from accounts.tokens import token_authenticate, token_create, token_revoke
 from tests.api.conftest import assert_problem, bearer_client
 
 PROJECTS = "/api/v1/projects/"

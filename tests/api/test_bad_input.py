@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from audits.models import Audit, Project, Webhook
+from audits.models import Audit, Project
 from tests.api.conftest import assert_problem
+from webhooks.models import Webhook
 
 PROJECTS = "/api/v1/projects/"
 DEEP_JSON_LEVELS = 50_000

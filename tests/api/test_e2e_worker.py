@@ -4,31 +4,21 @@ worker, signed, after a first 500 from the receiver."""
 
 import csv
 import io
-import time
 
 import pytest
 import requests
 
-from audits.api.tokens import token_create
+from accounts.tokens import token_create
 from audits.models import Page
-from tests.api.test_webhook_delivery import verify
 from tests.factories import UserFactory
+from tests.support.waits import wait_until
+from tests.webhooks.test_delivery import verify
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
 
 AUDIT_WAIT_S = 240
 WEBHOOK_WAIT_S = 60  # the first retry comes WEBHOOK_RETRY_BASE_S (10 s) after the 500
 SECRET = "a-shared-secret-for-the-receiver"
-
-
-def wait_for(predicate, timeout_s: float, what: str, every_s: float = 1.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every_s)
-    raise AssertionError(f"{what} not reached after {timeout_s}s")
 
 
 def test_start_poll_results_and_webhook_through_the_api(small_site, celery_worker_process, live_server, receiver):
@@ -52,7 +42,7 @@ def test_start_poll_results_and_webhook_through_the_api(small_site, celery_worke
         body = api.get(location).json()
         return body if body["status"] != "running" else None
 
-    audit = wait_for(finished, AUDIT_WAIT_S, "audit finished")
+    audit = wait_until(finished, AUDIT_WAIT_S, "audit finished")
     assert audit["status"] == "completed", audit
     expected = manifest.expected_urls(base)
     assert audit["pages_crawled"] == len(expected)
@@ -79,12 +69,12 @@ def test_start_poll_results_and_webhook_through_the_api(small_site, celery_worke
     assert {row["url"] for row in csv.DictReader(io.StringIO(export.text))} == expected
 
     # The webhook: sent by the worker when the audit completed, answered 500, retried with backoff, then 200.
-    received = wait_for(lambda: len(receiver.received) >= 2 and receiver.received, WEBHOOK_WAIT_S, "webhook retry")
+    received = wait_until(lambda: len(receiver.received) >= 2 and receiver.received, WEBHOOK_WAIT_S, "webhook retry")
     for got in received:
         assert verify(got, SECRET)
         assert got.json()["audit"]["id"] == audit["id"] and got.json()["audit"]["status"] == "completed"
     assert received[0].body == received[1].body
-    deliveries = wait_for(
+    deliveries = wait_until(
         lambda: [d for d in api.get(f"{v1}/webhooks/{hook.json()['id']}/deliveries/").json()["results"]
                  if d["status"] == "succeeded"],
         10,

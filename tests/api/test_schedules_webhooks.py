@@ -2,10 +2,11 @@
 
 from django_celery_beat.models import PeriodicTask
 
-from audits.models import Schedule, Webhook, WebhookDelivery
-from audits.webhooks import webhook_create
+from audits.models import Schedule
 from tests.api.conftest import assert_problem
 from tests.factories import AuditFactory
+from webhooks.models import Webhook, WebhookDelivery
+from webhooks.services import webhook_create
 
 
 def test_schedule_set_read_clear(api, project):

@@ -20,10 +20,12 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from audits.api.tokens import token_create
+from accounts.tokens import token_create
 from audits.models import Page
-from audits.webhooks import webhook_create
 from tests.api.conftest import finished_audit
+from webhooks.services import webhook_create
+
+pytestmark = pytest.mark.slow  # property-based: hundreds of requests
 
 MAX_EXAMPLES = 20
 # What the API promises: no server error, and every answer (status, content type, headers, body) as the

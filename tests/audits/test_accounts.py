@@ -2,10 +2,12 @@
 
 import pytest
 
-from audits.accounts import credits_used_this_month
+from accounts.models import CreditEntry
+from accounts.selectors import credits_used_this_month
 from audits.errors import AuditRefused
-from audits.models import Audit, AuditEvent, CreditEntry
-from audits.services import audit_cancel, audit_complete, audit_fail, audit_start
+from audits.models import Audit, AuditEvent
+from audits.pipeline.lifecycle import audit_cancel, audit_complete, audit_fail
+from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,15 +1,12 @@
 """A project's check overrides reach the audit: thresholds, severities and disabled checks."""
 
-from http.server import BaseHTTPRequestHandler
-
 import pytest
 
 from audits.errors import AuditRefused
 from audits.models import Issue
-from audits.services import audit_start
-from audits.workflow import pipeline_run_inline
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
-from tests.sites import serve_handler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -17,23 +14,12 @@ PAGE = b"""<!DOCTYPE html><html lang="en"><head><title>A title of thirty charact
 <meta name="viewport" content="width=device-width"></head><body><p>Short page.</p></body></html>"""
 
 
-class One(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        body, status = (PAGE, 200) if self.path == "/" else (b"", 404)
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 @pytest.fixture
-def one_page_site():
-    with serve_handler(One) as (_, base):
-        yield base
+def one_page_site(httpserver):
+    """A site of one page at /; anything else (robots.txt, sitemaps) is a 404."""
+    httpserver.no_handler_status_code = 404
+    httpserver.expect_request("/").respond_with_data(PAGE, content_type="text/html; charset=utf-8")
+    return httpserver.url_for("/").rstrip("/")
 
 
 def _issues(base, overrides):

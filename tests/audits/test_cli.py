@@ -5,9 +5,9 @@ import socket
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.support.workers import run_cli
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # manage.py child processes
 
 JSON_KEYS = {"id", "status", "current_phase", "pages_crawled", "issues_by_type", "health_score", "error_code"}
 
@@ -68,7 +68,8 @@ def test_port_out_of_range_exits_2_with_one_line(url):
 
 
 def test_overlong_project_name_exits_2_and_stores_nothing(django_user_model):
-    from audits.models import Account, Audit, Project
+    from accounts.models import Account
+    from audits.models import Audit, Project
 
     line = one_line_error(run_cli("audit", "http://127.0.0.1:1/", "--project", "p" * 500, "--json"), "invalid_name")
     assert "p" * 50 not in line  # the message does not echo the input

@@ -1,33 +1,22 @@
 """End to end with a real Celery worker process, Redis and PostgreSQL against a generated site."""
 
-import time
-
 import pytest
 
 from audits.models import Audit, Page
-from audits.services import audit_start
+from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
+from tests.support.waits import wait_audit_finished
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
 
 AUDIT_WAIT_S = 240
 
 
-def wait_finished(audit: Audit, timeout_s: float = AUDIT_WAIT_S) -> Audit:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        audit.refresh_from_db()
-        if audit.is_finished:
-            return audit
-        time.sleep(0.5)
-    raise AssertionError(f"audit still {audit.status}/{audit.current_phase} after {timeout_s}s")
-
-
 def test_worker_audit_of_generated_site(small_site, celery_worker_process):
     base, manifest = small_site
     project = ProjectFactory(base_url=base + "/")
     audit = audit_start(project=project, start_url=base + "/", max_pages=1000)
-    audit = wait_finished(audit)
+    audit = wait_audit_finished(audit, AUDIT_WAIT_S)
     assert audit.status == Audit.Status.COMPLETED, (audit.error_code, audit.error_detail)
     pages = {p.url: p for p in Page.objects.filter(audit=audit)}
     assert set(pages) == manifest.expected_urls(base)

@@ -8,17 +8,18 @@ import pytest
 import redis
 from django.conf import settings
 
-from audits.accounts import credits_used_this_month
+from accounts.selectors import credits_used_this_month
 from audits.models import Audit, AuditEvent, Page
-from audits.reconciler import reconcile_sweep
-from audits.selectors import audit_status
-from audits.services import audit_cancel, audit_start
-from audits.workflow import pipeline_run_inline
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.lifecycle import audit_cancel
+from audits.pipeline.reconcile import audit_status_refresh, reconcile_sweep
+from audits.pipeline.start import audit_start
 from bench.sitegen import generate_site
 from scratchpad.models import Frontier, LinkEdge
-from tests.conftest import WorkerProcess, _flush_test_broker
 from tests.factories import ProjectFactory
-from tests.sites import serve_generated
+from tests.support.sites import serve_generated
+from tests.support.waits import wait_until
+from tests.support.workers import WorkerProcess, flush_test_broker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
 
@@ -38,7 +39,7 @@ def site_root(tmp_path_factory):
 
 @pytest.fixture
 def workers():
-    _flush_test_broker()
+    flush_test_broker()
     started: list[WorkerProcess] = []
 
     def start():
@@ -49,7 +50,7 @@ def workers():
     yield start
     for worker in started:
         worker.stop()
-    _flush_test_broker()
+    flush_test_broker()
 
 
 def _start(base):
@@ -57,15 +58,14 @@ def _start(base):
 
 
 def _wait(predicate, timeout_s=WAIT_S, sweep=False):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    """Wait for `predicate`; with `sweep`, run the watchdog's sweep before each look (a stuck audit ends)."""
+
+    def check():
         if sweep:
             reconcile_sweep(stale_after_s=STALE_AFTER_S, grace_s=0)
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError("condition not reached in time")
+        return predicate()
+
+    return wait_until(check, timeout_s)
 
 
 def _crawled(audit) -> int:
@@ -123,7 +123,7 @@ def test_every_worker_killed_and_none_started_fails_classified(site_root, worker
     assert audit.revivals == settings.RECONCILE_MAX_REVIVALS
     assert audit.reconciled_by == "watchdog"
     assert credits_used_this_month(audit.project.account) == 0
-    read = audit_status(audit_id=audit.id)  # the lazy read tells the same story
+    read = audit_status_refresh(audit_id=audit.id)  # the lazy read tells the same story
     assert (read.status, read.error_code, read.failed_phase) == ("failed", "instance_lost", "crawling")
     assert Page.objects.filter(audit=audit).count() >= 20  # partial results kept
 

@@ -2,10 +2,11 @@
 
 import pytest
 
-from audits.crawl import crawl_chunk_run
 from audits.models import Audit, Page
-from audits.services import audit_start
-from audits.workflow import pipeline_run_inline, round_plan
+from audits.pipeline.chunk import crawl_chunk_run
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.rounds import round_plan
+from audits.pipeline.start import audit_start
 from scratchpad.models import Frontier, LinkEdge
 from scratchpad.services import frontier_claim
 from tests.factories import ProjectFactory
@@ -65,7 +66,7 @@ def test_chunk_executed_twice_leaves_no_duplicates(small_site):
     base, manifest = small_site
     project = ProjectFactory(base_url=base + "/")
     audit = audit_start(project=project, start_url=base + "/", max_pages=1000, dispatch=False)
-    from audits.crawl import audit_discover
+    from audits.pipeline.discovery import audit_discover
 
     assert audit_discover(audit_id=audit.id)
     plan = round_plan(audit_id=audit.id, round_no=1)

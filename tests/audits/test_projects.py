@@ -2,7 +2,7 @@
 
 import pytest
 
-from audits.accounts import account_for_user
+from accounts.services import account_get_or_create_for_user
 from audits.errors import AuditRefused
 from audits.models import Audit, Project
 from audits.projects import (
@@ -29,7 +29,7 @@ def owner():
 
 @pytest.fixture
 def account(owner):
-    return account_for_user(owner)
+    return account_get_or_create_for_user(user=owner)
 
 
 def create(account, owner, **fields):
@@ -135,7 +135,7 @@ def test_names_are_unique_per_account(account, owner):
         project_update(project=other, name="Shop")
     assert Project.objects.get(pk=other.pk).name == "Blog"
     elsewhere = UserFactory()
-    assert create(account_for_user(elsewhere), elsewhere, name="Shop").name == first.name
+    assert create(account_get_or_create_for_user(user=elsewhere), elsewhere, name="Shop").name == first.name
 
 
 def test_update_checks_and_changes_only_the_given_fields(account, owner):

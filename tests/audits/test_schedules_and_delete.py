@@ -7,18 +7,21 @@ import pytest
 from django.conf import settings
 from django_celery_beat.models import PeriodicTask
 
+from accounts.models import CreditEntry
 from audits.errors import AuditRefused
-from audits.models import Audit, AuditEvent, CreditEntry, Issue, LighthouseResult, Page, page_id_for
-from audits.schedules import schedule_clear, schedule_run, schedule_set
-from audits.services import audit_delete, audit_start
+from audits.models import Audit, AuditEvent, Issue, LighthouseResult, Page, page_id_for
+from audits.pipeline.lifecycle import audit_delete
+from audits.pipeline.start import audit_start, schedule_run
+from audits.schedules import schedule_clear, schedule_set
 from scratchpad.models import Frontier, LinkEdge
 from scratchpad.services import NewURL, frontier_seed
-from tests.conftest import run_cli
 from tests.factories import ProjectFactory
+from tests.support.workers import run_cli
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.mark.slow
 def test_watchdog_install_is_idempotent_and_run_by_the_release_step():
     PeriodicTask.objects.filter(name="sitewarden-reconcile-watchdog").delete()
     for _ in range(2):
@@ -54,7 +57,7 @@ def test_invalid_cron_is_refused():
 
 
 def test_scheduled_run_starts_an_audit_and_skips_while_one_runs(monkeypatch):
-    monkeypatch.setattr("audits.workflow.pipeline_dispatch", lambda audit_id: None)  # no worker in this test
+    monkeypatch.setattr("audits.pipeline.start.task_send", lambda *args, **kwargs: None)  # no worker in this test
     project = ProjectFactory(base_url="http://127.0.0.1:9/", max_pages=10)
     first = schedule_run(project_id=project.id)
     assert first is not None and first.scheduled and first.status == "running"

@@ -12,8 +12,8 @@ from django.test import Client
 from django.urls import path
 
 from config.urls import urlpatterns as product_urlpatterns
-from tests.conftest import REPO_ROOT
 from tests.factories import ProjectFactory, UserFactory
+from tests.support.workers import REPO_ROOT
 
 PASSWORD = "pw-for-tests"
 CHROMIUM = "/usr/bin/chromium"
@@ -141,6 +141,7 @@ def violations(page) -> list[str]:
     return page.violations + page.evaluate("window.__csp")
 
 
+@pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_api_docs_render_in_chromium_without_policy_violations(tab, live_server):
     tab.goto(live_server.url + "/api/docs/")
@@ -156,6 +157,7 @@ def test_api_docs_render_in_chromium_without_policy_violations(tab, live_server)
     assert [v for v in violations(tab) if REDOC_CDN_LOGO not in v] == []
 
 
+@pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_sign_in_and_admin_pages_work_in_chromium_without_policy_violations(tab, live_server):
     UserFactory(username="ops", is_staff=True, is_superuser=True)

@@ -8,51 +8,28 @@ from types import SimpleNamespace
 import pytest
 from django.utils import timezone
 
-from audits.models import (
-    Audit,
-    AuditEvent,
-    Issue,
-    LighthouseResult,
-    Page,
-    issue_id_for,
-    lighthouse_id_for,
-    page_id_for,
-)
+from audits.models import Audit, AuditEvent, Issue, Page
 from scratchpad.models import LinkEdge
-from tests.factories import AuditFactory, ProjectFactory, UserFactory
+from tests.factories import (
+    AuditEventFactory,
+    AuditFactory,
+    IssueFactory,
+    LighthouseResultFactory,
+    PageFactory,
+    ProjectFactory,
+    UserFactory,
+)
 
 PASSWORD = "pw-for-tests"
 SITE = "https://site.test"
 
 
 def make_page(audit, path, **fields) -> Page:
-    url = SITE + path
-    defaults = {
-        "status_code": 200,
-        "fetch_class": Page.FetchClass.OK,
-        "content_type": "text/html",
-        "title": f"Title of {path}",
-        "is_indexable": True,
-        "depth": path.count("/"),
-        "word_count": 300,
-        "response_time_ms": 120,
-        "fetched_at": timezone.now(),
-    }
-    defaults.update(fields)
-    return Page.objects.create(id=page_id_for(audit.id, url), audit=audit, url=url, **defaults)
+    return PageFactory(audit=audit, url=SITE + path, **{"depth": path.count("/"), **fields})
 
 
 def make_issue(audit, page, issue_type, severity, **details) -> Issue:
-    url = page.url if page else ""
-    return Issue.objects.create(
-        id=issue_id_for(audit.id, url, issue_type),
-        audit=audit,
-        page=page,
-        page_url=url,
-        type=issue_type,
-        severity=severity,
-        details=details,
-    )
+    return IssueFactory(audit=audit, page=page, type=issue_type, severity=severity, details=details)
 
 
 def finished_audit(project, *, days_ago=0, status=Audit.Status.COMPLETED, **fields) -> Audit:
@@ -122,24 +99,19 @@ def results(owner, settings, tmp_path):
     report = tmp_path / "media" / report_rel
     report.parent.mkdir(parents=True)
     report.write_text(json.dumps({"lighthouseVersion": "12", "categories": {}}))
-    lighthouse = LighthouseResult.objects.create(
-        id=lighthouse_id_for(audit.id, home.id, "mobile"),
+    lighthouse = LighthouseResultFactory(
         audit=audit,
         page=home,
-        url=home.url,
-        strategy="mobile",
-        status="ok",
         performance=91,
         accessibility=88,
-        best_practices=100,
         seo=92,
         lcp_ms=1800,
-        cls=0.02,
+        cls_score=0.02,
         report_path=report_rel,
         report_bytes=report.stat().st_size,
     )
-    AuditEvent.objects.create(audit=audit, kind=AuditEvent.Kind.STARTED, message="Audit started")
-    AuditEvent.objects.create(audit=audit, kind=AuditEvent.Kind.COMPLETED, message="Completed")
+    AuditEventFactory(audit=audit, kind=AuditEvent.Kind.STARTED, message="Audit started")
+    AuditEventFactory(audit=audit, kind=AuditEvent.Kind.COMPLETED, message="Completed")
     return SimpleNamespace(
         project=project,
         audit=audit,

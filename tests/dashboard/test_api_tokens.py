@@ -3,7 +3,7 @@
 import pytest
 from django.test import Client
 
-from audits.models import ApiToken
+from accounts.models import ApiToken
 from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -14,12 +14,12 @@ import pytest
 from audits.models import Audit, Issue, Page
 from bench.sitegen import generate_site
 from scratchpad.models import LinkEdge
-from tests.conftest import REPO_ROOT
 from tests.dashboard.conftest import PASSWORD, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory, UserFactory
-from tests.sites import serve_generated
+from tests.support.sites import serve_generated
+from tests.support.workers import REPO_ROOT
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e, pytest.mark.browser]
 
 SCREENSHOTS = REPO_ROOT / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"

@@ -114,6 +114,7 @@ class Counting:
             yield row
 
 
+@pytest.mark.slow
 def test_pages_csv_is_streamed_lazily_with_bounded_memory(owner_client, big_audit, monkeypatch):
     counter = Counting(exports._page_rows)
     monkeypatch.setattr(exports, "_page_rows", counter)

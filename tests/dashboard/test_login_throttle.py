@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import F
 from django.test import Client
 
-from audits.api.tokens import token_create
+from accounts.tokens import token_create
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from audits.dashboard import ERROR_EXPLANATIONS
 from audits.models import Audit, Project, Schedule
+from dashboard.selectors import ERROR_EXPLANATIONS
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import finished_audit, make_issue, make_page
 from tests.factories import AuditFactory, ProjectFactory

@@ -4,11 +4,11 @@ endless calendars, 429 storms, lying charsets, binary junk, malformed markup, li
 import contextlib
 import functools
 import os
-import threading
 import time
-import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from tests.support.sites import gzip_bomb, serve_handler
 
 TARPIT_SECONDS = 45  # longer than the crawler's 30 s total deadline
 HUGE_BYTES = 50 * 1024 * 1024
@@ -38,11 +38,7 @@ HOME_LINKS = [
 
 @functools.cache
 def _bomb_body() -> bytes:
-    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip container
-    chunk = b"\0" * (1024 * 1024)
-    parts = [compressor.compress(chunk) for _ in range(BOMB_DECOMPRESSED_BYTES // len(chunk))]
-    parts.append(compressor.flush())
-    return b"".join(parts)
+    return gzip_bomb(BOMB_DECOMPRESSED_BYTES)
 
 
 class HostileHandler(BaseHTTPRequestHandler):
@@ -146,12 +142,5 @@ def serve_hostile(*, storm: bool = False, host: str = "127.0.0.1"):
         (HostileHandler,),
         {"requests_seen": seen, "storm": storm, "bomb": _bomb_body() if not storm else b""},
     )
-    server = ThreadingHTTPServer((host, 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{host}:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_handler(handler, host=host) as (_, base_url):
+        yield base_url, seen

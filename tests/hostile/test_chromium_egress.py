@@ -9,18 +9,19 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from audits.chromium import find_chromium
-from audits.lighthouse import find_lighthouse, lighthouse_run_page
 from audits.models import Page
-from audits.services import audit_start
-from audits.workflow import pipeline_run_inline
+from audits.pipeline.chromium import find_chromium
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.lighthouse import find_lighthouse, lighthouse_run_page
+from audits.pipeline.start import audit_start
 from crawler.urls import set_allowed_networks
 from scratchpad.models import LinkEdge, Throttle
 from tests.factories import ProjectFactory
-from tests.sites import serve_handler
+from tests.support.sites import serve_handler
 
 _CHROMIUM, _CHROMIUM_WHY = find_chromium()
 pytestmark = [
+    pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(_CHROMIUM is None, reason=_CHROMIUM_WHY),
 ]

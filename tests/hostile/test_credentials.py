@@ -9,11 +9,11 @@ import pytest
 
 from audits.errors import AuditRefused
 from audits.models import Audit, Page
-from audits.services import audit_start
-from audits.workflow import pipeline_run_inline
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
 from crawler.urls import InvalidURL, validate_start_url
 from tests.factories import ProjectFactory
-from tests.sites import serve_handler
+from tests.support.sites import serve_handler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

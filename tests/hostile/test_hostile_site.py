@@ -1,51 +1,24 @@
 """Hostile servers end in recorded, explained results: the audit completes, the worker's memory stays
 bounded, and each trap gets the outcome and issue a person would expect."""
 
-import threading
-import time
-
-import psutil
 import pytest
 
 from audits.models import Audit, Issue, Page
-from audits.services import audit_start
-from audits.workflow import pipeline_run_inline
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
+from bench.rss import RssSampler
 from scratchpad.models import LinkEdge, Throttle
-from tests.conftest import WorkerProcess, _flush_test_broker
 from tests.factories import ProjectFactory
 from tests.hostile.server import serve_hostile
+from tests.support.waits import wait_audit_finished
+from tests.support.workers import WorkerProcess, flush_test_broker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
 
 WORKER_PEAK_RSS_LIMIT_MB = 900  # 2 prefork children + main; a 50 MB body or a 1 GiB bomb held would blow it
 CALENDAR_CAP = 20
-
-
-class PeakRss:
-    """Samples a process tree's summed RSS in a thread."""
-
-    def __init__(self, pid: int):
-        self.root = psutil.Process(pid)
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                procs = [self.root, *self.root.children(recursive=True)]
-                self.peak = max(self.peak, sum(p.memory_info().rss for p in procs if p.is_running()))
-            except psutil.Error:
-                pass
-            time.sleep(0.1)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
+AUDIT_WAIT_S = 240
+RSS_SAMPLE_INTERVAL_S = 0.1
 
 
 def _issues(audit, page_url) -> set[str]:
@@ -53,21 +26,16 @@ def _issues(audit, page_url) -> set[str]:
 
 
 def test_hostile_site_is_crawled_to_completion_with_bounded_memory():
-    _flush_test_broker()
+    flush_test_broker()
     worker = WorkerProcess().start()
     try:
-        with serve_hostile() as (base, _), PeakRss(worker.proc.pid) as rss:
+        with serve_hostile() as (base, _), RssSampler(worker.proc.pid, interval_s=RSS_SAMPLE_INTERVAL_S) as rss:
             project = ProjectFactory(base_url=base + "/", max_urls_per_pattern=CALENDAR_CAP)
             audit = audit_start(project=project, start_url=base + "/", max_pages=500)
-            deadline = time.monotonic() + 240
-            while time.monotonic() < deadline:
-                audit.refresh_from_db()
-                if audit.is_finished:
-                    break
-                time.sleep(0.5)
+            wait_audit_finished(audit, AUDIT_WAIT_S)
     finally:
         worker.stop()
-        _flush_test_broker()
+        flush_test_broker()
     assert audit.status == Audit.Status.COMPLETED, (audit.error_code, audit.error_detail)
     assert rss.peak < WORKER_PEAK_RSS_LIMIT_MB * 1024 * 1024, f"worker peak RSS {rss.peak / 2**20:.0f} MiB"
     pages = {p.url.removeprefix(base): p for p in Page.objects.filter(audit=audit)}

@@ -5,14 +5,15 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from audits.models import Issue, Page
-from audits.render import find_chromium
-from audits.services import audit_start
-from audits.workflow import pipeline_run_inline
+from audits.pipeline.chromium import find_chromium
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
 from scratchpad.models import Throttle
 from tests.factories import ProjectFactory
-from tests.sites import serve_handler
+from tests.support.sites import serve_handler
 
 pytestmark = [
+    pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(find_chromium()[0] is None, reason="Chromium is not installed (make lighthouse-install)"),
 ]

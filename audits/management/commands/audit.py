@@ -14,10 +14,11 @@ from django.db import close_old_connections, connection, transaction
 
 from audits.errors import AuditRefused
 from audits.models import Audit
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.reconcile import audit_status_refresh
+from audits.pipeline.start import audit_start
 from audits.projects import project_get_or_create, url_checked
-from audits.selectors import audit_status, audit_summary
-from audits.services import audit_start
-from audits.workflow import pipeline_run_inline
+from audits.selectors import audit_summary
 
 POLL_INTERVAL_S = 0.5
 EXIT_COMPLETED, EXIT_FAILED, EXIT_BAD_ARGUMENTS = 0, 1, 2
@@ -80,7 +81,7 @@ class Command(BaseCommand):
     def _watch(self, audit: Audit, worker: threading.Thread | None) -> Audit:
         bar = _ProgressBar(sys.stderr)
         while True:
-            audit = audit_status(audit_id=audit.id)
+            audit = audit_status_refresh(audit_id=audit.id)
             bar.draw(audit)
             if audit.is_finished:
                 break

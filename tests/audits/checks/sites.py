@@ -1,13 +1,12 @@
-"""Test sites for the checks: an HTML page builder, a threaded server on 127.0.0.1, the page-check cases."""
+"""Test sites for the checks: an HTML page builder, the routed server of tests.support, the page-check cases."""
 
 import contextlib
 import html
-import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.support.sites import Route, drop_connection, serve_routes
 
 # --- pages -----------------------------------------------------------------------------------------
 
@@ -65,45 +64,12 @@ def challenge_page() -> str:
 
 # --- server ----------------------------------------------------------------------------------------
 
-Route = tuple[int, dict, bytes] | Callable
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        route = self.server.routes.get(self.path.split("?", 1)[0])
-        if route is None:
-            route = (404, {"Content-Type": "text/html"}, b"<html><body>not found</body></html>")
-        if callable(route):
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                route(self)
-            return
-        status, headers, body = route
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
 
 @contextlib.contextmanager
 def serve(routes: dict):
     """Serve `routes` (path -> (status, headers, body) or handler function) on 127.0.0.1; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    server.routes = routes
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_routes(routes) as site:
+        yield site.url
 
 
 def html_route(body: str, status: int = 200, headers: dict | None = None) -> tuple[int, dict, bytes]:
@@ -112,12 +78,6 @@ def html_route(body: str, status: int = 200, headers: dict | None = None) -> tup
 
 def redirect(location: str, status: int = 301) -> tuple[int, dict, bytes]:
     return status, {"Location": location, "Content-Type": "text/html"}, b""
-
-
-def drop_connection(handler) -> None:
-    """Answer nothing: close the socket at once (the crawler gets no HTTP answer)."""
-    handler.close_connection = True
-    handler.connection.shutdown(socket.SHUT_RDWR)
 
 
 def slow(body: str, delay_s: float) -> Callable:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from audits.checks.catalogue import CATALOGUE_PATH, render_catalogue
 from audits.checks.registry import CHECKS
-from tests.conftest import REPO_ROOT, run_cli
+from tests.support.workers import REPO_ROOT, run_cli
 
 
 def test_catalogue_file_is_up_to_date():

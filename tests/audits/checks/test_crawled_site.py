@@ -10,8 +10,8 @@ import pytest
 
 from audits.checks import PAGE_CHECK_TYPES, run_site_checks
 from audits.models import Audit, Issue, Page
-from audits.services import audit_start
-from audits.workflow import pipeline_run_inline
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
 from tests.audits.checks.sites import DEEP_CHAIN, crawl_site_routes, page_cases, serve
 from tests.audits.checks.test_page_checks import expectation_errors
 from tests.factories import ProjectFactory

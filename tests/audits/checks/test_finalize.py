@@ -5,10 +5,13 @@ import json
 import pytest
 
 from audits.checks import health_score, run_site_checks
-from audits.crawl import audit_discover, crawl_chunk_run
 from audits.models import Audit, Issue
-from audits.services import audit_start
-from audits.workflow import audit_finalize, pipeline_run_inline, round_advance, round_plan
+from audits.pipeline.chunk import crawl_chunk_run
+from audits.pipeline.discovery import audit_discover
+from audits.pipeline.finalize import audit_finalize
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.rounds import round_advance, round_plan
+from audits.pipeline.start import audit_start
 from scratchpad.models import Frontier
 from tests.audits.checks.sites import HOME_LINKS, html_route, page, serve, site_check_routes
 from tests.factories import ProjectFactory

@@ -7,8 +7,9 @@ import pytest
 
 from audits.checks import PAGE_CHECK_TYPES, CheckSettings, page_issues
 from audits.checks.page import hreflang_problem, robots_directives
-from audits.crawl import CrawlScope, build_page_record
 from audits.models import Page
+from audits.pipeline.page_record import build_page_record
+from audits.pipeline.scope import CrawlScope
 from crawler.discovery import Robots
 from crawler.fetch import FetchResult, build_session, fetch
 from crawler.parse import parse_html

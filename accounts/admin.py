@@ -1,0 +1,108 @@
+"""The operators' admin for plans, accounts (with their credit ledger) and API tokens.
+
+API tokens are created and revoked with accounts.tokens: the plaintext is shown once, in a message.
+"""
+
+from django.contrib import admin, messages
+
+from accounts.models import Account, ApiToken, CreditEntry, Membership, Plan
+from accounts.selectors import credits_used_this_month
+from accounts.tokens import token_create, token_revoke
+from config.admin import INLINE_ROWS, ReadOnlyAdmin, ReadOnlyInline
+
+# --- accounts, plans, credits ----------------------------------------------------------------------------
+
+
+@admin.register(Plan)
+class PlanAdmin(admin.ModelAdmin):
+    list_display = ("name", "pages_per_audit", "running_audits", "monthly_units")
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    raw_id_fields = ("user",)
+
+
+class CreditEntryInline(ReadOnlyInline):
+    model = CreditEntry
+    fields = ("created_at", "kind", "units", "audit_ref")
+    readonly_fields = fields
+    ordering = ("-created_at",)
+    show_change_link = False
+    verbose_name_plural = f"credit ledger (latest {INLINE_ROWS})"
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ("name", "plan", "pages_per_audit", "running_audits", "monthly_units", "units_used", "created_at")
+    list_select_related = ("plan",)
+    search_fields = ("name",)
+    readonly_fields = ("units_used",)
+    inlines = [MembershipInline, CreditEntryInline]
+
+    @admin.display(description="pages per audit")
+    def pages_per_audit(self, obj):
+        return obj.plan.pages_per_audit
+
+    @admin.display(description="running audits")
+    def running_audits(self, obj):
+        return obj.plan.running_audits
+
+    @admin.display(description="monthly units")
+    def monthly_units(self, obj):
+        return obj.plan.monthly_units
+
+    @admin.display(description="units used this month")
+    def units_used(self, obj):
+        return credits_used_this_month(obj) if obj.pk else 0
+
+
+@admin.register(CreditEntry)
+class CreditEntryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "account", "kind", "units", "audit_ref")
+    list_filter = ("kind", "account")
+    search_fields = ("=audit_ref",)
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # the ledger is append-only
+
+
+# --- tokens ---------------------------------------------------------------------------------------------
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "user", "prefix", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__username")
+    list_select_related = ("user",)
+    raw_id_fields = ("user",)
+    actions = ["revoke"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ("user", "name")
+        return ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        return ("user", "prefix", "created_at", "last_used_at", "revoked_at")
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            obj.save(update_fields=["name"])
+            return
+        token, plaintext = token_create(user=obj.user, name=obj.name)
+        obj.pk, obj.prefix, obj.token_hash, obj.created_at = token.pk, token.prefix, token.token_hash, token.created_at
+        self.message_user(
+            request,
+            f"API token for {obj.user}: {plaintext} — copy it now, it is stored hashed and never shown again.",
+            messages.WARNING,
+        )
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request, queryset):
+        revoked = sum(token_revoke(token=token) for token in queryset)
+        self.message_user(request, f"{revoked} token(s) revoked.", messages.SUCCESS)

@@ -1,0 +1,101 @@
+"""Who may use what: plans, accounts, memberships, the credit ledger and API tokens.
+
+The tables keep their names from when these models lived in `audits` (moved with
+SeparateDatabaseAndState, nothing renamed).
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+class Plan(models.Model):
+    """What an account may use: pages per audit, audits running at once, capacity units per month."""
+
+    name = models.CharField(max_length=100, unique=True)
+    pages_per_audit = models.PositiveIntegerField(default=10_000)
+    running_audits = models.PositiveIntegerField(default=3)
+    monthly_units = models.PositiveIntegerField(default=100_000, help_text="Capacity units (pages) per month")
+
+    class Meta:
+        db_table = "audits_plan"
+
+    def __str__(self):
+        return self.name
+
+
+class Account(models.Model):
+    """Owns projects and users; every object a person sees is scoped to their account."""
+
+    name = models.CharField(max_length=200)
+    plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="accounts")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "audits_account"
+
+    def __str__(self):
+        return self.name
+
+
+class Membership(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
+
+    class Meta:
+        db_table = "audits_membership"
+
+    def __str__(self):
+        return f"{self.user} @ {self.account}"
+
+
+class CreditEntry(models.Model):
+    """Credits ledger: reserve at start, charge what was crawled at completion, release the reservation
+    when the audit ends. One entry per (audit, kind), so no retry charges twice."""
+
+    class Kind(models.TextChoices):
+        RESERVE = "reserve"
+        CHARGE = "charge"
+        RELEASE = "release"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="credit_entries")
+    audit = models.ForeignKey("audits.Audit", on_delete=models.SET_NULL, null=True, blank=True, related_name="credits")
+    audit_ref = models.UUIDField(help_text="The audit's id, kept when the audit is deleted")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    units = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "audits_creditentry"
+        constraints = [models.UniqueConstraint(fields=["audit_ref", "kind"], name="credit_unique_kind_per_audit")]
+        indexes = [models.Index(fields=["account", "created_at"], name="credit_account_created")]
+        verbose_name_plural = "credit entries"
+
+    def __str__(self):
+        return f"{self.kind} {self.units} ({self.audit_ref})"
+
+
+class ApiToken(models.Model):
+    """A per-user API token. Only its sha256 is stored; the plaintext is shown once, at creation.
+
+    `prefix` (the first characters of the plaintext) finds the row without scanning; the hash decides.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, db_index=True, editable=False)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False, help_text="sha256 hex of the token")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        db_table = "audits_apitoken"
+        ordering = ["-created_at"]
+        verbose_name = "API token"
+
+    def __str__(self):
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

@@ -1,0 +1,81 @@
+"""django-filter filter sets of the API's lists; a bad value answers 400 (validation_error)."""
+
+import django_filters
+from django import forms
+from django.db.models import Exists, OuterRef
+
+from audits.checks.registry import CHECKS
+from audits.models import Audit, Issue, Page, Project
+from webhooks.models import Webhook, WebhookDelivery
+
+ISSUE_TYPE_CHOICES = [(spec.type, spec.type) for spec in CHECKS]
+
+
+class IntegerFilter(django_filters.NumberFilter):
+    """A whole number (django-filter's NumberFilter takes decimals)."""
+
+    field_class = forms.IntegerField
+
+
+class ProjectFilter(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Name contains (any case)")
+    base_url = django_filters.CharFilter(lookup_expr="icontains", help_text="Base URL contains (any case)")
+
+    class Meta:
+        model = Project
+        fields = ["name", "base_url"]
+
+
+class AuditFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=Audit.Status.choices)
+    current_phase = django_filters.ChoiceFilter(choices=Audit.Phase.choices)
+    project = IntegerFilter(field_name="project_id", help_text="Project id")
+    scheduled = django_filters.BooleanFilter()
+    error_code = django_filters.CharFilter()
+
+    class Meta:
+        model = Audit
+        fields = ["status", "current_phase", "project", "scheduled", "error_code"]
+
+
+class IssueFilter(django_filters.FilterSet):
+    severity = django_filters.ChoiceFilter(choices=Issue.Severity.choices)
+    type = django_filters.ChoiceFilter(choices=ISSUE_TYPE_CHOICES, help_text="Issue type (see docs/CHECKS.md)")
+    url = django_filters.CharFilter(field_name="page_url", lookup_expr="icontains", help_text="Page URL contains")
+
+    class Meta:
+        model = Issue
+        fields = ["severity", "type", "url"]
+
+
+class PageFilter(django_filters.FilterSet):
+    status_code = IntegerFilter()
+    fetch_class = django_filters.ChoiceFilter(choices=Page.FetchClass.choices)
+    is_indexable = django_filters.BooleanFilter()
+    has_issue = django_filters.ChoiceFilter(
+        choices=ISSUE_TYPE_CHOICES, method="filter_has_issue", help_text="Pages with an issue of this type"
+    )
+    url = django_filters.CharFilter(lookup_expr="icontains", help_text="URL contains (any case)")
+
+    class Meta:
+        model = Page
+        fields = ["status_code", "fetch_class", "is_indexable", "has_issue", "url"]
+
+    def filter_has_issue(self, queryset, name, value):
+        return queryset.filter(Exists(Issue.objects.filter(page_id=OuterRef("pk"), type=value)))
+
+
+class WebhookFilter(django_filters.FilterSet):
+    enabled = django_filters.BooleanFilter()
+
+    class Meta:
+        model = Webhook
+        fields = ["enabled"]
+
+
+class DeliveryFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=WebhookDelivery.Status.choices)
+
+    class Meta:
+        model = WebhookDelivery
+        fields = ["status"]

@@ -1,0 +1,83 @@
+"""Reads for the API. Every queryset starts from the requester's account, so another account's objects
+are simply not found (404)."""
+
+from django.db.models import Count, QuerySet
+
+from accounts.selectors import account_for_user
+from audits.checks.registry import CHECKS_BY_TYPE
+from audits.comparison import comparison_summary
+from audits.errors import AuditRefused
+from audits.models import Audit, Issue, Page, Project
+from scratchpad.models import LinkEdge
+from webhooks.models import Webhook, WebhookDelivery
+
+PAGE_LINKS_SHOWN = 500  # inlinks and outlinks listed on a page's detail (the counts are exact)
+
+
+def project_list_for(user) -> QuerySet[Project]:
+    return Project.objects.filter(account=account_for_user(user)).order_by("name", "id")
+
+
+def audit_list_for(user) -> QuerySet[Audit]:
+    return Audit.objects.filter(project__account=account_for_user(user)).order_by("-created_at", "id")
+
+
+def webhook_list_for(user) -> QuerySet[Webhook]:
+    return Webhook.objects.filter(project__account=account_for_user(user)).order_by("created_at", "id")
+
+
+def issue_list(*, audit: Audit) -> QuerySet[Issue]:
+    return Issue.objects.filter(audit=audit).order_by("type", "page_url", "id")
+
+
+def page_list(*, audit: Audit) -> QuerySet[Page]:
+    return Page.objects.filter(audit=audit).order_by("url")
+
+
+def delivery_list(*, webhook: Webhook) -> QuerySet[WebhookDelivery]:
+    return WebhookDelivery.objects.filter(webhook=webhook).order_by("-created_at", "id")
+
+
+def issue_summary(*, audit: Audit) -> list[dict]:
+    """Issues of the audit grouped by type (and the severity they were given), most severe first."""
+    rank = {"critical": 0, "warning": 1, "info": 2}
+    rows = Issue.objects.filter(audit=audit).values("type", "severity").annotate(count=Count("id"))
+    out = []
+    for row in rows:
+        spec = CHECKS_BY_TYPE.get(row["type"])
+        out.append({**row, "title": spec.title if spec else row["type"], "scope": spec.scope if spec else None})
+    return sorted(out, key=lambda r: (rank.get(r["severity"], 9), -r["count"], r["type"]))
+
+
+def page_links(*, page: Page, limit: int = PAGE_LINKS_SHOWN) -> dict:
+    """Outlinks (edges from the page) and inlinks (edges whose target is the page's URL), capped, with counts."""
+    outlinks = LinkEdge.objects.filter(source_page_id=page.id)
+    inlinks = LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url)
+    return {
+        "outlinks_count": outlinks.count(),
+        "outlinks": list(outlinks.order_by("id").values("target_url", "anchor_text", "nofollow", "internal")[:limit]),
+        "inlinks_count": inlinks.count(),
+        "inlinks": list(
+            inlinks.order_by("source_page__url", "id").values(
+                "source_page_id", "source_page__url", "anchor_text", "nofollow"
+            )[:limit]
+        ),
+    }
+
+
+def audit_comparison(*, audit: Audit, base: Audit) -> dict:
+    """Issues of `audit` against `base`, matched by (type, page_url) and counted per type in SQL (the
+    dashboard's comparison query): new (only in audit), fixed (only in base), persisting (in both).
+    Both audits must be of one project."""
+    if audit.id == base.id:
+        raise AuditRefused("comparison_same_audit", "Compare an audit with another audit.", field="base")
+    if audit.project_id != base.project_id:
+        raise AuditRefused(
+            "comparison_project_mismatch", "Only audits of the same project can be compared.", field="base"
+        )
+    rows = [
+        {"type": r.type, "severity": r.spec.severity, "new": r.new, "fixed": r.fixed, "persisting": r.persisting}
+        for r in comparison_summary(audit=audit, previous=base)
+    ]
+    totals = {k: sum(r[k] for r in rows) for k in ("new", "fixed", "persisting")}
+    return {"audit": audit.id, "base": base.id, "totals": totals, "by_type": rows}

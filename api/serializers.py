@@ -1,0 +1,239 @@
+"""Input parsing and output shapes. No business rules here: services decide, serializers translate."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from audits.checks.registry import CHECKS_BY_TYPE
+from audits.models import Audit, Issue, Page, Project, Schedule
+from audits.projects import MAX_PATTERNS, NUMBER_BOUNDS, PATTERN_MAX_CHARS, PROJECT_NAME_MAX_CHARS
+from webhooks.models import Webhook, WebhookDelivery
+
+
+def _patterns_field(help_text: str):
+    return serializers.ListField(
+        child=serializers.CharField(trim_whitespace=False), required=False, help_text=help_text
+    )
+
+
+def _number_field(name: str, **kwargs):
+    low, high = NUMBER_BOUNDS[name]
+    return serializers.IntegerField(required=False, help_text=f"{low} to {high}", **kwargs)
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    """Parses a project's fields; audits.projects judges them (limits, URL policy, patterns), so the API,
+    the dashboard, the admin and the CLI refuse the same things."""
+
+    name = serializers.CharField(help_text=f"Unique in the account; at most {PROJECT_NAME_MAX_CHARS} characters")
+    base_url = serializers.CharField(help_text="http(s) address where audits start by default")
+    include_patterns = _patterns_field(
+        f"Regular expressions (RE2 syntax); a URL must match one. At most {MAX_PATTERNS} of {PATTERN_MAX_CHARS} chars"
+    )
+    exclude_patterns = _patterns_field(
+        f"Regular expressions (RE2 syntax); a match skips the URL. At most {MAX_PATTERNS} of {PATTERN_MAX_CHARS} chars"
+    )
+    query_keep_keys = serializers.ListField(child=serializers.CharField(), required=False)
+    user_agent = serializers.CharField(required=False, allow_blank=True, help_text="Empty: Sitewarden's own")
+    auth_username = serializers.CharField(required=False, allow_blank=True, help_text="HTTP basic auth")
+    auth_password = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        write_only=True,
+        help_text="Write-only: never shown back",
+    )
+    has_auth_password = serializers.SerializerMethodField()
+    max_pages = _number_field("max_pages")
+    max_concurrency = _number_field("max_concurrency")
+    min_request_interval_ms = _number_field("min_request_interval_ms")
+    render_budget_pages = _number_field("render_budget_pages")
+    max_depth = _number_field("max_depth", allow_null=True)
+    max_urls_per_pattern = _number_field("max_urls_per_pattern")
+
+    class Meta:
+        model = Project
+        fields = [
+            "id", "name", "base_url", "max_pages", "include_patterns", "exclude_patterns", "user_agent",
+            "auth_username", "auth_password", "has_auth_password", "follow_nofollow", "crawl_subdomains",
+            "render_js", "render_budget_pages", "max_depth", "max_urls_per_pattern", "query_policy",
+            "query_keep_keys", "min_request_interval_ms", "max_concurrency", "created_at",
+        ]  # fmt: skip
+        read_only_fields = ["id", "created_at"]
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_has_auth_password(self, obj) -> bool:
+        return bool(obj.auth_password)
+
+
+class AuditSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Audit
+        fields = [
+            "id", "project", "start_url", "site_url", "status", "current_phase", "scheduled", "config",
+            "pages_crawled", "pages_total", "crawl_round", "revivals", "health_score", "error_code",
+            "error_detail", "failed_phase", "reconciled_by", "lighthouse_note", "created_at", "started_at",
+            "completed_at", "last_progress_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class AuditDetailSerializer(AuditSerializer):
+    issues_by_type = serializers.SerializerMethodField(help_text="Counts per issue type; null while running")
+
+    class Meta(AuditSerializer.Meta):
+        fields = [*AuditSerializer.Meta.fields, "issues_by_type"]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField(), allow_null=True))
+    def get_issues_by_type(self, obj):
+        return self.context.get("issues_by_type")
+
+
+class AuditStartSerializer(serializers.Serializer):
+    start_url = serializers.CharField(
+        required=False, allow_blank=True, max_length=4096, help_text="Default (also when empty): the project's base URL"
+    )
+    max_pages = serializers.IntegerField(required=False, help_text="Default: the project's max pages")
+    lighthouse = serializers.BooleanField(required=False, default=False)
+
+
+class IssueSerializer(serializers.ModelSerializer):
+    title = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Issue
+        fields = ["id", "type", "title", "severity", "page", "page_url", "details", "created_at"]
+        read_only_fields = fields
+
+    def get_title(self, obj) -> str:
+        spec = CHECKS_BY_TYPE.get(obj.type)
+        return spec.title if spec else obj.type
+
+
+class IssueSummarySerializer(serializers.Serializer):
+    type = serializers.CharField()
+    title = serializers.CharField()
+    scope = serializers.CharField(allow_null=True)
+    severity = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+PAGE_LIST_FIELDS = [
+    "id", "url", "status_code", "fetch_class", "fetch_error", "content_type", "bytes", "truncated",
+    "response_time_ms", "depth", "in_sitemap", "title", "is_indexable", "word_count", "internal_links",
+    "external_links", "redirect_url", "canonical_url", "fetched_at",
+]  # fmt: skip
+
+
+class PageSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Page
+        fields = PAGE_LIST_FIELDS
+        read_only_fields = fields
+
+
+class OutlinkSerializer(serializers.Serializer):
+    target_url = serializers.CharField()
+    anchor_text = serializers.CharField()
+    nofollow = serializers.BooleanField()
+    internal = serializers.BooleanField()
+
+
+class InlinkSerializer(serializers.Serializer):
+    source_page = serializers.UUIDField(source="source_page_id")
+    source_url = serializers.CharField(source="source_page__url")
+    anchor_text = serializers.CharField()
+    nofollow = serializers.BooleanField()
+
+
+class PageIssueSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Issue
+        fields = ["id", "type", "severity", "details"]
+        read_only_fields = fields
+
+
+class PageDetailSerializer(serializers.ModelSerializer):
+    """A page with its issues and links; the view puts selectors.page_links() on `page.link_data`."""
+
+    issues = PageIssueSerializer(many=True, read_only=True)
+    inlinks_count = serializers.IntegerField(source="link_data.inlinks_count", read_only=True)
+    inlinks = InlinkSerializer(
+        source="link_data.inlinks", many=True, read_only=True, help_text="At most 500; inlinks_count is exact"
+    )
+    outlinks_count = serializers.IntegerField(source="link_data.outlinks_count", read_only=True)
+    outlinks = OutlinkSerializer(
+        source="link_data.outlinks", many=True, read_only=True, help_text="At most 500; outlinks_count is exact"
+    )
+
+    class Meta:
+        model = Page
+        exclude = ["audit"]
+        read_only_fields = [f.name for f in Page._meta.fields]
+
+
+class ComparisonRowSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    severity = serializers.CharField(help_text="The type's default severity")
+    new = serializers.IntegerField()
+    fixed = serializers.IntegerField()
+    persisting = serializers.IntegerField()
+
+
+class ComparisonTotalsSerializer(serializers.Serializer):
+    new = serializers.IntegerField()
+    fixed = serializers.IntegerField()
+    persisting = serializers.IntegerField()
+
+
+class ComparisonSerializer(serializers.Serializer):
+    audit = serializers.UUIDField()
+    base = serializers.UUIDField()
+    totals = ComparisonTotalsSerializer()
+    by_type = ComparisonRowSerializer(many=True)
+
+
+class ScheduleSerializer(serializers.ModelSerializer):
+    cron = serializers.CharField(
+        max_length=120, required=False, allow_blank=True, help_text="Five fields, UTC; only read for kind=cron"
+    )
+    enabled = serializers.BooleanField(required=False, default=True)
+
+    class Meta:
+        model = Schedule
+        fields = ["kind", "cron", "enabled", "created_at"]
+        read_only_fields = ["created_at"]
+
+
+class WebhookSerializer(serializers.ModelSerializer):
+    url = serializers.CharField(max_length=2048)
+    secret = serializers.CharField(
+        max_length=128, required=False, write_only=True, help_text="Empty on create: one is generated"
+    )
+
+    class Meta:
+        model = Webhook
+        fields = ["id", "project", "url", "secret", "enabled", "created_at"]
+        read_only_fields = ["id", "project", "created_at"]
+
+
+class WebhookCreatedSerializer(serializers.ModelSerializer):
+    """The create answer: the only time the secret is shown."""
+
+    class Meta:
+        model = Webhook
+        fields = ["id", "project", "url", "secret", "enabled", "created_at"]
+        read_only_fields = fields
+
+
+class WebhookDeliverySerializer(serializers.ModelSerializer):
+    audit = serializers.UUIDField(source="audit_ref", read_only=True)
+
+    class Meta:
+        model = WebhookDelivery
+        fields = [
+            "id", "event", "audit", "status", "attempts", "last_response_code", "last_error", "payload",
+            "created_at", "last_attempt_at", "delivered_at",
+        ]  # fmt: skip
+        read_only_fields = fields

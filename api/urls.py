@@ -1,0 +1,32 @@
+"""/api/: the schema, the interactive docs and version 1 of the API."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from api import views as v
+
+app_name = "api"
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("v1/projects/", v.ProjectListCreate.as_view(), name="project-list"),
+    path("v1/projects/<int:pk>/", v.ProjectDetail.as_view(), name="project-detail"),
+    path("v1/projects/<int:pk>/audits/", v.ProjectAudits.as_view(), name="project-audits"),
+    path("v1/projects/<int:pk>/schedule/", v.ProjectSchedule.as_view(), name="project-schedule"),
+    path("v1/projects/<int:pk>/webhooks/", v.ProjectWebhooks.as_view(), name="project-webhooks"),
+    path("v1/audits/", v.AuditList.as_view(), name="audit-list"),
+    path("v1/audits/<uuid:pk>/", v.AuditDetail.as_view(), name="audit-detail"),
+    path("v1/audits/<uuid:pk>/cancel/", v.AuditCancel.as_view(), name="audit-cancel"),
+    path("v1/audits/<uuid:pk>/compare/<uuid:base_pk>/", v.AuditCompare.as_view(), name="audit-compare"),
+    path("v1/audits/<uuid:pk>/issues/", v.IssueList.as_view(), name="audit-issues"),
+    path("v1/audits/<uuid:pk>/issues/summary/", v.IssueSummary.as_view(), name="audit-issue-summary"),
+    path("v1/audits/<uuid:pk>/pages/", v.PageList.as_view(), name="audit-pages"),
+    path("v1/audits/<uuid:pk>/pages/<uuid:page_pk>/", v.PageDetail.as_view(), name="audit-page-detail"),
+    path("v1/audits/<uuid:pk>/exports/issues.csv", v.IssuesCsvExport.as_view(), name="export-issues-csv"),
+    path("v1/audits/<uuid:pk>/exports/issues.json", v.IssuesJsonExport.as_view(), name="export-issues-json"),
+    path("v1/audits/<uuid:pk>/exports/pages.csv", v.PagesCsvExport.as_view(), name="export-pages-csv"),
+    path("v1/audits/<uuid:pk>/exports/pages.json", v.PagesJsonExport.as_view(), name="export-pages-json"),
+    path("v1/webhooks/<int:pk>/", v.WebhookDetail.as_view(), name="webhook-detail"),
+    path("v1/webhooks/<int:pk>/deliveries/", v.WebhookDeliveries.as_view(), name="webhook-deliveries"),
+]

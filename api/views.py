@@ -1,0 +1,370 @@
+"""API views: parse with a serializer, call one service or selector, render. Errors are raised, never
+formatted here (api.errors.exception_handler does that for every endpoint).
+
+Every object is looked up through the requester's account (api.selectors), so another account's
+project, audit, page or webhook answers 404 exactly like one that does not exist.
+"""
+
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, generics, status
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.services import account_get_or_create_for_user
+from api import filters, selectors
+from api import serializers as s
+from api.parsers import SafeJSONParser
+from api.schema import ApiAutoSchema
+from api.services import audit_cancel_checked
+from audits import exports
+from audits.models import Audit, Issue, Page, Project, Schedule
+from audits.pipeline.lifecycle import audit_delete
+from audits.pipeline.reconcile import audit_status_refresh
+from audits.pipeline.start import audit_start
+from audits.projects import project_create, project_delete, project_update
+from audits.schedules import schedule_clear, schedule_set
+from audits.selectors import issues_by_type
+from webhooks.models import Webhook, WebhookDelivery
+from webhooks.services import webhook_create, webhook_delete, webhook_update
+
+
+class ApiPagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class ApiMixin:
+    schema = ApiAutoSchema()
+    pagination_class = ApiPagination
+    renderer_classes = [JSONRenderer]
+    parser_classes = [SafeJSONParser]
+
+    @property
+    def schema_only(self) -> bool:
+        return getattr(self, "swagger_fake_view", False)
+
+    def project_or_404(self, pk) -> Project:
+        return get_object_or_404(selectors.project_list_for(self.request.user), pk=pk)
+
+    def audit_or_404(self, pk) -> Audit:
+        return get_object_or_404(selectors.audit_list_for(self.request.user).select_related("project"), pk=pk)
+
+    def absolute(self, name: str, **kwargs) -> str:
+        return self.request.build_absolute_uri(reverse(name, kwargs=kwargs))
+
+
+# --- projects ------------------------------------------------------------------------------------------
+
+
+@extend_schema(tags=["projects"])
+class ProjectListCreate(ApiMixin, generics.ListCreateAPIView):
+    serializer_class = s.ProjectSerializer
+    filterset_class = filters.ProjectFilter
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Project.objects.none()
+        return selectors.project_list_for(self.request.user)
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        project = project_create(
+            account=account_get_or_create_for_user(user=request.user), owner=request.user, **serializer.validated_data
+        )
+        return Response(
+            self.get_serializer(project).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": self.absolute("api:project-detail", pk=project.pk)},
+        )
+
+
+@extend_schema(tags=["projects"])
+class ProjectDetail(ApiMixin, generics.RetrieveUpdateDestroyAPIView):
+    serializer_class = s.ProjectSerializer
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Project.objects.none()
+        return selectors.project_list_for(self.request.user)
+
+    def perform_update(self, serializer):
+        serializer.instance = project_update(project=serializer.instance, **serializer.validated_data)
+
+    def perform_destroy(self, instance):
+        project_delete(project=instance)
+
+
+# --- audits --------------------------------------------------------------------------------------------
+
+
+@extend_schema(tags=["audits"])
+class ProjectAudits(ApiMixin, generics.ListAPIView):
+    """GET: the project's audits. POST: start an audit (202, Location: the audit)."""
+
+    serializer_class = s.AuditSerializer
+    filterset_class = filters.AuditFilter
+    throttle_scope = "audit_start"
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Audit.objects.none()
+        return selectors.audit_list_for(self.request.user).filter(project=self.project_or_404(self.kwargs["pk"]))
+
+    @extend_schema(
+        request=s.AuditStartSerializer,
+        responses={202: OpenApiResponse(s.AuditSerializer, description="Started; Location is the audit")},
+        summary="Start an audit of the project",
+    )
+    def post(self, request, pk):
+        project = self.project_or_404(pk)
+        serializer = s.AuditStartSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        audit = audit_start(project=project, **serializer.validated_data)
+        return Response(
+            s.AuditSerializer(audit).data,
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": self.absolute("api:audit-detail", pk=audit.pk)},
+        )
+
+
+@extend_schema(tags=["audits"])
+class AuditList(ApiMixin, generics.ListAPIView):
+    serializer_class = s.AuditSerializer
+    filterset_class = filters.AuditFilter
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Audit.objects.none()
+        return selectors.audit_list_for(self.request.user)
+
+
+@extend_schema(tags=["audits"])
+class AuditDetail(ApiMixin, generics.RetrieveDestroyAPIView):
+    """GET reconciles a running audit first (a stuck one shows as failed at once); DELETE removes it with
+    its pages and issues (a running audit is cancelled first)."""
+
+    serializer_class = s.AuditDetailSerializer
+
+    def get_queryset(self):
+        return Audit.objects.none()
+
+    def retrieve(self, request, pk):
+        audit = audit_status_refresh(audit_id=self.audit_or_404(pk).id)
+        counts = issues_by_type(audit=audit) if audit.is_finished else None
+        return Response(s.AuditDetailSerializer(audit, context={"issues_by_type": counts}).data)
+
+    def destroy(self, request, pk):
+        audit_delete(audit=self.audit_or_404(pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(tags=["audits"])
+class AuditCancel(ApiMixin, APIView):
+    @extend_schema(request=None, responses={200: s.AuditSerializer}, summary="Cancel a running audit")
+    def post(self, request, pk):
+        audit = audit_cancel_checked(audit=self.audit_or_404(pk))
+        return Response(s.AuditSerializer(audit).data)
+
+
+@extend_schema(tags=["audits"])
+class AuditCompare(ApiMixin, APIView):
+    @extend_schema(
+        responses={200: s.ComparisonSerializer},
+        summary="Compare an audit's issues with another audit of the same project",
+        description="Issues are matched by (type, page_url): new = only in this audit, fixed = only in the "
+        "base audit, persisting = in both; counted per type.",
+    )
+    def get(self, request, pk, base_pk):
+        audit = self.audit_or_404(pk)
+        base = self.audit_or_404(base_pk)
+        return Response(s.ComparisonSerializer(selectors.audit_comparison(audit=audit, base=base)).data)
+
+
+# --- results -------------------------------------------------------------------------------------------
+
+
+@extend_schema(tags=["results"])
+class IssueList(ApiMixin, generics.ListAPIView):
+    serializer_class = s.IssueSerializer
+    filterset_class = filters.IssueFilter
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Issue.objects.none()
+        return selectors.issue_list(audit=self.audit_or_404(self.kwargs["pk"]))
+
+
+@extend_schema(tags=["results"])
+class IssueSummary(ApiMixin, APIView):
+    pagination_class = None  # a few dozen rows at most: one per issue type
+    filter_backends = []
+
+    @extend_schema(
+        responses={200: s.IssueSummarySerializer(many=True)},
+        summary="Issue counts by type",
+        description="One row per issue type (and severity) found; not paginated (there are a few dozen types).",
+    )
+    def get(self, request, pk):
+        rows = selectors.issue_summary(audit=self.audit_or_404(pk))
+        return Response(s.IssueSummarySerializer(rows, many=True).data)
+
+
+@extend_schema(tags=["results"])
+class PageList(ApiMixin, generics.ListAPIView):
+    serializer_class = s.PageSerializer
+    filterset_class = filters.PageFilter
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Page.objects.none()
+        return selectors.page_list(audit=self.audit_or_404(self.kwargs["pk"]))
+
+
+@extend_schema(tags=["results"])
+class PageDetail(ApiMixin, APIView):
+    @extend_schema(responses={200: s.PageDetailSerializer}, summary="A page with its issues, inlinks and outlinks")
+    def get(self, request, pk, page_pk):
+        audit = self.audit_or_404(pk)
+        page = get_object_or_404(Page.objects.filter(audit=audit), pk=page_pk)
+        page.link_data = selectors.page_links(page=page)
+        return Response(s.PageDetailSerializer(page).data)
+
+
+class _FirstRenderer(BaseContentNegotiation):
+    """Exports answer CSV or JSON whatever Accept says; errors are rendered as JSON."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+EXPORTS = {
+    ("issues", "csv"): (exports.issues_csv_rows, exports.CSV_CONTENT_TYPE),
+    ("issues", "json"): (exports.issues_json_chunks, exports.JSON_CONTENT_TYPE),
+    ("pages", "csv"): (exports.pages_csv_rows, exports.CSV_CONTENT_TYPE),
+    ("pages", "json"): (exports.pages_json_chunks, exports.JSON_CONTENT_TYPE),
+}
+
+
+class _Export(ApiMixin, APIView):
+    """The dashboard's streamed exports (audits.exports): the same files, through the API."""
+
+    kind = ""  # issues | pages
+    fmt = ""  # csv | json
+    content_negotiation_class = _FirstRenderer
+    pagination_class = None
+    filter_backends = []
+
+    def get(self, request, pk):
+        audit = self.audit_or_404(pk)
+        chunks, content_type = EXPORTS[(self.kind, self.fmt)]
+        response = StreamingHttpResponse(chunks(audit), content_type=content_type)
+        filename = exports.export_filename(audit, self.kind, self.fmt)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+def _export_view(kind: str, fmt: str):
+    media = "text/csv" if fmt == "csv" else "application/json"
+    schema = OpenApiTypes.STR if fmt == "csv" else {"type": "array", "items": {"type": "object"}}
+    decorated = extend_schema(
+        tags=["exports"],
+        summary=f"Export the audit's {kind} as {fmt.upper()} (streamed)",
+        responses={(200, media): schema},
+    )
+    return decorated(type(f"{kind.title()}{fmt.upper()}Export", (_Export,), {"kind": kind, "fmt": fmt}))
+
+
+IssuesCsvExport = _export_view("issues", "csv")
+IssuesJsonExport = _export_view("issues", "json")
+PagesCsvExport = _export_view("pages", "csv")
+PagesJsonExport = _export_view("pages", "json")
+
+
+# --- schedules and webhooks ------------------------------------------------------------------------------
+
+
+@extend_schema(tags=["schedules"])
+class ProjectSchedule(ApiMixin, APIView):
+    @extend_schema(responses={200: s.ScheduleSerializer}, summary="The project's schedule (404: none)")
+    def get(self, request, pk):
+        project = self.project_or_404(pk)
+        schedule = Schedule.objects.filter(project=project).first()
+        if schedule is None:
+            raise exceptions.NotFound("This project has no schedule.")
+        return Response(s.ScheduleSerializer(schedule).data)
+
+    @extend_schema(request=s.ScheduleSerializer, responses={200: s.ScheduleSerializer}, summary="Set the schedule")
+    def put(self, request, pk):
+        project = self.project_or_404(pk)
+        serializer = s.ScheduleSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        schedule = schedule_set(project=project, **serializer.validated_data)
+        return Response(s.ScheduleSerializer(schedule).data)
+
+    @extend_schema(responses={204: None}, summary="Clear the schedule")
+    def delete(self, request, pk):
+        schedule_clear(project=self.project_or_404(pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(tags=["webhooks"])
+class ProjectWebhooks(ApiMixin, generics.ListCreateAPIView):
+    serializer_class = s.WebhookSerializer
+    filterset_class = filters.WebhookFilter
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Webhook.objects.none()
+        return selectors.webhook_list_for(self.request.user).filter(project=self.project_or_404(self.kwargs["pk"]))
+
+    @extend_schema(responses={201: s.WebhookCreatedSerializer}, summary="Add a webhook (the secret is shown once)")
+    def post(self, request, pk):
+        project = self.project_or_404(pk)
+        serializer = s.WebhookSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        webhook = webhook_create(project=project, **serializer.validated_data)
+        return Response(
+            s.WebhookCreatedSerializer(webhook).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": self.absolute("api:webhook-detail", pk=webhook.pk)},
+        )
+
+
+@extend_schema(tags=["webhooks"])
+class WebhookDetail(ApiMixin, generics.RetrieveUpdateDestroyAPIView):
+    serializer_class = s.WebhookSerializer
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Webhook.objects.none()
+        return selectors.webhook_list_for(self.request.user)
+
+    def perform_update(self, serializer):
+        serializer.instance = webhook_update(webhook=serializer.instance, **serializer.validated_data)
+
+    def perform_destroy(self, instance):
+        webhook_delete(webhook=instance)
+
+
+@extend_schema(tags=["webhooks"])
+class WebhookDeliveries(ApiMixin, generics.ListAPIView):
+    serializer_class = s.WebhookDeliverySerializer
+    filterset_class = filters.DeliveryFilter
+
+    def get_queryset(self):
+        if self.schema_only:
+            return WebhookDelivery.objects.none()
+        webhook = get_object_or_404(selectors.webhook_list_for(self.request.user), pk=self.kwargs["pk"])
+        return selectors.delivery_list(webhook=webhook)

@@ -1,0 +1,94 @@
+"""Stage 2, discovery: follow the start URL's redirects (the site is where it lands), read robots.txt
+(kept raw on the audit, so a retry re-parses and never re-fetches) and the sitemaps, seed the frontier."""
+
+from django.conf import settings
+
+from audits.models import Audit
+from audits.pipeline.lifecycle import audit_fail, audit_set_phase
+from audits.pipeline.politeness import DiscoveryPacer
+from audits.pipeline.scope import CrawlScope, audit_site_auth, url_pattern
+from crawler import limits as crawl_limits
+from crawler.discovery import fetch_robots, fetch_sitemaps
+from crawler.fetch import build_session, fetch
+from crawler.urls import normalize
+from scratchpad.models import Frontier
+from scratchpad.services import NewURL, frontier_seed
+
+Source = Frontier.Source
+
+
+def audit_discover(*, audit_id) -> bool:
+    """Resolve the start URL, read robots.txt and sitemaps, seed the frontier. False when the audit ended."""
+    audit = Audit.objects.select_related("project").filter(id=audit_id, status=Audit.Status.RUNNING).first()
+    if audit is None:
+        return False
+    session = build_session(audit.config.get("user_agent") or None)
+    session.auth = audit_site_auth(audit)
+    pace = DiscoveryPacer(audit)
+    if not audit.discovery.get("robots_fetched"):
+        final_url, error = _resolve_start_url(session, audit.start_url, pace)
+        if error:
+            audit_fail(
+                audit_id=audit.id,
+                code="start_url_unreachable",
+                detail=f"The start URL {audit.start_url} gave no HTTP answer: {error}",
+                phase=Audit.Phase.DISCOVERY,
+            )
+            return False
+        robots = fetch_robots(session, final_url, allow_private=settings.ALLOW_PRIVATE_TARGETS, pace=pace)
+        # Kept raw on the audit so that a retried step re-parses it and never fetches it again.
+        audit.site_url = final_url
+        audit.robots_txt = robots.raw
+        audit.robots_status = robots.status_code
+        audit.discovery = {**audit.discovery, "robots_fetched": True, "robots_error": robots.error}
+        audit.save(update_fields=["site_url", "robots_txt", "robots_status", "discovery"])
+
+    scope = CrawlScope.for_audit(audit)
+    pace.use_crawl_delay(scope.robots.crawl_delay_s())
+    sitemaps = fetch_sitemaps(
+        session,
+        scope.site_url,
+        scope.robots,
+        max_urls=crawl_limits.sitemap_url_cap(audit.max_pages),
+        allow_private=settings.ALLOW_PRIVATE_TARGETS,
+        pace=pace,
+    )
+    pace.hand_over()
+    seeds = [NewURL(audit.start_url, depth=0, source=Source.START, pattern=url_pattern(audit.start_url))]
+    skipped = 0
+    for url in sitemaps.urls:
+        url = scope.rewrite(url)
+        if scope.allows(url):
+            seeds.append(NewURL(url, depth=None, source=Source.SITEMAP, in_sitemap=True, pattern=url_pattern(url)))
+        else:
+            skipped += 1
+    frontier_seed(audit_id=audit.id, urls=seeds)
+    discovery = {
+        **audit.discovery,
+        "sitemaps": sitemaps.sitemaps_found[:50],
+        "sitemap_documents": sitemaps.documents_fetched,
+        "sitemap_urls": len(sitemaps.urls),
+        "sitemap_urls_out_of_scope": skipped,
+        "sitemap_capped": sitemaps.capped,
+        "sitemap_errors": sitemaps.errors[:20],
+        "crawl_delay_s": scope.robots.crawl_delay_s(),
+        # Stored patterns RE2 cannot run (saved before patterns were checked for it): the crawl goes on
+        # without them and says so here instead of failing.
+        "skipped_patterns": scope.skipped_patterns,
+    }
+    return audit_set_phase(audit_id=audit.id, phase=Audit.Phase.CRAWLING, discovery=discovery)
+
+
+def _resolve_start_url(session, url: str, pace) -> tuple[str, str | None]:
+    """Follow the start URL's redirects by hand: the site is where it lands. Error text if no answer."""
+    current = url
+    for _ in range(crawl_limits.MAX_REDIRECT_HOPS):
+        pace()
+        result = fetch(session, current, read_body="never", allow_private=settings.ALLOW_PRIVATE_TARGETS)
+        if result.status_code is None:
+            return current, result.error or result.error_kind or "no answer"
+        target = normalize(result.redirect_url) if result.redirect_url else None
+        if not target or target == current:
+            return current, None
+        current = target
+    return current, None

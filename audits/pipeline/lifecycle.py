@@ -1,0 +1,168 @@
+"""The audit's lifecycle: its event log, its phases, and the one conditional finish (complete, fail,
+cancel) that settles credits and announces the end; delete; the failure codes of a pipeline step."""
+
+import json
+import logging
+
+from billiard.exceptions import WorkerLostError
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from django.conf import settings
+from django.db import DatabaseError, OperationalError, transaction
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
+
+from accounts.services import credits_settle
+from audits import dispatch
+from audits.limits import ERROR_DETAIL_CHARS
+from audits.models import Audit, AuditEvent
+from audits.pipeline.lighthouse import lighthouse_reports_delete
+from audits.pipeline.rounds import chunk_task_id
+from audits.signals import audit_finished
+from scratchpad.services import frontier_release_all
+
+logger = logging.getLogger(__name__)
+Status = Audit.Status
+Phase = Audit.Phase
+EventKind = AuditEvent.Kind
+
+
+def audit_event(*, audit_id, kind: str, message: str, **data) -> None:
+    """Append to the audit's event log (never updated, never deleted while the audit lives)."""
+    AuditEvent.objects.create(audit_id=audit_id, kind=kind, message=message[:500], data=data)
+
+
+def audit_set_phase(*, audit_id, phase: str, **fields) -> bool:
+    """Move a running audit to `phase`; False when it is no longer running (cancelled, failed)."""
+    current = Audit.objects.filter(id=audit_id).values_list("current_phase", flat=True).first()
+    updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING).update(
+        current_phase=phase, last_progress_at=timezone.now(), **fields
+    )
+    if updated and current != phase:
+        audit_event(audit_id=audit_id, kind=EventKind.PHASE, message=f"Phase {phase}", phase=phase)
+    return bool(updated)
+
+
+def audit_fail(
+    *, audit_id, code: str, detail: str = "", phase: str | None = None, reconciled_by: str | None = None
+) -> bool:
+    """Fail a running audit once; a finished audit keeps its outcome. Returns whether this call failed it."""
+    current = Audit.objects.filter(id=audit_id).values_list("current_phase", flat=True).first()
+    if current is None:
+        return False
+    detail = (detail or "")[:ERROR_DETAIL_CHARS]
+    return _finish(
+        audit_id,
+        Status.FAILED,
+        reconciled_by=reconciled_by,
+        event=(EventKind.FAILED, f"Failed ({code}): {detail}"),
+        error_code=code,
+        error_detail=detail,
+        failed_phase=phase or current,
+        current_phase=Phase.FAILED,
+    )
+
+
+def audit_cancel(*, audit: Audit) -> bool:
+    """Cancel a running audit: queued work is revoked, leases released, partial results kept."""
+    cancelled = _finish(
+        audit.id, Status.CANCELLED, event=(EventKind.CANCELLED, "Cancelled"), current_phase=Phase.CANCELLED
+    )
+    if cancelled:
+        frontier_release_all(audit_id=audit.id)
+        _round_revoke(audit.id)
+    return cancelled
+
+
+def _round_revoke(audit_id) -> None:
+    """Revoke the current round's queued chunks (their task ids are their lease keys). Running ones stop
+    at their next batch: the heartbeat update is conditional on status='running'."""
+    round_no = Audit.objects.filter(id=audit_id).values_list("crawl_round", flat=True).first()
+    if round_no is None:
+        return
+    dispatch.tasks_revoke(
+        [chunk_task_id(audit_id, round_no, i) for i in range(max(1, settings.CRAWL_CHUNKS_PER_ROUND))]
+    )
+
+
+def audit_complete(*, audit_id, **fields) -> bool:
+    """Complete a running audit once (conditional on status, so it cannot overwrite a failure)."""
+    return _finish(
+        audit_id,
+        Status.COMPLETED,
+        event=(EventKind.COMPLETED, "Completed"),
+        current_phase=Phase.COMPLETED,
+        last_progress_at=timezone.now(),
+        **fields,
+    )
+
+
+def audit_delete(*, audit: Audit) -> None:
+    """Remove the audit with its pages, issues, events, scratchpad rows and stored files.
+
+    A running audit is cancelled first. The credit ledger keeps its entries (audit_ref), as accounts do.
+    """
+    if audit.status == Status.RUNNING:
+        audit_cancel(audit=audit)
+    audit_id = audit.id
+    with transaction.atomic():
+        Audit.objects.filter(id=audit_id).delete()
+    lighthouse_reports_delete(audit_id=audit_id)
+
+
+def _finish(audit_id, status: str, *, event: tuple[str, str], reconciled_by: str | None = None, **fields) -> bool:
+    now = timezone.now()
+    with transaction.atomic():
+        updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING).update(
+            status=status, completed_at=now, reconciled_by=reconciled_by or "", **fields
+        )
+        if not updated:
+            return False
+        audit = Audit.objects.select_related("project").get(id=audit_id)
+        credits_settle(audit=audit, charge_units=audit.pages_crawled if status == Status.COMPLETED else 0)
+        audit_event(audit_id=audit_id, kind=event[0], message=event[1], reconciled_by=reconciled_by)
+        transaction.on_commit(lambda: _announce_finished(audit, reconciled_by))
+    return True
+
+
+def _announce_finished(audit: Audit, reconciled_by: str | None) -> None:
+    duration_s = (audit.completed_at - audit.started_at).total_seconds() if audit.started_at else None
+    payload = {
+        "event": "audit_finished",
+        "audit_id": str(audit.id),
+        "status": audit.status,
+        "reconciled_by": reconciled_by,
+        "error_code": audit.error_code or None,
+        "failed_phase": audit.failed_phase or None,
+        "pages_crawled": audit.pages_crawled,
+        "duration_s": round(duration_s, 3) if duration_s is not None else None,
+    }
+    logger.info(json.dumps(payload))
+    audit_finished.send(
+        sender=Audit,
+        audit=audit,
+        reconciled_by=reconciled_by,
+        error_code=audit.error_code or None,
+        pages_crawled=audit.pages_crawled,
+        duration_s=duration_s,
+    )
+
+
+FAILURE_CODES = (
+    ((MemoryError,), "oom"),
+    ((WorkerLostError,), "worker_lost"),
+    ((SoftTimeLimitExceeded, TimeLimitExceeded), "step_timeout"),
+    ((DatabaseError, OperationalError), "db_error"),
+    ((BrokerError,), "broker_error"),
+)
+
+
+def classify_failure(exc: BaseException | None) -> str:
+    """The error code for an exception; a chord's error names its failed member's exception in text."""
+    for classes, code in FAILURE_CODES:
+        if isinstance(exc, classes):
+            return code
+    text = repr(exc)
+    for classes, code in FAILURE_CODES:
+        if any(cls.__name__ in text for cls in classes):
+            return code
+    return "unknown"

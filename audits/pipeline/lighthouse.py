@@ -1,0 +1,525 @@
+"""The optional Lighthouse phase: run the Lighthouse CLI (Node + Chromium) on a sample of an audit's pages.
+
+One page per URL template, mobile and desktop, two runs at a time; results, reports and three Lighthouse
+issues are stored idempotently. The phase never fails the audit: a missing tool is a note, a bad run a row.
+"""
+
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from audits.checks.registry import LIGHTHOUSE_TYPES, CheckSettings, make_issue
+from audits.models import Audit, Issue, LighthouseResult, Page, lighthouse_id_for
+from audits.pipeline.chromium import chromium_flags, find_chromium
+from crawler.urls import normalize
+
+logger = logging.getLogger(__name__)
+
+LIGHTHOUSE_MAX_PAGES = 10  # the start page plus one page per URL template
+LIGHTHOUSE_CONCURRENCY = 2  # Chromium runs at once; each wants about a core
+LIGHTHOUSE_TIMEOUT_S = 120  # one CLI run, Chromium start to report written
+LIGHTHOUSE_MAX_WAIT_FOR_LOAD_MS = 30_000
+LIGHTHOUSE_KILL_GRACE_S = 5  # after SIGINT on a timeout, before SIGKILL
+# The phase runs inside the `audits.finalize` task (hard time limit 600 s): stop starting runs past this.
+LIGHTHOUSE_PHASE_BUDGET_S = 420
+LIGHTHOUSE_ERROR_MAX_CHARS = 500
+LIGHTHOUSE_CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
+STRATEGIES = (LighthouseResult.Strategy.MOBILE, LighthouseResult.Strategy.DESKTOP)
+
+RUNNER_DIR = Path(__file__).resolve().parent.parent / "lighthouse_runner"  # audits/lighthouse_runner
+RUNNER_BIN = RUNNER_DIR / "node_modules" / ".bin" / "lighthouse"
+LIGHTHOUSE_BIN_ENV = "SITEWARDEN_LIGHTHOUSE_BIN"  # explicit path to the CLI; when set, nothing else is tried
+_LIGHTHOUSE_HINT = "make lighthouse-install, or npm ci --prefix audits/lighthouse_runner"
+
+
+# --- URL templates ---------------------------------------------------------------------------------
+
+_UUID = re.compile(r"^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$", re.I)
+_DATE_DASHED = re.compile(r"^(\d{4})-(\d{1,2})(?:-(\d{1,2}))?$")
+_DATE_COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
+_NUMBER = re.compile(r"^\d+$")
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
+_EXTENSION = re.compile(r"^(.+)(\.[a-z0-9]{1,5})$", re.I)
+
+
+def _is_date(year: str, month: str, day: str | None = None) -> bool:
+    try:
+        date(int(year), int(month), int(day or 1))
+    except ValueError:
+        return False
+    return 1900 <= int(year) <= 2100
+
+
+def _segment_template(segment: str) -> str:
+    """The placeholder for one path segment, or the segment itself when it is a fixed word."""
+    stem, ext = segment, ""
+    if match := _EXTENSION.match(segment):  # /posts/123.html -> /posts/{id}.html
+        stem, ext = match.groups()
+    if _UUID.match(stem):
+        return "{uuid}" + ext
+    if (match := _DATE_DASHED.match(stem) or _DATE_COMPACT.match(stem)) and _is_date(*match.groups()):
+        return "{date}" + ext
+    if _NUMBER.match(stem):
+        return "{id}" + ext
+    if _SLUG.match(stem) and (stem.count("-") >= 2 or any(c.isdigit() for c in stem)):
+        return "{slug}" + ext
+    return segment
+
+
+def url_template(url: str) -> str:
+    """The shape of a URL: ids, UUIDs, dates and slugs in the path become placeholders; no query.
+
+    `https://x.test/blog/2024/01/31/my-first-post?page=2` -> `https://x.test/blog/{date}/{slug}`.
+    """
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    out: list[str] = []
+    i = 0
+    while i < len(segments):
+        seg = segments[i]
+        # year/month[/day] spread over segments is one date
+        if re.fullmatch(r"\d{4}", seg) and i + 1 < len(segments) and re.fullmatch(r"\d{1,2}", segments[i + 1]):
+            day = segments[i + 2] if i + 2 < len(segments) and re.fullmatch(r"\d{1,2}", segments[i + 2]) else None
+            span = 3 if day and _is_date(seg, segments[i + 1], day) else 2 if _is_date(seg, segments[i + 1]) else 0
+            if span:
+                out.append("{date}")
+                i += span
+                continue
+        out.append(_segment_template(seg) if seg else seg)
+        i += 1
+    path = "/".join(out) or "/"
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}"
+
+
+# --- Sampling ----------------------------------------------------------------------------------------
+
+
+def _sample_queryset(audit):
+    return Page.objects.filter(
+        audit_id=audit.id,
+        status_code__gte=200,
+        status_code__lt=300,
+        content_type__icontains="html",
+        is_indexable=True,
+    )
+
+
+def sample_pages(audit) -> list[Page]:
+    """The start page, then the shallowest page (ties: by URL) of each other URL template; at most 10.
+
+    Streams pages in order and stops once the sample is full, so a large crawl is never held in memory.
+    """
+    start_urls = {u for u in (normalize(audit.site_url or ""), normalize(audit.start_url or "")) if u}
+    start_urls |= {audit.site_url, audit.start_url} - {""}
+    chosen: dict[str, object] = {}  # template -> page id, in sample order
+    start = (
+        _sample_queryset(audit)
+        .filter(url__in=start_urls)
+        .order_by(F("depth").asc(nulls_last=True), "url")
+        .values("id", "url", "depth")
+        .first()
+    )
+    if start:
+        chosen[url_template(start["url"])] = start["id"]
+    if len(chosen) < LIGHTHOUSE_MAX_PAGES:
+        rows = (
+            _sample_queryset(audit)
+            .order_by(F("depth").asc(nulls_last=True), "url")
+            .values("id", "url", "depth")
+            .iterator(chunk_size=500)
+        )
+        for row in rows:
+            chosen.setdefault(url_template(row["url"]), row["id"])
+            if len(chosen) >= LIGHTHOUSE_MAX_PAGES:
+                break
+    pages = Page.objects.in_bulk(list(chosen.values()))
+    return [pages[page_id] for page_id in chosen.values()]
+
+
+# --- Finding the tools -------------------------------------------------------------------------------
+
+
+def _executable(path: str | Path) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def find_lighthouse() -> tuple[list[str] | None, str]:
+    """The command that starts the Lighthouse CLI, or None and why not."""
+    explicit = os.environ.get(LIGHTHOUSE_BIN_ENV)
+    if explicit:
+        if _executable(explicit):
+            return [explicit], f"{LIGHTHOUSE_BIN_ENV}={explicit}"
+        return None, f"Lighthouse not found at {LIGHTHOUSE_BIN_ENV}={explicit} ({_LIGHTHOUSE_HINT})"
+    if _executable(RUNNER_BIN):
+        return [str(RUNNER_BIN)], str(RUNNER_BIN)
+    if found := shutil.which("lighthouse"):
+        return [found], found
+    return None, f"Lighthouse not found ({_LIGHTHOUSE_HINT})"
+
+
+# --- One run -----------------------------------------------------------------------------------------
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= LIGHTHOUSE_ERROR_MAX_CHARS else text[: LIGHTHOUSE_ERROR_MAX_CHARS - 1] + "…"
+
+
+def _failed(error: str, started: float, **extra) -> dict:
+    return {
+        "status": LighthouseResult.Status.FAILED,
+        "error": _short(error),
+        "duration_ms": int((time.monotonic() - started) * 1000),
+        **extra,
+    }
+
+
+def _numeric(audits: dict, *names: str) -> float | None:
+    for name in names:
+        value = (audits.get(name) or {}).get("numericValue")
+        if isinstance(value, (int, float)):
+            return float(value)
+    return None
+
+
+def _ms(value: float | None) -> int | None:
+    return None if value is None else max(0, round(value))
+
+
+def parse_report(report: dict) -> dict:
+    """Scores (0-100) and lab metrics from a Lighthouse JSON report; status failed on a runtimeError."""
+    scores = {}
+    for category in LIGHTHOUSE_CATEGORIES:
+        score = (report.get("categories", {}).get(category) or {}).get("score")
+        scores[category.replace("-", "_")] = None if score is None else round(score * 100)
+    audits = report.get("audits") or {}
+    cls = _numeric(audits, "cumulative-layout-shift")
+    result = {
+        "status": LighthouseResult.Status.OK,
+        "error": "",
+        **scores,
+        "lcp_ms": _ms(_numeric(audits, "largest-contentful-paint")),
+        "cls": None if cls is None else round(cls, 4),
+        "tbt_ms": _ms(_numeric(audits, "total-blocking-time")),
+        "inp_ms": _ms(_numeric(audits, "interaction-to-next-paint", "experimental-interaction-to-next-paint")),
+        "ttfb_ms": _ms(_numeric(audits, "server-response-time")),
+    }
+    if runtime_error := report.get("runtimeError"):
+        result["status"] = LighthouseResult.Status.FAILED
+        result["error"] = _short(f"{runtime_error.get('code', 'ERROR')}: {runtime_error.get('message', '')}")
+    return result
+
+
+def _stop(proc: subprocess.Popen, profile_dir: Path) -> None:
+    """End a run and every browser it started.
+
+    SIGINT first: chrome-launcher then kills its Chromium and exits. Chromium runs in its own process group
+    (chrome-launcher spawns it detached), so a CLI that had to be SIGKILLed leaves it behind; it is found by
+    the run's own profile directory, which no other process names.
+    """
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=LIGHTHOUSE_KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    _kill_strays(str(profile_dir))
+
+
+def _kill_strays(marker: str) -> None:
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        return
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+
+
+def _chrome_flags_argument(flags: list[str]) -> str:
+    """Lighthouse's --chrome-flags is one space-separated string (split by yargs-parser): a value with a
+    space, as --host-resolver-rules has, goes in single quotes."""
+    out = []
+    for flag in flags:
+        name, sep, value = flag.partition("=")
+        out.append(f"{name}='{value}'" if sep and " " in value else flag)
+    return " ".join(out)
+
+
+def lighthouse_run_page(
+    url: str,
+    strategy: str,
+    *,
+    report_to: Path | None = None,
+    timeout_s: float = LIGHTHOUSE_TIMEOUT_S,
+) -> dict:
+    """Run the Lighthouse CLI once on `url` ("mobile" or "desktop"); never raises.
+
+    Returns LighthouseResult field values (status, error, scores, metrics, duration_ms). With `report_to`,
+    the JSON report is moved there and `report_bytes` is set.
+    """
+    started = time.monotonic()
+    lighthouse, reason = find_lighthouse()
+    if lighthouse is None:
+        return _failed(reason, started)
+    chromium, reason = find_chromium()
+    if chromium is None:
+        return _failed(reason, started)
+
+    with tempfile.TemporaryDirectory(prefix="sitewarden-lh-", ignore_cleanup_errors=True) as tmp:
+        output = Path(tmp) / "report.json"
+        profile = Path(tmp) / "profile"
+        flags = chromium_flags(user_data_dir=profile)
+        cmd = [
+            *lighthouse,
+            url,
+            "--output=json",
+            f"--output-path={output}",
+            "--quiet",
+            f"--chrome-flags={_chrome_flags_argument(flags)}",
+            f"--only-categories={','.join(LIGHTHOUSE_CATEGORIES)}",
+            f"--max-wait-for-load={LIGHTHOUSE_MAX_WAIT_FOR_LOAD_MS}",
+        ]
+        if strategy == LighthouseResult.Strategy.DESKTOP:
+            cmd.append("--preset=desktop")
+        env = {**os.environ, "CHROME_PATH": chromium, "TMPDIR": tmp}
+        try:
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=tmp,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return _failed(f"Could not start Lighthouse: {exc}", started)
+        try:
+            _, stderr = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _stop(proc, profile)
+            proc.communicate()
+            return _failed(f"Lighthouse timed out after {timeout_s:.0f} s", started)
+        _stop(proc, profile)  # a Chromium the CLI failed to close
+
+        result: dict = {}
+        if output.is_file():
+            try:
+                result = parse_report(json.loads(output.read_bytes()))
+            except (ValueError, UnicodeDecodeError) as exc:
+                result = _failed(f"Unreadable Lighthouse report: {exc}", started)
+        if not result:
+            lines = [ln for ln in stderr.decode(errors="replace").splitlines() if ln.strip()]
+            result = _failed(f"Lighthouse exited with {proc.returncode}: {' '.join(lines[-5:])}", started)
+        elif proc.returncode != 0 and result["status"] == LighthouseResult.Status.OK:
+            result.update(status=LighthouseResult.Status.FAILED, error=f"Lighthouse exited with {proc.returncode}")
+        result["duration_ms"] = int((time.monotonic() - started) * 1000)
+
+        if report_to is not None and output.is_file():
+            report_to.parent.mkdir(parents=True, exist_ok=True)
+            partial = report_to.with_name(report_to.name + ".partial")
+            shutil.move(output, partial)
+            os.replace(partial, report_to)  # readers never see half a report
+            result["report_bytes"] = report_to.stat().st_size
+        return result
+
+
+# --- The phase ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Run:
+    page: Page
+    template: str
+    strategy: str
+
+    @property
+    def result_id(self):
+        return lighthouse_id_for(self.page.audit_id, self.page.id, self.strategy)
+
+
+def _report_file(audit_id, result_id) -> Path:
+    return Path(settings.MEDIA_ROOT) / "lighthouse" / str(audit_id) / f"{result_id}.json"
+
+
+def lighthouse_reports_delete(*, audit_id) -> None:
+    """Remove an audit's Lighthouse report files (the rows go with the audit; the files do not)."""
+    shutil.rmtree(Path(settings.MEDIA_ROOT) / "lighthouse" / str(audit_id), ignore_errors=True)
+
+
+def _heartbeat(audit_id) -> bool:
+    """Move the audit's heartbeat; False when the audit is no longer running (cancelled, failed)."""
+    return bool(Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING).update(last_progress_at=timezone.now()))
+
+
+def _note(audit_id, note: str) -> None:
+    Audit.objects.filter(id=audit_id).update(lighthouse_note=_short(note))
+
+
+_METRIC_FIELDS = (
+    "performance",
+    "accessibility",
+    "best_practices",
+    "seo",
+    "lcp_ms",
+    "cls",
+    "tbt_ms",
+    "inp_ms",
+    "ttfb_ms",
+)
+
+
+def _store(run: _Run, result: dict) -> LighthouseResult:
+    audit_id = run.page.audit_id
+    report = _report_file(audit_id, run.result_id)
+    report_bytes = result.pop("report_bytes", 0)
+    if not report_bytes:
+        report.unlink(missing_ok=True)  # a rerun that produced no report must not keep the old one
+    values = {
+        "audit_id": audit_id,
+        "page_id": run.page.id,
+        "url": run.page.url,
+        "template": run.template[:500],
+        "strategy": run.strategy,
+        "status": result.get("status", LighthouseResult.Status.FAILED),
+        "error": result.get("error", ""),
+        "report_path": str(report.relative_to(Path(settings.MEDIA_ROOT))) if report_bytes else "",
+        "report_bytes": report_bytes,
+        "duration_ms": result.get("duration_ms"),
+    }
+    for name in _METRIC_FIELDS:
+        values[name] = result.get(name)  # None on a failed run: a rerun must not keep old figures
+    row, _ = LighthouseResult.objects.update_or_create(id=run.result_id, defaults=values)
+    return row
+
+
+def lighthouse_issues_for_audit(*, audit) -> list[Issue]:
+    """Replace the audit's Lighthouse issues with those its current results call for (idempotent).
+
+    Thresholds, severities and disabled types come from the check registry with the audit's overrides.
+    """
+    check_settings = CheckSettings.for_audit(audit)
+    min_score = check_settings.threshold("poor-performance-score", "min_score")
+    max_lcp_ms = check_settings.threshold("poor-lcp", "max_ms")
+    max_cls = check_settings.threshold("poor-cls", "max_cls")
+    issues: dict = {}
+
+    def add(row: LighthouseResult, issue_type: str, value, threshold, unit: str) -> None:
+        issue = make_issue(
+            audit.id,
+            issue_type,
+            page_id=row.page_id,
+            page_url=row.url,
+            details={"value": value, "threshold": threshold, "unit": unit, "strategy": row.strategy},
+            dedupe_key=row.strategy,
+            settings=check_settings,
+        )
+        if issue is not None:
+            issues[issue.id] = issue
+
+    results = LighthouseResult.objects.filter(audit_id=audit.id, status=LighthouseResult.Status.OK)
+    for row in results.order_by("url", "strategy"):
+        if row.performance is not None and row.performance < min_score:
+            add(row, "poor-performance-score", row.performance, min_score, "score")
+        if row.lcp_ms is not None and row.lcp_ms > max_lcp_ms:
+            add(row, "poor-lcp", row.lcp_ms, max_lcp_ms, "ms")
+        if row.cls is not None and row.cls > max_cls:
+            add(row, "poor-cls", row.cls, max_cls, "unitless")
+    with transaction.atomic():
+        Issue.objects.filter(audit_id=audit.id, type__in=LIGHTHOUSE_TYPES).delete()
+        Issue.objects.bulk_create(list(issues.values()), ignore_conflicts=True)
+    return list(issues.values())
+
+
+def lighthouse_run_for_audit(*, audit) -> None:
+    """The Lighthouse phase: sample, run mobile and desktop two at a time, store rows, reports and issues.
+
+    Never raises: missing tools are recorded in `audit.lighthouse_note` and the phase is skipped; a failed
+    run is a failed row; anything unexpected is logged and noted.
+    """
+    try:
+        _run_for_audit(audit)
+    except Exception as exc:
+        logger.exception("Lighthouse phase failed for audit %s", audit.id)
+        _note(audit.id, f"Lighthouse phase error: {type(exc).__name__}: {exc}")
+
+
+def _run_for_audit(audit) -> None:
+    lighthouse, reason = find_lighthouse()
+    if lighthouse is None:
+        _note(audit.id, f"Skipped: {reason}")
+        return
+    chromium, reason = find_chromium()
+    if chromium is None:
+        _note(audit.id, f"Skipped: {reason}")
+        return
+    pages = sample_pages(audit)
+    if not pages:
+        _note(audit.id, "Skipped: no indexable 2xx HTML page to sample")
+        lighthouse_issues_for_audit(audit=audit)
+        return
+    runs = [_Run(page, url_template(page.url), strategy) for page in pages for strategy in STRATEGIES]
+    deadline = time.monotonic() + LIGHTHOUSE_PHASE_BUDGET_S
+    pending = list(reversed(runs))
+    in_flight: dict[Future, _Run] = {}
+    done = failed = 0
+    stopped = ""
+    with ThreadPoolExecutor(max_workers=LIGHTHOUSE_CONCURRENCY, thread_name_prefix="lighthouse") as pool:
+        while pending or in_flight:
+            while pending and len(in_flight) < LIGHTHOUSE_CONCURRENCY and not stopped:
+                remaining_s = deadline - time.monotonic()
+                if remaining_s < 10:
+                    stopped = f"phase time budget ({LIGHTHOUSE_PHASE_BUDGET_S} s) spent"
+                    break
+                run = pending.pop()
+                report_to = _report_file(audit.id, run.result_id)
+                timeout_s = min(LIGHTHOUSE_TIMEOUT_S, remaining_s)
+                future = pool.submit(
+                    lighthouse_run_page, run.page.url, run.strategy, report_to=report_to, timeout_s=timeout_s
+                )
+                in_flight[future] = run
+            if not in_flight:
+                break
+            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in finished:
+                run = in_flight.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:  # lighthouse_run_page does not raise; a bug must not end the phase
+                    result = {"status": LighthouseResult.Status.FAILED, "error": f"{type(exc).__name__}: {exc}"}
+                row = _store(run, result)
+                done += 1
+                failed += row.status == LighthouseResult.Status.FAILED
+                if not _heartbeat(audit.id) and not stopped:
+                    stopped = "the audit is no longer running"
+    not_run = len(runs) - done
+    lighthouse_issues_for_audit(audit=audit)
+    note = "" if not failed else f"{failed} of {done} Lighthouse runs failed"
+    if stopped:
+        note = f"Stopped: {stopped}; {not_run} of {len(runs)} runs not started" + (f"; {note}" if note else "")
+    _note(audit.id, note)

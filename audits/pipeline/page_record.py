@@ -1,0 +1,160 @@
+"""A fetched URL becomes a page record: the Page row (unsaved), its issues from the page checks, its
+outgoing link edges and the in-scope URLs it leads to. Runs in a fetch thread and touches no database."""
+
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from audits.checks import page_issues
+from audits.checks.page import challenge_reason, robots_directives
+from audits.models import Issue, Page, page_id_for
+from audits.pipeline.scope import CrawlScope
+from crawler import limits as crawl_limits
+from crawler.fetch import FetchResult
+from crawler.parse import PageData, parse_html, parse_link_header
+from crawler.urls import normalize
+from scratchpad.models import Frontier
+from scratchpad.services import ClaimedURL, Edge, NewURL
+
+Source = Frontier.Source
+
+BLOCKED_STATUS_CODES = frozenset({401, 403})
+RATE_LIMITED_STATUS_CODES = frozenset({429})
+CHALLENGE_HEADERS = ("cf-mitigated",)
+
+
+@dataclass
+class PageRecord:
+    claimed: ClaimedURL
+    page: Page
+    discovered: list[NewURL]
+    edges: list[Edge]
+    issues: list[Issue]
+    rate_limited: int = 0  # 429/503 answers seen (and waited out) for this URL
+    cooldown_s: float = 0.0  # time spent waiting them out
+    final_rate_limited: bool = False  # the last answer was still a 429/503
+
+
+def fetch_class_for(result: FetchResult) -> str:
+    # A deadline or a broken connection after the headers is still a failed fetch: the page was not read.
+    if result.status_code is None or result.error_kind:
+        return Page.FetchClass.ERROR
+    if result.status_code in BLOCKED_STATUS_CODES or any(h in result.headers for h in CHALLENGE_HEADERS):
+        return Page.FetchClass.BLOCKED
+    if result.status_code in RATE_LIMITED_STATUS_CODES:
+        return Page.FetchClass.RATE_LIMITED
+    return Page.FetchClass.OK
+
+
+def _queue(scope: CrawlScope, url: str, depth: int | None, source: str, hops: int = 0) -> NewURL | None:
+    """The frontier entry for an internal URL a page leads to, or None when the scope refuses it."""
+    url = scope.rewrite(url)
+    if not scope.allows(url, depth):
+        return None
+    return NewURL(url, depth=depth, source=source, redirect_hops=hops)  # pattern: set once it is known new
+
+
+def build_page_record(
+    audit_id, scope: CrawlScope, item: ClaimedURL, result: FetchResult, *, rendered_html: str | None = None
+) -> PageRecord:
+    page = Page(
+        id=page_id_for(audit_id, item.url),
+        audit_id=audit_id,
+        url=item.url,
+        status_code=result.status_code,
+        fetch_class=fetch_class_for(result),
+        fetch_error=(result.error or "")[:500],
+        content_type=result.content_type[:120],
+        bytes=result.bytes_read,
+        truncated=result.truncated,
+        response_time_ms=result.response_time_ms,
+        depth=item.depth,
+        in_sitemap=item.in_sitemap,
+        x_robots_tag=result.headers.get("x-robots-tag", "")[:500],
+        fetched_at=timezone.now(),
+    )
+    discovered: list[NewURL] = []
+    edges: list[Edge] = []
+    data: PageData | None = None
+    canonical_header = next(
+        (normalize(url, item.url) for url, rel in parse_link_header(result.link_headers) if rel == "canonical"), None
+    )
+    page.canonical_header = canonical_header or ""
+
+    if result.redirect_url and result.status_code and 300 <= result.status_code < 400:
+        target = normalize(result.redirect_url, item.url)
+        page.redirect_url = target or result.redirect_url[:2048]
+        if target and item.redirect_hops < crawl_limits.MAX_REDIRECT_HOPS:
+            new = _queue(scope, target, item.depth, Source.REDIRECT, item.redirect_hops + 1)
+            discovered += [new] if new else []
+    elif result.is_html and result.body and result.status_code and 200 <= result.status_code < 300:
+        if rendered_html is not None:
+            # The rendered DOM is what a JavaScript-running search engine sees; the response time
+            # stays the fetch's own.
+            data = parse_html(rendered_html.encode("utf-8"), item.url, content_type_charset="utf-8")
+        else:
+            data = parse_html(result.body, item.url, content_type_charset=result.charset)
+        _fill_from_html(page, data)
+        if challenge_reason(result, data):
+            page.fetch_class = Page.FetchClass.BLOCKED  # a WAF/bot challenge stands in for the page
+        follow_all = page.fetch_class == Page.FetchClass.OK and "nofollow" not in robots_directives(
+            page.meta_robots, page.x_robots_tag
+        )
+        child_depth = None if item.depth is None else item.depth + 1
+        internal = external = 0
+        for link in data.links if page.fetch_class == Page.FetchClass.OK else []:
+            is_internal = scope.is_internal(link.url)
+            internal += is_internal
+            external += not is_internal
+            edges.append(Edge(page.id, link.url, link.anchor, link.nofollow, is_internal))
+            if follow_all and is_internal and (scope.follow_nofollow or not link.nofollow):
+                new = _queue(scope, link.url, child_depth, Source.LINK)
+                discovered += [new] if new else []
+        page.internal_links, page.external_links = internal, external
+        # Canonical and hreflang targets are crawled too: their answers decide canonical/hreflang issues.
+        for extra in [page.canonical_url, *(href for _, href in data.hreflang)]:
+            if extra and extra != item.url and scope.is_internal(extra):
+                new = _queue(scope, extra, child_depth, Source.LINK)
+                discovered += [new] if new else []
+    page.is_indexable = _is_indexable(page)
+    issues = page_issues(page, data, result, scope.checks)
+    return PageRecord(item, page, discovered, edges, issues)
+
+
+def _fill_from_html(page: Page, data: PageData) -> None:
+    page.title = data.titles[0][:1000] if data.titles else ""
+    page.titles_count = len(data.titles)
+    page.meta_description = data.meta_description
+    page.canonical_url = data.canonical_url or ""
+    page.canonicals_count = len(data.canonicals)
+    page.meta_robots = data.meta_robots[:500]
+    page.open_graph = data.og
+    levels = [level for level, _ in data.headings]
+    page.heading_order = levels
+    page.heading_counts = {f"h{n}": levels.count(n) for n in range(1, 7) if n in levels}
+    page.h1_count = sum(1 for level, text in data.headings if level == 1 and text.strip())
+    page.word_count = data.word_count
+    page.text_hash = data.text_hash
+    page.html_lang = (data.html_lang or "")[:64]
+    page.images_total = data.images_total
+    page.images_missing_alt = data.images_missing_alt
+    page.hreflang = [[lang, href] for lang, href in data.hreflang]
+    page.structured_data = {
+        "jsonld_blocks": data.jsonld_blocks,
+        "jsonld_invalid": data.jsonld_invalid,
+        "types": data.structured_data_types[:50],
+    }
+
+
+def _is_indexable(page: Page) -> bool:
+    """2xx HTML, no noindex (meta or header), canonical absent or pointing at itself (docs/CHECKS.md)."""
+    if page.fetch_class != Page.FetchClass.OK:
+        return False
+    if not page.status_code or not 200 <= page.status_code < 300:
+        return False
+    if page.content_type not in ("text/html", "application/xhtml+xml"):
+        return False
+    if "noindex" in robots_directives(page.meta_robots, page.x_robots_tag):
+        return False
+    canonical = page.canonical_url or page.canonical_header
+    return not canonical or canonical == page.url

@@ -1,0 +1,92 @@
+"""Persist a chunk's page records in batches: pages and their issues upserted with deterministic ids,
+link edges and newly found URLs recorded, leases marked done, the heartbeat moved; one transaction each."""
+
+from dataclasses import replace
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from audits.checks import PAGE_CHECK_TYPES
+from audits.limits import CHUNK_SEEN_URLS_MAX, PERSIST_BATCH_PAGES
+from audits.models import Audit, Issue, Page
+from audits.pipeline.page_record import PageRecord
+from audits.pipeline.politeness import Politeness
+from audits.pipeline.scope import url_pattern
+from scratchpad.models import Throttle
+from scratchpad.services import frontier_record_batch
+
+
+class BatchPersister:
+    """Collects page records and upserts them PERSIST_BATCH_PAGES at a time, one transaction each."""
+
+    def __init__(
+        self,
+        *,
+        audit_id,
+        lease_key: str,
+        batch_size: int | None = None,
+        politeness: Politeness | None = None,
+        max_per_pattern: int | None = None,
+    ):
+        self.audit_id = audit_id
+        self.lease_key = lease_key
+        self.batch_size = batch_size or PERSIST_BATCH_PAGES
+        self.politeness = politeness
+        self.max_per_pattern = max_per_pattern
+        self.batch: list[PageRecord] = []
+        self.seen_urls: set[str] = set()  # queued by this chunk already: no need to insert them again
+        self.finished = 0
+        self.stopped = False  # the audit is no longer running: start nothing new
+
+    def add(self, record: PageRecord) -> None:
+        if self.politeness is not None:
+            self.politeness.record_rate_limits(record)
+        self.batch.append(record)
+        if len(self.batch) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.batch:
+            return
+        records, self.batch = self.batch, []
+        discovered = []
+        for record in records:
+            for new in record.discovered:
+                if new.url not in self.seen_urls:
+                    # The URL's shape only for URLs this chunk has not queued yet: most links repeat.
+                    discovered.append(replace(new, pattern=url_pattern(new.url)))
+                    if len(self.seen_urls) < CHUNK_SEEN_URLS_MAX:
+                        self.seen_urls.add(new.url)
+        with transaction.atomic():
+            Page.objects.bulk_create(
+                [r.page for r in records],
+                update_conflicts=True,
+                unique_fields=["id"],
+                update_fields=PAGE_UPSERT_FIELDS,
+            )
+            # Page checks replace what an earlier attempt at the same pages found.
+            Issue.objects.filter(
+                audit_id=self.audit_id, page_id__in=[r.page.id for r in records], type__in=PAGE_CHECK_TYPES
+            ).delete()
+            Issue.objects.bulk_create([i for r in records for i in r.issues], ignore_conflicts=True)
+            outcome = frontier_record_batch(
+                audit_id=self.audit_id,
+                lease_key=self.lease_key,
+                done_ids=[r.claimed.id for r in records],
+                discovered=discovered,
+                edges=[e for r in records for e in r.edges],
+                max_per_pattern=self.max_per_pattern,
+            )
+            if outcome.capped:
+                Throttle.objects.filter(audit_id=self.audit_id).update(urls_capped=F("urls_capped") + outcome.capped)
+            running = Audit.objects.filter(id=self.audit_id, status=Audit.Status.RUNNING).update(
+                pages_crawled=F("pages_crawled") + outcome.finished, last_progress_at=timezone.now()
+            )
+        self.finished += outcome.finished
+        self.stopped = not running
+        if self.politeness is not None:
+            self.politeness.end_batch(records)
+
+
+PAGE_UPSERT_FIELDS = [f.name for f in Page._meta.concrete_fields if f.name not in ("id", "audit") and not f.primary_key]

@@ -1,0 +1,159 @@
+"""Reconcile: one judgement of a running audit's liveness, used by status reads (`audit_status_refresh`,
+lazy) and the celery-beat watchdog (`reconcile_sweep`). It may re-dispatch a stalled pipeline from its
+saved phase a bounded number of times, else fails it.
+"""
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import F
+from django.utils import timezone
+
+from audits import dispatch
+from audits.models import Audit, AuditEvent
+from audits.pipeline.lifecycle import audit_event, audit_fail
+from audits.pipeline.rounds import round_advance, round_dispatch
+from scratchpad.models import Frontier
+
+logger = logging.getLogger(__name__)
+Status = Audit.Status
+Phase = Audit.Phase
+SWEEP_BATCH = 100
+
+
+@dataclass(frozen=True)
+class Verdict:
+    audit_id: str
+    action: str  # finished | alive | revived | failed
+    reason: str
+
+
+def reconcile_running_audit(
+    audit: Audit,
+    *,
+    reconciled_by: str = "lazy",
+    stale_after_s: float | None = None,
+    grace_s: float | None = None,
+) -> Verdict:
+    """Judge one audit from its heartbeat, live leases and recorded failures; act on the verdict.
+
+    Every write is conditional on status='running', so an audit that finishes meanwhile keeps its outcome.
+    """
+    stale_after = timedelta(seconds=settings.RECONCILE_STALE_AFTER_S if stale_after_s is None else stale_after_s)
+    grace = timedelta(seconds=settings.RECONCILE_GRACE_S if grace_s is None else grace_s)
+    audit_id = str(audit.id)
+    if audit.status != Status.RUNNING:
+        return Verdict(audit_id, "finished", audit.status)
+    now = timezone.now()
+    heartbeat = audit.last_progress_at or audit.started_at or audit.created_at
+    if now - heartbeat < stale_after:
+        return Verdict(audit_id, "alive", "recent heartbeat")
+    if Frontier.objects.filter(audit_id=audit.id, state=Frontier.State.LEASED, leased_until__gte=now).exists():
+        return Verdict(audit_id, "alive", "live leases")
+    if now - (audit.started_at or audit.created_at) < grace:
+        return Verdict(audit_id, "alive", "within the grace period after start")
+
+    silent_s = int((now - heartbeat).total_seconds())
+    expired = Frontier.objects.filter(audit_id=audit.id, state=Frontier.State.LEASED, leased_until__lt=now).count()
+    if expired:
+        audit_event(
+            audit_id=audit.id,
+            kind=AuditEvent.Kind.LEASE_EXPIRED,
+            message=f"{expired} leases expired with no progress for {silent_s} s",
+            expired=expired,
+        )
+    failure = audit.events.filter(kind=AuditEvent.Kind.TASK_FAILED).order_by("-created_at").first()
+    if failure is not None:
+        code = failure.data.get("code", "unknown")
+        return _fail(audit, reconciled_by, code, f"A pipeline step failed: {failure.message}")
+    if audit.revivals < settings.RECONCILE_MAX_REVIVALS:
+        # Conditional on the revival count, so two reconcilers cannot both revive the same stall.
+        revived = Audit.objects.filter(id=audit.id, status=Status.RUNNING, revivals=audit.revivals).update(
+            revivals=F("revivals") + 1, last_progress_at=now
+        )
+        if revived:
+            audit_event(
+                audit_id=audit.id,
+                kind=AuditEvent.Kind.REVIVED,
+                message=f"No progress for {silent_s} s and no live lease: re-dispatched from phase "
+                f"{audit.current_phase} (revival {audit.revivals + 1})",
+                reconciled_by=reconciled_by,
+                phase=audit.current_phase,
+            )
+            audit.refresh_from_db()
+            pipeline_revive(audit)
+            return Verdict(audit_id, "revived", f"no progress for {silent_s} s")
+        return Verdict(audit_id, "alive", "revived by another reconciler")
+    return _fail(
+        audit,
+        reconciled_by,
+        "instance_lost",
+        f"No progress for {silent_s} s, no live lease, and {audit.revivals} re-dispatches did not bring it back "
+        f"(phase {audit.current_phase}).",
+    )
+
+
+def pipeline_revive(audit: Audit) -> None:
+    """Re-dispatch a stalled audit from its saved state (its phase, its frontier)."""
+    audit_id = str(audit.id)
+    if audit.current_phase == Phase.DISCOVERY:
+        dispatch.task_send(dispatch.DISCOVER, audit_id)
+    elif audit.current_phase == Phase.CRAWLING:
+        # A new round number: whatever is left of the lost round finds the counter moved and stops.
+        if round_advance(audit_id=audit_id, from_round=audit.crawl_round):
+            round_dispatch(audit_id=audit_id, round_no=audit.crawl_round + 1)
+    elif audit.current_phase == Phase.LIGHTHOUSE:
+        dispatch.task_send(dispatch.LIGHTHOUSE, audit_id)
+    else:
+        dispatch.task_send(dispatch.FINALIZE, audit_id)
+
+
+def audit_status_refresh(*, audit_id) -> Audit:
+    """Reconcile-on-read, as a service: the audit for a status display (API detail, CLI progress, the
+    dashboard's live view), judged first when it is running, so a client polling a stuck audit sees the
+    truth at once instead of waiting for the watchdog. It writes (it may fail or revive the audit)."""
+    audit = Audit.objects.select_related("project").get(id=audit_id)
+    if audit.status == Status.RUNNING:
+        verdict = reconcile_running_audit(audit, reconciled_by="lazy")
+        if verdict.action in ("failed", "revived", "finished"):
+            audit.refresh_from_db()
+    return audit
+
+
+def _fail(audit: Audit, reconciled_by: str, code: str, detail: str) -> Verdict:
+    failed = audit_fail(audit_id=audit.id, code=code, detail=detail, reconciled_by=reconciled_by)
+    if failed:
+        audit_event(
+            audit_id=audit.id, kind=AuditEvent.Kind.RECONCILED, message=detail[:500], reconciled_by=reconciled_by
+        )
+        return Verdict(str(audit.id), "failed", code)
+    audit.refresh_from_db()
+    return Verdict(str(audit.id), "finished", audit.status)
+
+
+def reconcile_sweep(
+    *, reconciled_by: str = "watchdog", stale_after_s: float | None = None, grace_s: float | None = None
+) -> list[Verdict]:
+    """Reconcile every running audit, oldest heartbeat first, in batches of SWEEP_BATCH."""
+    verdicts: list[Verdict] = []
+    seen: set = set()
+    while True:
+        batch = list(
+            Audit.objects.filter(status=Status.RUNNING)
+            .exclude(id__in=seen)
+            .order_by(F("last_progress_at").asc(nulls_first=True), "created_at")[:SWEEP_BATCH]
+        )
+        if not batch:
+            return verdicts
+        for audit in batch:
+            seen.add(audit.id)
+            try:
+                verdicts.append(
+                    reconcile_running_audit(
+                        audit, reconciled_by=reconciled_by, stale_after_s=stale_after_s, grace_s=grace_s
+                    )
+                )
+            except Exception:  # one bad audit must not stop the sweep
+                logger.exception("reconcile failed", extra={"audit_id": str(audit.id)})

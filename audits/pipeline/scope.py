@@ -1,0 +1,169 @@
+"""What an audit may crawl: its site (and subdomains if asked), robots.txt, include/exclude rules, and
+the guards against endless URL spaces (max depth, URLs per path pattern, query-string policy), and the
+one site the project's basic auth is sent to.
+
+Include/exclude rules are user-supplied regular expressions run against every link, so they run on RE2
+(linear time): a pattern like (a+)+$ cannot stall a worker on a long URL the way Python's re would.
+"""
+
+import logging
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import re2
+
+from audits.checks import CheckSettings
+from audits.models import Audit, Project
+from crawler import limits as crawl_limits
+from crawler.auth import SiteBasicAuth, site_basic_auth
+from crawler.discovery import Robots
+from crawler.urls import SiteMatcher
+
+QueryPolicy = Project.QueryPolicy
+_NUMERIC = re.compile(r"^\d+$")
+_ID_LIKE = re.compile(r"^(?=.*\d)[0-9a-f-]{8,}$", re.IGNORECASE)  # hex ids, UUIDs, hashes
+DEFAULT_MAX_URLS_PER_PATTERN = 2000
+logger = logging.getLogger(__name__)
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a refused pattern is the person's mistake, not an error for the worker log
+_BACKREFERENCE = re.compile(r"invalid escape sequence: \\[1-9]")
+_LOOKAROUND = re.compile(r"invalid perl operator: \(\?<?[=!]")
+
+
+def compile_pattern(pattern: str):
+    """`pattern` compiled for RE2, matched with .search() on a URL as re.search would. ValueError, with a
+    sentence a person understands, when it is not a valid regular expression or needs backtracking."""
+    if not isinstance(pattern, str):
+        raise ValueError("A pattern must be text.")
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+    shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+    if _BACKREFERENCE.search(reason) or "(?P=" in pattern:  # RE2 only says "invalid perl operator: (?P"
+        raise ValueError(
+            f"“{shown}” uses a backreference (\\1 or (?P=name)), which is not supported: patterns run on a "
+            "linear-time engine so that no URL can make them slow. Write the repeated part out instead."
+        )
+    if _LOOKAROUND.search(reason):
+        raise ValueError(
+            f"“{shown}” uses a lookahead or lookbehind ((?=, (?!, (?<=, (?<!), which is not supported: "
+            "patterns run on a linear-time engine. Use an include rule together with an exclude rule instead."
+        )
+    raise ValueError(f"“{shown}” is not a valid regular expression ({reason}).")
+
+
+def _compile_stored(patterns, kind: str, audit_id) -> tuple[list, list[str]]:
+    """Compile the patterns of an audit's config snapshot; a pattern saved before RE2 was required (or
+    otherwise uncompilable) is skipped, logged and returned as a note, never crashing a running audit."""
+    compiled, skipped = [], []
+    for pattern in patterns or []:
+        try:
+            compiled.append(compile_pattern(pattern))
+        except ValueError as exc:
+            skipped.append(f"{kind} pattern skipped: {exc}")
+            logger.warning("audit %s: %s pattern %r skipped: %s", audit_id, kind, pattern, exc)
+    return compiled, skipped
+
+
+def url_pattern(url: str) -> str:
+    """The URL's shape for the endless-space cap: numeric and id-like path segments collapse, query values
+    drop. /calendar/2024/05?view=month -> /calendar/{n}/{n}?view"""
+    parts = urlsplit(url)
+    segments = []
+    for segment in parts.path.split("/"):
+        stem, dot, ext = segment.partition(".")
+        if _NUMERIC.match(stem):
+            stem = "{n}"
+        elif _ID_LIKE.match(stem):
+            stem = "{id}"
+        segments.append(stem + dot + ext)
+    keys = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)})
+    return "/".join(segments)[:180] + ("?" + "&".join(keys) if keys else "")[:60]
+
+
+@dataclass
+class CrawlScope:
+    start_url: str
+    site_url: str
+    robots: Robots
+    include: list = field(default_factory=list)  # compiled by compile_pattern (RE2)
+    exclude: list = field(default_factory=list)
+    follow_nofollow: bool = False
+    include_subdomains: bool = False
+    max_depth: int | None = None
+    max_urls_per_pattern: int = DEFAULT_MAX_URLS_PER_PATTERN
+    query_policy: str = QueryPolicy.KEEP
+    query_keep_keys: frozenset = frozenset()
+    checks: CheckSettings = field(default_factory=CheckSettings)
+    skipped_patterns: list[str] = field(default_factory=list)  # stored patterns RE2 refused, one note each
+
+    @classmethod
+    def for_audit(cls, audit: Audit) -> "CrawlScope":
+        config = audit.config or {}
+        include, skipped_include = _compile_stored(config.get("include_patterns"), "include", audit.id)
+        exclude, skipped_exclude = _compile_stored(config.get("exclude_patterns"), "exclude", audit.id)
+        return cls(
+            start_url=audit.start_url,
+            site_url=audit.site_url or audit.start_url,
+            robots=Robots(audit.robots_txt, user_agent=config.get("user_agent") or crawl_limits.USER_AGENT_PRODUCT),
+            include=include,
+            exclude=exclude,
+            follow_nofollow=bool(config.get("follow_nofollow", False)),
+            include_subdomains=bool(config.get("crawl_subdomains", False)),
+            max_depth=config.get("max_depth"),
+            max_urls_per_pattern=int(config.get("max_urls_per_pattern") or DEFAULT_MAX_URLS_PER_PATTERN),
+            query_policy=config.get("query_policy", QueryPolicy.KEEP),
+            query_keep_keys=frozenset(config.get("query_keep_keys", [])),
+            checks=CheckSettings.for_audit(audit),
+            skipped_patterns=skipped_include + skipped_exclude,
+        )
+
+    def __post_init__(self):
+        self._site = SiteMatcher(self.site_url, self.start_url, include_subdomains=self.include_subdomains)
+
+    def is_internal(self, url: str) -> bool:
+        """`url` normalised: the site's host (www. or not, http or https), its start host, subdomains if asked."""
+        return self._site.matches(url)
+
+    def rewrite(self, url: str) -> str:
+        """Apply the query-string policy to a normalised internal URL."""
+        if self.query_policy == QueryPolicy.KEEP or "?" not in url:
+            return url
+        parts = urlsplit(url)
+        if self.query_policy == QueryPolicy.STRIP:
+            query = ""
+        else:
+            pairs = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k in self.query_keep_keys]
+            query = urlencode(pairs)
+        return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+    def allows(self, url: str, depth: int | None = None) -> bool:
+        """Internal, within max depth, allowed by robots.txt, matched by an include rule (if any) and by no
+        exclude rule."""
+        if not self.is_internal(url):
+            return False
+        if self.max_depth is not None and depth is not None and depth > self.max_depth:
+            return False
+        if not self.robots.allowed(url):
+            return False
+        if self.include and not any(p.search(url) for p in self.include):
+            return False
+        return not any(p.search(url) for p in self.exclude)
+
+
+def audit_site_auth(audit: Audit) -> SiteBasicAuth | None:
+    """The project's basic auth, sent only to the start URL's site (subdomains if the project crawls them).
+
+    Not to audit.site_url: when the start URL redirects to another host, the crawl follows it but the
+    credentials stay with the host the person typed (a redirect must not be able to collect them).
+    """
+    project = audit.project
+    return site_basic_auth(
+        project.auth_username,
+        project.auth_password,
+        audit.start_url,
+        include_subdomains=bool((audit.config or {}).get("crawl_subdomains", False)),
+    )

@@ -1,0 +1,39 @@
+"""Form fields shared by the dashboard's forms and the admin: JSON typed by a person, parsed safely."""
+
+import json
+
+from django import forms
+
+
+def parse_json_text(raw: str):
+    """What a person typed as JSON, parsed; a forms.ValidationError that says what is wrong otherwise,
+    including for input nested too deep for Python's json (a RecursionError, which would be a 500)."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise forms.ValidationError(f"This is not valid JSON: {exc.msg} (line {exc.lineno}).") from None
+    except RecursionError:
+        raise forms.ValidationError("This JSON is nested too deeply.") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise forms.ValidationError(f"This is not valid JSON: {exc}.") from None
+
+
+class SafeJSONField(forms.JSONField):
+    """forms.JSONField whose input cannot raise past the form (the admin's JSON fields)."""
+
+    def to_python(self, value):
+        if self.disabled or value in self.empty_values or isinstance(value, list | dict | int | float):
+            return super().to_python(value)
+        return parse_json_text(value)
+
+    def bound_data(self, data, initial):
+        try:
+            return super().bound_data(data, initial)
+        except RecursionError:
+            return forms.fields.InvalidJSONInput(data)
+
+    def has_changed(self, initial, data):
+        try:
+            return super().has_changed(initial, data)
+        except RecursionError:
+            return True

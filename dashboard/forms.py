@@ -1,0 +1,282 @@
+"""Dashboard forms: projects and their crawl options, starting an audit, schedules, page filters."""
+
+import json
+import re
+
+from django import forms
+from django.db import models
+
+from audits.checks.registry import CHECKS_BY_TYPE
+from audits.models import Page, Project, Schedule
+from audits.projects import NUMBER_BOUNDS, PROJECT_FIELDS
+from config.forms import parse_json_text
+from dashboard.selectors import REFUSAL_HINTS
+
+
+def _lines(value: str) -> list[str]:
+    return [line.strip() for line in (value or "").splitlines() if line.strip()]
+
+
+class PatternsField(forms.CharField):
+    """One regular expression per line, as a list; audits.projects judges the patterns themselves."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "autocapitalize": "off"})
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        if isinstance(value, (list, tuple)):
+            return "\n".join(value)
+        return value
+
+    def clean(self, value):
+        return _lines(super().clean(value))
+
+
+def _formfield(field, **kwargs):
+    if isinstance(field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")  # Django 6's default: typed "example.com" is https
+    return field.formfield(**kwargs)
+
+
+class ProjectForm(forms.ModelForm):
+    """A project and its crawl options. The form only parses what was typed; audits.projects judges it
+    when the view saves through project_create/project_update, and add_refusal() shows a refusal next
+    to its field. The basic-auth password is write-only: never rendered back, and left blank it keeps the
+    stored one."""
+
+    include_patterns = PatternsField(
+        label="Include patterns", help_text="Regular expressions, one per line; when set, a URL must match one."
+    )
+    exclude_patterns = PatternsField(
+        label="Exclude patterns", help_text="Regular expressions, one per line; a URL that matches is skipped."
+    )
+    base_url = forms.CharField(
+        label="Base URL",
+        widget=forms.URLInput(attrs={"placeholder": "https://example.com/"}),
+        help_text="Where audits start unless you give another URL.",
+    )
+    auth_password = forms.CharField(
+        label="Basic-auth password",
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+    )
+    clear_auth_password = forms.BooleanField(label="Remove the stored password", required=False)
+    check_overrides = forms.CharField(
+        label="Check settings (JSON)",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "autocapitalize": "off"}),
+        help_text='Optional: {"thresholds": {"title-too-long": {"max_chars": 70}}, '
+        '"severities": {"missing-h1": "info"}, "disabled": ["long-url"]}',
+    )
+    query_keep_keys = forms.CharField(
+        label="Query keys to keep",
+        required=False,
+        help_text="Comma-separated, with the “keep only the listed keys” policy.",
+    )
+
+    class Meta:
+        model = Project
+        formfield_callback = _formfield
+        fields = [
+            "name",
+            "base_url",
+            "max_pages",
+            "include_patterns",
+            "exclude_patterns",
+            "user_agent",
+            "auth_username",
+            "auth_password",
+            "follow_nofollow",
+            "crawl_subdomains",
+            "max_depth",
+            "query_policy",
+            "query_keep_keys",
+            "render_js",
+            "render_budget_pages",
+            "max_urls_per_pattern",
+            "min_request_interval_ms",
+            "max_concurrency",
+            "check_overrides",
+        ]
+        labels = {
+            "base_url": "Base URL",
+            "max_pages": "Max pages per audit",
+            "user_agent": "User agent",
+            "auth_username": "Basic-auth user",
+            "follow_nofollow": "Follow nofollow links",
+            "crawl_subdomains": "Crawl subdomains",
+            "max_depth": "Max link depth",
+            "query_policy": "Query strings",
+            "render_js": "Render JavaScript",
+            "render_budget_pages": "Pages rendered at most",
+            "max_urls_per_pattern": "URLs per path pattern",
+            "min_request_interval_ms": "Minimum interval between requests (ms)",
+            "max_concurrency": "Max concurrent requests",
+        }
+
+    def __init__(self, *args, account, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.account = account
+        self.has_password = bool(self.instance.pk and self.instance.auth_password)
+        if self.has_password:
+            self.fields["auth_password"].help_text = "A password is stored. Leave blank to keep it."
+        else:
+            self.fields["auth_password"].help_text = "Stored, never shown again."
+            del self.fields["clear_auth_password"]
+        if isinstance(self.initial.get("check_overrides"), dict):
+            overrides = self.initial["check_overrides"]
+            self.initial["check_overrides"] = json.dumps(overrides, indent=2) if overrides else ""
+        if isinstance(self.initial.get("query_keep_keys"), list):
+            self.initial["query_keep_keys"] = ", ".join(self.initial["query_keep_keys"])
+        # The model's limits (max_length, min_value) would refuse first, in other words than the service's
+        # and only some of its rules: drop them, keep the browser hints.
+        for name in ("name", "user_agent", "auth_username", *NUMBER_BOUNDS):
+            self.fields[name].validators = []
+        for name, (low, high) in NUMBER_BOUNDS.items():
+            self.fields[name].widget.attrs.update(min=low, max=high)
+
+    def clean_check_overrides(self):
+        raw = (self.cleaned_data.get("check_overrides") or "").strip()
+        return parse_json_text(raw) if raw else {}
+
+    def clean_query_keep_keys(self):
+        raw = self.cleaned_data.get("query_keep_keys", "")
+        return [key.strip() for key in re.split(r"[,\s]+", raw or "") if key.strip()]
+
+    def _post_clean(self):
+        # No model validation here: audits.projects is the one judge of a project (the model's validators
+        # would only repeat some of its rules in other words), and the view saves through it.
+        pass
+
+    def project_fields(self) -> dict:
+        """The cleaned values as keyword arguments for project_create/project_update. A blank password
+        keeps the stored one (it is left out), unless "remove the stored password" is ticked."""
+        fields = {name: value for name, value in self.cleaned_data.items() if name in PROJECT_FIELDS}
+        if self.cleaned_data.get("clear_auth_password"):
+            fields["auth_password"] = ""
+        elif not fields.get("auth_password") and self.instance.pk:
+            fields.pop("auth_password", None)
+        return fields
+
+    def add_refusal(self, exc) -> None:
+        """Show an AuditRefused from audits.projects next to the field it is about, or at the top."""
+        self.add_error(exc.field if exc.field in self.fields else None, exc.message)
+
+
+class AuditStartForm(forms.Form):
+    """Only shape is checked here: audits.pipeline.start.audit_start is the judge of URL, pages and plan."""
+
+    start_url = forms.CharField(
+        label="Start URL", max_length=20_000, widget=forms.URLInput(attrs={"placeholder": "https://example.com/"})
+    )
+    max_pages = forms.IntegerField(label="Max pages")
+    lighthouse = forms.BooleanField(
+        label="Run Lighthouse", required=False, help_text="Performance of a sample of pages, mobile and desktop."
+    )
+    include_patterns = PatternsField(
+        label="Include patterns", help_text="Regular expressions, one per line; saved to the project."
+    )
+    exclude_patterns = PatternsField(
+        label="Exclude patterns", help_text="Regular expressions, one per line; saved to the project."
+    )
+
+    def add_refusal(self, exc) -> None:
+        """Show an AuditRefused next to the field it is about, or at the top of the form."""
+        hint = REFUSAL_HINTS.get(exc.code, "")
+        message = f"{exc.message} {hint}".strip()
+        self.add_error(exc.field if exc.field in self.fields else None, message)
+
+
+class ScheduleForm(forms.Form):
+    kind = forms.ChoiceField(
+        label="Repeat",
+        choices=[
+            (Schedule.Kind.DAILY, "Daily, 03:00 UTC"),
+            (Schedule.Kind.WEEKLY, "Weekly, Mondays 03:00 UTC"),
+            (Schedule.Kind.CRON, "Custom (cron)"),
+        ],
+        widget=forms.RadioSelect,
+    )
+    cron = forms.CharField(
+        label="Cron expression (UTC)",
+        required=False,
+        max_length=120,
+        help_text="minute hour day-of-month month day-of-week, e.g. 30 2 * * 1-5",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("kind") == Schedule.Kind.CRON and not data.get("cron", "").strip():
+            self.add_error("cron", "Enter a cron expression, or choose daily or weekly.")
+        return data
+
+
+STATUS_FILTER = re.compile(r"^(?:[1-5]\d\d|[1-5]xx|none)$")
+
+
+class PageFilterForm(forms.Form):
+    """The pages list's filters and sort, read from the query string."""
+
+    SORT_CHOICES = [
+        ("url", "URL A–Z"),
+        ("-url", "URL Z–A"),
+        ("status", "Status code ↑"),
+        ("-status", "Status code ↓"),
+        ("depth", "Depth ↑"),
+        ("-depth", "Depth ↓"),
+        ("-time", "Slowest first"),
+        ("time", "Fastest first"),
+        ("words", "Fewest words"),
+        ("-words", "Most words"),
+        ("-issues", "Most issues"),
+        ("issues", "Fewest issues"),
+    ]
+
+    q = forms.CharField(label="URL contains", required=False, max_length=500)
+    status = forms.CharField(
+        label="Status code",
+        required=False,
+        max_length=4,
+        help_text="e.g. 404, 4xx, or “none” for no answer",
+        widget=forms.TextInput(attrs={"size": 5, "inputmode": "text"}),
+    )
+    fetch_class = forms.ChoiceField(
+        label="Fetch", required=False, choices=[("", "Any")] + list(Page.FetchClass.choices)
+    )
+    indexable = forms.ChoiceField(
+        label="Indexable", required=False, choices=[("", "Any"), ("yes", "Yes"), ("no", "No")]
+    )
+    issue = forms.ChoiceField(label="Has issue", required=False)
+    sort = forms.ChoiceField(label="Sort", required=False, choices=SORT_CHOICES)
+
+    def __init__(self, *args, issue_types=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = [("", "Any")]
+        for issue_type in issue_types:
+            spec = CHECKS_BY_TYPE.get(issue_type)
+            choices.append((issue_type, spec.title if spec else issue_type))
+        self.fields["issue"].choices = choices
+
+    def clean_status(self):
+        status = self.cleaned_data.get("status", "").strip().lower()
+        if status and not STATUS_FILTER.match(status):
+            raise forms.ValidationError("Use a code (404), a class (4xx) or “none”.")
+        return status
+
+    def filters(self) -> dict:
+        """Keyword arguments for dashboard.selectors.page_list (invalid fields are ignored)."""
+        data = self.cleaned_data if self.is_valid() else {
+            k: v for k, v in getattr(self, "cleaned_data", {}).items() if k not in self.errors
+        }  # fmt: skip
+        return {
+            "url_contains": data.get("q", ""),
+            "status": data.get("status", ""),
+            "fetch_class": data.get("fetch_class", ""),
+            "indexable": data.get("indexable", ""),
+            "issue_type": data.get("issue", ""),
+            "sort": data.get("sort") or "url",
+        }

@@ -1,0 +1,33 @@
+"""Dashboard routes. Every audit URL is scoped to the signed-in user's account (404 otherwise)."""
+
+from django.urls import path
+
+from dashboard import views
+
+app_name = "audits"
+
+audit = "audits/<uuid:audit_id>/"
+urlpatterns = [
+    path("", views.project_list, name="project-list"),
+    path("healthz", views.healthz, name="healthz"),
+    path("tokens/", views.api_tokens, name="api-tokens"),
+    path("tokens/<int:token_id>/revoke/", views.api_token_revoke, name="api-token-revoke"),
+    path("projects/new/", views.project_create, name="project-create"),
+    path("projects/<int:project_id>/", views.project_detail, name="project-detail"),
+    path("projects/<int:project_id>/edit/", views.project_edit, name="project-edit"),
+    path("projects/<int:project_id>/schedule/", views.project_schedule, name="project-schedule"),
+    path("projects/<int:project_id>/audits/new/", views.audit_new, name="audit-new"),
+    path(audit, views.audit_detail, name="audit-detail"),
+    path(audit + "live/", views.audit_live, name="audit-live"),
+    path(audit + "cancel/", views.audit_cancel_view, name="audit-cancel"),
+    path(audit + "delete/", views.audit_delete_view, name="audit-delete"),
+    path(audit + "issues/", views.audit_issues, name="audit-issues"),
+    path(audit + "issues/<slug:issue_type>/", views.audit_issue_type, name="audit-issue-type"),
+    path(audit + "pages/", views.audit_pages, name="audit-pages"),
+    path(audit + "pages/<uuid:page_id>/", views.page_detail, name="page-detail"),
+    path(audit + "performance/", views.audit_performance, name="audit-performance"),
+    path(audit + "performance/<uuid:result_id>/report.json", views.lighthouse_report, name="lighthouse-report"),
+    path(audit + "events/", views.audit_events, name="audit-events"),
+    path(audit + "compare/", views.audit_compare, name="audit-compare"),
+    path(audit + "export/<slug:what>.<slug:fmt>", views.audit_export, name="audit-export"),
+]

@@ -1,0 +1,375 @@
+"""The dashboard: server-rendered pages. Views are thin: they scope to the user's account, call a
+service or a selector (dashboard.selectors) and render."""
+
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import connection, transaction
+from django.http import FileResponse, Http404, JsonResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.models import ApiToken
+from accounts.services import account_get_or_create_for_user
+from accounts.tokens import token_create, token_revoke
+from audits import exports, projects
+from audits.checks.score import HEALTH_FORMULA
+from audits.errors import AuditRefused
+from audits.models import Audit, Schedule
+from audits.pipeline.lifecycle import audit_cancel, audit_delete
+from audits.pipeline.reconcile import audit_status_refresh
+from audits.pipeline.start import audit_start
+from audits.schedules import schedule_clear, schedule_set
+from dashboard import selectors as dashboard
+from dashboard.forms import AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
+
+
+def dashboard_view(view):
+    """Signed-in users only; `request.account` is theirs. (The CSP header is config.middleware's.)"""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        request.account = account_get_or_create_for_user(user=request.user)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _audit(request, audit_id) -> Audit:
+    return dashboard.audit_for_account(account=request.account, audit_id=audit_id)
+
+
+# --- projects ----------------------------------------------------------------------------------------------
+
+
+@require_GET
+@dashboard_view
+def project_list(request):
+    projects = dashboard.project_list(account=request.account)
+    usage = dashboard.account_usage(account=request.account)
+    return render(request, "dashboard/project_list.html", {"projects": projects, "usage": usage})
+
+
+@require_http_methods(["GET", "POST"])
+@dashboard_view
+def project_create(request):
+    form = ProjectForm(request.POST or None, account=request.account)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project = projects.project_create(account=request.account, owner=request.user, **form.project_fields())
+        except AuditRefused as exc:
+            form.add_refusal(exc)
+        else:
+            messages.success(request, f"Project “{project.name}” created.")
+            return redirect("audits:project-detail", project_id=project.id)
+    return render(request, "dashboard/project_form.html", {"form": form, "project": None})
+
+
+@require_http_methods(["GET", "POST"])
+@dashboard_view
+def project_edit(request, project_id):
+    project = dashboard.project_for_account(account=request.account, project_id=project_id)
+    form = ProjectForm(request.POST or None, instance=project, account=request.account)
+    if request.method == "POST" and form.is_valid():
+        try:
+            projects.project_update(project=project, **form.project_fields())
+        except AuditRefused as exc:
+            project.refresh_from_db()  # the page shows the stored project, not the refused values
+            form.add_refusal(exc)
+        else:
+            messages.success(request, "Project settings saved.")
+            return redirect("audits:project-detail", project_id=project.id)
+    return render(request, "dashboard/project_form.html", {"form": form, "project": project})
+
+
+def _project_page(request, project, schedule_form=None, status=200):
+    schedule = Schedule.objects.filter(project=project).first()
+    if schedule_form is None:
+        initial = {"kind": schedule.kind, "cron": schedule.cron} if schedule else {"kind": Schedule.Kind.WEEKLY}
+        schedule_form = ScheduleForm(initial=initial)
+    history = dashboard.paginate(
+        dashboard.audit_history(project=project), request.GET.get("page"), dashboard.AUDITS_PER_PAGE
+    )
+    context = {"project": project, "history": history, "schedule": schedule, "schedule_form": schedule_form}
+    return render(request, "dashboard/project_detail.html", context, status=status)
+
+
+@require_GET
+@dashboard_view
+def project_detail(request, project_id):
+    project = dashboard.project_for_account(account=request.account, project_id=project_id)
+    return _project_page(request, project)
+
+
+@require_POST
+@dashboard_view
+def project_schedule(request, project_id):
+    project = dashboard.project_for_account(account=request.account, project_id=project_id)
+    if request.POST.get("action") == "clear":
+        schedule_clear(project=project)
+        messages.success(request, "Schedule cleared: no more recurring audits.")
+        return redirect("audits:project-detail", project_id=project.id)
+    form = ScheduleForm(request.POST)
+    if form.is_valid():
+        try:
+            schedule = schedule_set(project=project, kind=form.cleaned_data["kind"], cron=form.cleaned_data["cron"])
+        except AuditRefused as exc:
+            form.add_error("cron", exc.message)
+        else:
+            messages.success(request, f"Schedule saved: {schedule.get_kind_display().lower()} ({schedule.cron}, UTC).")
+            return redirect("audits:project-detail", project_id=project.id)
+    return _project_page(request, project, schedule_form=form, status=400)
+
+
+# --- starting and following an audit -------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+@dashboard_view
+def audit_new(request, project_id):
+    project = dashboard.project_for_account(account=request.account, project_id=project_id)
+    initial = {
+        "start_url": project.base_url,
+        "max_pages": project.max_pages,
+        "include_patterns": project.include_patterns,
+        "exclude_patterns": project.exclude_patterns,
+    }
+    form = AuditStartForm(request.POST or None, initial=initial)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                # Patterns are project settings: saved with the start, rolled back with a refusal.
+                with transaction.atomic():
+                    projects.project_update(
+                        project=project,
+                        include_patterns=data["include_patterns"],
+                        exclude_patterns=data["exclude_patterns"],
+                    )
+                    audit = audit_start(
+                        project=project,
+                        start_url=data["start_url"],
+                        max_pages=data["max_pages"],
+                        lighthouse=data["lighthouse"],
+                    )
+            except AuditRefused as exc:
+                project.refresh_from_db()
+                form.add_refusal(exc)
+            else:
+                return redirect("audits:audit-detail", audit_id=audit.id)
+    return render(request, "dashboard/audit_start.html", {"form": form, "project": project}, status=status)
+
+
+def _live_context(audit: Audit) -> dict:
+    context = {"audit": audit, "progress": dashboard.audit_progress(audit=audit)}
+    if audit.is_finished:
+        types = dashboard.issue_types(audit=audit)
+        context.update(
+            severity_counts=dashboard.severity_counts(audit=audit),
+            chart=dashboard.issues_chart(types),
+            health_formula=HEALTH_FORMULA,
+        )
+    return context
+
+
+@require_GET
+@dashboard_view
+def audit_detail(request, audit_id):
+    audit = audit_status_refresh(audit_id=_audit(request, audit_id).id)  # a stuck audit is judged on sight
+    return render(request, "dashboard/audit_detail.html", {**_live_context(audit), "tab": "overview"})
+
+
+@never_cache
+@require_GET
+@dashboard_view
+def audit_live(request, audit_id):
+    """The live block alone, polled every 2 s by static/sitewarden/live.js while the audit runs."""
+    audit = audit_status_refresh(audit_id=_audit(request, audit_id).id)
+    return render(request, "dashboard/_live.html", _live_context(audit))
+
+
+@require_POST
+@dashboard_view
+def audit_cancel_view(request, audit_id):
+    audit = _audit(request, audit_id)
+    if audit_cancel(audit=audit):
+        messages.success(request, "Audit cancelled. The pages crawled so far are kept.")
+    else:
+        messages.info(request, "The audit had already ended.")
+    return redirect("audits:audit-detail", audit_id=audit.id)
+
+
+@require_POST
+@dashboard_view
+def audit_delete_view(request, audit_id):
+    audit = _audit(request, audit_id)
+    project_id = audit.project_id
+    audit_delete(audit=audit)
+    messages.success(request, "Audit deleted.")
+    return redirect("audits:project-detail", project_id=project_id)
+
+
+# --- results ------------------------------------------------------------------------------------------------
+
+
+@require_GET
+@dashboard_view
+def audit_issues(request, audit_id):
+    audit = _audit(request, audit_id)
+    context = {
+        "audit": audit,
+        "tab": "issues",
+        "groups": dashboard.issues_grouped(audit=audit),
+        "severity_counts": dashboard.severity_counts(audit=audit),
+        "preview_size": dashboard.ISSUE_URLS_PREVIEW,
+    }
+    return render(request, "dashboard/issues.html", context)
+
+
+@require_GET
+@dashboard_view
+def audit_issue_type(request, audit_id, issue_type):
+    audit = _audit(request, audit_id)
+    issues = dashboard.paginate(dashboard.issues_of_type(audit=audit, issue_type=issue_type), request.GET.get("page"))
+    if not issues.paginator.count:
+        raise Http404("No issues of this type")
+    context = {"audit": audit, "tab": "issues", "spec": dashboard.check_spec(issue_type), "issues": issues}
+    return render(request, "dashboard/issue_type.html", context)
+
+
+@require_GET
+@dashboard_view
+def audit_pages(request, audit_id):
+    audit = _audit(request, audit_id)
+    present = [t.type for t in dashboard.issue_types(audit=audit)]
+    form = PageFilterForm(request.GET or None, issue_types=sorted(present))
+    filters = form.filters() if form.is_bound else {"sort": "url"}
+    pages = dashboard.paginate(dashboard.page_list(audit=audit, **filters), request.GET.get("page"))
+    context = {"audit": audit, "tab": "pages", "form": form, "pages": pages, "sort": filters["sort"]}
+    return render(request, "dashboard/pages.html", context)
+
+
+@require_GET
+@dashboard_view
+def page_detail(request, audit_id, page_id):
+    audit = _audit(request, audit_id)
+    page = dashboard.page_for_audit(audit=audit, page_id=page_id)
+    context = {
+        "audit": audit,
+        "tab": "pages",
+        "page": page,
+        "fields": dashboard.page_fields(page),
+        "issues": dashboard.page_issues(page=page),
+        "inlinks": dashboard.paginate(
+            dashboard.page_inlinks(page=page), request.GET.get("in"), dashboard.LINKS_PER_PAGE
+        ),
+        "outlinks": dashboard.paginate(
+            dashboard.page_outlinks(page=page), request.GET.get("out"), dashboard.LINKS_PER_PAGE
+        ),
+    }
+    return render(request, "dashboard/page_detail.html", context)
+
+
+@require_GET
+@dashboard_view
+def audit_performance(request, audit_id):
+    audit = _audit(request, audit_id)
+    context = {"audit": audit, "tab": "performance", "results": dashboard.lighthouse_results(audit=audit)}
+    return render(request, "dashboard/performance.html", context)
+
+
+@require_GET
+@dashboard_view
+def lighthouse_report(request, audit_id, result_id):
+    """A stored Lighthouse report, served only to the audit's account (never as public media)."""
+    audit = _audit(request, audit_id)
+    result, path = dashboard.lighthouse_report_path(audit=audit, result_id=result_id)
+    filename = f"lighthouse-{result.strategy}-{result.id}.json"
+    return FileResponse(path.open("rb"), content_type="application/json", filename=filename)
+
+
+@require_GET
+@dashboard_view
+def audit_events(request, audit_id):
+    audit = _audit(request, audit_id)
+    events = dashboard.paginate(dashboard.audit_events(audit=audit), request.GET.get("page"), dashboard.EVENTS_PER_PAGE)
+    return render(request, "dashboard/events.html", {"audit": audit, "tab": "events", "events": events})
+
+
+@require_GET
+@dashboard_view
+def audit_compare(request, audit_id):
+    audit = _audit(request, audit_id)
+    previous = dashboard.previous_audit(audit=audit)
+    context = {"audit": audit, "tab": "compare", "previous": previous, "rows": [], "listing": None}
+    if previous is not None:
+        context["rows"] = dashboard.comparison_summary(audit=audit, previous=previous)
+        kind, issue_type = request.GET.get("kind"), request.GET.get("type")
+        if kind in dashboard.COMPARE_KINDS and issue_type:
+            issues = dashboard.comparison_issues(audit=audit, previous=previous, kind=kind, issue_type=issue_type)
+            context["listing"] = {
+                "kind": kind,
+                "spec": dashboard.check_spec(issue_type),
+                "issues": dashboard.paginate(issues, request.GET.get("page")),
+            }
+    return render(request, "dashboard/compare.html", context)
+
+
+EXPORTS = {
+    ("issues", "csv"): (exports.issues_csv_rows, exports.CSV_CONTENT_TYPE),
+    ("issues", "json"): (exports.issues_json_chunks, exports.JSON_CONTENT_TYPE),
+    ("pages", "csv"): (exports.pages_csv_rows, exports.CSV_CONTENT_TYPE),
+    ("pages", "json"): (exports.pages_json_chunks, exports.JSON_CONTENT_TYPE),
+}
+
+
+@require_GET
+@dashboard_view
+def audit_export(request, audit_id, what, fmt):
+    audit = _audit(request, audit_id)
+    if (what, fmt) not in EXPORTS:
+        raise Http404("No such export")
+    chunks, content_type = EXPORTS[(what, fmt)]
+    response = StreamingHttpResponse(chunks(audit), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(audit, what, fmt)}"'
+    response["X-Accel-Buffering"] = "no"  # let a proxy pass the stream through as it comes
+    return response
+
+
+def healthz(request):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return JsonResponse({"ok": True})
+
+
+# --- API tokens ---------------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+@dashboard_view
+@never_cache
+def api_tokens(request):
+    """The user's API tokens; creating one shows its plaintext on this response only."""
+    created = None
+    if request.method == "POST":
+        name = (request.POST.get("name") or "").strip()[:100] or "API token"
+        token, plaintext = token_create(user=request.user, name=name)
+        created = {"token": token, "plaintext": plaintext}
+    tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
+    return render(request, "dashboard/api_tokens.html", {"tokens": tokens, "created": created})
+
+
+@require_POST
+@dashboard_view
+def api_token_revoke(request, token_id):
+    token = ApiToken.objects.filter(user=request.user, id=token_id).first()
+    if token is None:
+        raise Http404("No such token")
+    if token_revoke(token=token):
+        messages.success(request, f"Token “{token.name}” revoked: requests with it are refused from now on.")
+    return redirect("audits:api-tokens")

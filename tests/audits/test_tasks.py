@@ -1,0 +1,31 @@
+"""Celery conventions of the pipeline's tasks: the lighthouse queue, bounded retries of transient database
+errors on every step, and one error code table (the refusal codes' HTTP statuses)."""
+
+from django.db import InterfaceError, OperationalError
+
+from audits import tasks
+from audits.errors import AuditRefused, ErrorCode
+from config.celery import app
+
+PIPELINE_STEPS = (tasks.discover, tasks.crawl_chunk, tasks.crawl_round_done, tasks.lighthouse, tasks.finalize)
+
+
+def test_lighthouse_has_its_own_queue_and_a_worker_without_q_consumes_both():
+    assert app.amqp.router.route({}, "audits.lighthouse")["queue"].name == "lighthouse"
+    assert app.amqp.router.route({}, "audits.discover")["queue"].name == "celery"
+    assert {queue.name for queue in app.conf.task_queues} == {"celery", "lighthouse"}
+
+
+def test_every_pipeline_step_retries_transient_database_errors_a_bounded_number_of_times():
+    for task in PIPELINE_STEPS:
+        assert {OperationalError, InterfaceError} <= set(task.autoretry_for), task.name
+        assert 0 < task.max_retries <= 5 and task.retry_backoff and task.retry_backoff_max <= 600, task.name
+        assert task.acks_late and task.reject_on_worker_lost, task.name
+
+
+def test_refusal_codes_carry_their_http_status():
+    assert AuditRefused(ErrorCode.AUDIT_CAPACITY_REACHED, "full").code == "audit_capacity_reached"
+    assert AuditRefused("insufficient_credits", "no").status == 402
+    assert ErrorCode.status_for("audit_page_limit_exceeded") == 403
+    assert ErrorCode.status_for("project_name_taken") == 409
+    assert ErrorCode.status_for("a_code_not_listed") == 400
