@@ -7,7 +7,7 @@ PORT ?= 8000
 LIGHTHOUSE_DIR := audits/lighthouse_runner
 LIGHTHOUSE_STAMP := $(LIGHTHOUSE_DIR)/node_modules/.installed-$(shell cat $(LIGHTHOUSE_DIR)/package-lock.json | md5sum | cut -c1-12)
 
-.PHONY: install services run test test-fast bench lint format clean lighthouse-install
+.PHONY: install services run test test-fast bench chaos lint format clean lighthouse-install
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -40,12 +40,22 @@ services:
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py install_watchdog
-	$(PY) manage.py ensure_login
-	@echo "Sitewarden: http://127.0.0.1:$(PORT)/  (Ctrl-C stops the web process and the worker)"
-	@setsid $(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO --without-gossip --without-mingle & \
+	@mkdir -p var
+	@login="$$($(PY) manage.py ensure_login)" || exit 1; \
+	  setsid $(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO --without-gossip --without-mingle \
+	    --logfile var/worker.log >/dev/null 2>&1 & \
 	  worker=$$!; \
-	  trap 'kill -TERM -- -$$worker 2>/dev/null; for i in $$(seq 1 15); do kill -0 $$worker 2>/dev/null || exit 0; sleep 1; done; kill -KILL -- -$$worker 2>/dev/null' EXIT; \
-	  $(PY) manage.py runserver 127.0.0.1:$(PORT)
+	  web=; \
+	  trap 'exit 130' INT TERM; \
+	  trap '[ -n "$$web" ] && kill -TERM -- -$$web 2>/dev/null; kill -TERM -- -$$worker 2>/dev/null; for i in $$(seq 1 15); do kill -0 $$worker 2>/dev/null || exit 0; sleep 1; done; kill -KILL -- -$$worker 2>/dev/null' EXIT; \
+	  setsid env DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-config.settings.local} $(VENV)/bin/uvicorn \
+	    config.asgi:application --host 127.0.0.1 --port $(PORT) --log-level warning & \
+	  web=$$!; \
+	  for i in $$(seq 1 60); do $(PY) -c "import socket; socket.create_connection(('127.0.0.1', $(PORT)), 1)" 2>/dev/null && break; sleep 1; done; \
+	  echo; \
+	  echo "Sitewarden: http://127.0.0.1:$(PORT)/  (Ctrl-C stops the web process and the worker; worker log: var/worker.log)"; \
+	  echo "$$login"; \
+	  wait $$web
 
 # SITEWARDEN_TEST_SLOT=N (1-12) gives a run its own database (sitewarden_N) and Redis db (N), so two
 # runs on one machine do not flush each other; see config/settings/test.py.
@@ -61,6 +71,11 @@ test-fast: install services
 
 bench: install services
 	$(PY) -m bench.run
+
+# Each fault of issue 13 against a 2-worker fleet on private PostgreSQL, Redis and RabbitMQ instances it starts
+# itself (ports 5544, 6390, 5682): the machine's own services are never touched. Prints one table.
+chaos: install
+	$(PY) -m bench.chaos
 
 lint: install
 	$(VENV)/bin/ruff check .

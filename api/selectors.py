@@ -5,7 +5,7 @@ from django.db.models import Count, QuerySet
 
 from accounts.selectors import account_for_user
 from audits.checks.registry import CHECKS_BY_TYPE
-from audits.comparison import comparison_summary
+from audits.comparison import comparison_pages, comparison_summary, settings_differences
 from audits.errors import AuditRefused
 from audits.models import Audit, Issue, Page, Project
 from scratchpad.models import LinkEdge
@@ -75,9 +75,17 @@ def audit_comparison(*, audit: Audit, base: Audit) -> dict:
         raise AuditRefused(
             "comparison_project_mismatch", "Only audits of the same project can be compared.", field="base"
         )
+    kinds = ("new", "fixed", "persisting", "not_crawled")
     rows = [
-        {"type": r.type, "severity": r.spec.severity, "new": r.new, "fixed": r.fixed, "persisting": r.persisting}
+        {"type": r.type, "severity": r.spec.severity, **{k: getattr(r, k) for k in kinds}}
         for r in comparison_summary(audit=audit, previous=base)
     ]
-    totals = {k: sum(r[k] for r in rows) for k in ("new", "fixed", "persisting")}
-    return {"audit": audit.id, "base": base.id, "totals": totals, "by_type": rows}
+    totals = {k: sum(r[k] for r in rows) for k in kinds}
+    return {
+        "audit": audit.id,
+        "base": base.id,
+        "totals": totals,
+        "by_type": rows,
+        "pages": comparison_pages(audit=audit, previous=base),
+        "settings_differ": [vars(d) for d in settings_differences(audit=audit, previous=base)],
+    }

@@ -174,17 +174,34 @@ class PageDetailSerializer(serializers.ModelSerializer):
 
 
 class ComparisonRowSerializer(serializers.Serializer):
+    """Counts of affected URLs (a site-level issue counts as one)."""
+
     type = serializers.CharField()
     severity = serializers.CharField(help_text="The type's default severity")
     new = serializers.IntegerField()
-    fixed = serializers.IntegerField()
+    fixed = serializers.IntegerField(help_text="In the base audit only, and its page was crawled again")
     persisting = serializers.IntegerField()
+    not_crawled = serializers.IntegerField(help_text="In the base audit only, on a page this audit did not crawl")
 
 
 class ComparisonTotalsSerializer(serializers.Serializer):
     new = serializers.IntegerField()
     fixed = serializers.IntegerField()
     persisting = serializers.IntegerField()
+    not_crawled = serializers.IntegerField()
+
+
+class ComparisonPagesSerializer(serializers.Serializer):
+    both = serializers.IntegerField(help_text="Pages (URLs) both audits crawled")
+    not_crawled = serializers.IntegerField(help_text="Pages the base audit crawled and this one did not")
+    only_now = serializers.IntegerField(help_text="Pages only this audit crawled")
+
+
+class SettingDiffSerializer(serializers.Serializer):
+    setting = serializers.CharField(help_text="start_url or an Audit.config key")
+    label = serializers.CharField()
+    base = serializers.CharField(help_text="The base audit's value, in words")
+    audit = serializers.CharField(help_text="This audit's value, in words")
 
 
 class ComparisonSerializer(serializers.Serializer):
@@ -192,6 +209,8 @@ class ComparisonSerializer(serializers.Serializer):
     base = serializers.UUIDField()
     totals = ComparisonTotalsSerializer()
     by_type = ComparisonRowSerializer(many=True)
+    pages = ComparisonPagesSerializer()
+    settings_differ = SettingDiffSerializer(many=True, help_text="Crawl settings that differ between the audits")
 
 
 class ScheduleSerializer(serializers.ModelSerializer):

@@ -27,6 +27,16 @@ urlpatterns = [
     path("v1/audits/<uuid:pk>/exports/issues.json", v.IssuesJsonExport.as_view(), name="export-issues-json"),
     path("v1/audits/<uuid:pk>/exports/pages.csv", v.PagesCsvExport.as_view(), name="export-pages-csv"),
     path("v1/audits/<uuid:pk>/exports/pages.json", v.PagesJsonExport.as_view(), name="export-pages-json"),
+    path(
+        "v1/audits/<uuid:pk>/issues/<str:issue_type>/export.csv",
+        v.IssueTypeCsvExport.as_view(),
+        name="export-issue-type-csv",
+    ),
+    path(
+        "v1/audits/<uuid:pk>/issues/<str:issue_type>/export.json",
+        v.IssueTypeJsonExport.as_view(),
+        name="export-issue-type-json",
+    ),
     path("v1/webhooks/<int:pk>/", v.WebhookDetail.as_view(), name="webhook-detail"),
     path("v1/webhooks/<int:pk>/deliveries/", v.WebhookDeliveries.as_view(), name="webhook-deliveries"),
 ]

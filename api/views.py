@@ -9,7 +9,7 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, status
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.pagination import PageNumberPagination
@@ -24,6 +24,7 @@ from api.parsers import SafeJSONParser
 from api.schema import ApiAutoSchema
 from api.services import audit_cancel_checked
 from audits import exports
+from audits.checks.registry import CHECKS_BY_TYPE
 from audits.models import Audit, Issue, Page, Project, Schedule
 from audits.pipeline.lifecycle import audit_delete
 from audits.pipeline.reconcile import audit_status_refresh
@@ -181,7 +182,9 @@ class AuditCompare(ApiMixin, APIView):
         responses={200: s.ComparisonSerializer},
         summary="Compare an audit's issues with another audit of the same project",
         description="Issues are matched by (type, page_url): new = only in this audit, fixed = only in the "
-        "base audit, persisting = in both; counted per type.",
+        "base audit and its page was crawled again, not_crawled = only in the base audit, on a page this audit "
+        "did not crawl (never counted as fixed), persisting = in both; affected URLs counted per type. `pages` "
+        "counts the URLs each audit crawled; `settings_differ` names the crawl settings that differ.",
     )
     def get(self, request, pk, base_pk):
         audit = self.audit_or_404(pk)
@@ -290,6 +293,49 @@ IssuesCsvExport = _export_view("issues", "csv")
 IssuesJsonExport = _export_view("issues", "json")
 PagesCsvExport = _export_view("pages", "csv")
 PagesJsonExport = _export_view("pages", "json")
+
+ISSUE_TYPE_EXPORTS = {  # the dashboard's per-type exports (dashboard.views.audit_issue_type_export)
+    "csv": (exports.issue_type_csv_rows, exports.CSV_CONTENT_TYPE),
+    "json": (exports.issue_type_json_chunks, exports.JSON_CONTENT_TYPE),
+}
+
+
+class _IssueTypeExport(_Export):
+    """One issue type's evidence in its named columns (audits.evidence), as the dashboard exports it."""
+
+    def get(self, request, pk, issue_type):
+        audit = self.audit_or_404(pk)
+        if issue_type not in CHECKS_BY_TYPE:
+            raise exceptions.NotFound(f"No such issue type: {issue_type[:100]!r}.")
+        chunks, content_type = ISSUE_TYPE_EXPORTS[self.fmt]
+        response = StreamingHttpResponse(chunks(audit, issue_type), content_type=content_type)
+        filename = exports.export_filename(audit, f"issues-{issue_type}", self.fmt)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+def _issue_type_export_view(fmt: str):
+    media = "text/csv" if fmt == "csv" else "application/json"
+    schema = OpenApiTypes.STR if fmt == "csv" else {"type": "array", "items": {"type": "object"}}
+    decorated = extend_schema(
+        tags=["exports"],
+        summary=f"Export one issue type's evidence as {fmt.upper()} (streamed)",
+        description=(
+            "The rows of the type's evidence table in the dashboard, with the same named columns "
+            "(the JSON objects have the CSV's column keys). An unknown type answers 404 not_found."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "issue_type", str, OpenApiParameter.PATH, description="An issue type", enum=sorted(CHECKS_BY_TYPE)
+            )
+        ],
+        responses={(200, media): schema},
+    )
+    return decorated(type(f"IssueType{fmt.upper()}Export", (_IssueTypeExport,), {"kind": "issue-type", "fmt": fmt}))
+
+
+IssueTypeCsvExport = _issue_type_export_view("csv")
+IssueTypeJsonExport = _issue_type_export_view("json")
 
 
 # --- schedules and webhooks ------------------------------------------------------------------------------

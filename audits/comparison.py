@@ -1,14 +1,19 @@
-"""Comparing two audits of a project: issues new, fixed or still there, matched by (type, page_url).
+"""Comparing two audits of a project: issues new, fixed, still there or no longer crawled, matched by
+(type, page_url); the pages only one of them crawled; the crawl settings that differ between them.
 
-Read by the dashboard's comparison page and the API's comparison endpoint.
+Read by the dashboard's comparison page and the API's comparison endpoint. An issue of the baseline on a page
+this audit did not crawl is "no longer crawled", never "fixed": nobody looked at that page this time.
 """
 
+import uuid
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 
 from audits.checks.registry import CHECKS_BY_TYPE, SEVERITIES, CheckSpec
 from audits.models import Audit, Issue, Page
+
+BASELINE_CHOICES_MAX = 50  # completed audits offered as a baseline (newest first)
 
 
 def check_spec(issue_type: str) -> CheckSpec:
@@ -19,40 +24,52 @@ def check_spec(issue_type: str) -> CheckSpec:
     return spec
 
 
-COMPARE_KINDS = ("new", "fixed", "persisting")
+COMPARE_KINDS = ("new", "fixed", "persisting", "not_crawled")
 
 
 def _compare_sets(audit: Audit, previous: Audit) -> dict[str, QuerySet]:
-    """Issues matched by (type, page_url) between two audits, as Exists subqueries: nothing is loaded."""
+    """Issues matched by (type, page_url) between two audits, as Exists subqueries: nothing is loaded.
+    A baseline issue gone from this audit is fixed when its page was crawled again (or it was site-level),
+    and not crawled when its page was not."""
     current = Issue.objects.filter(audit=audit)
     before = Issue.objects.filter(audit=previous)
     in_before = Exists(before.filter(type=OuterRef("type"), page_url=OuterRef("page_url")))
     in_current = Exists(current.filter(type=OuterRef("type"), page_url=OuterRef("page_url")))
+    crawled_now = Exists(Page.objects.filter(audit=audit, url=OuterRef("page_url")))
+    gone = before.filter(~in_current)
     return {
         "new": current.filter(~in_before),
-        "fixed": before.filter(~in_current),
+        "fixed": gone.filter(Q(page_id__isnull=True) | crawled_now),
         "persisting": current.filter(in_before),
+        "not_crawled": gone.filter(page_id__isnull=False).filter(~crawled_now),
     }
 
 
 @dataclass
 class CompareRow:
+    """Per issue type, counts of affected URLs (a site-level issue counts as one)."""
+
     type: str
     spec: CheckSpec
     new: int = 0
     fixed: int = 0
     persisting: int = 0
+    not_crawled: int = 0
 
 
 def comparison_summary(*, audit: Audit, previous: Audit) -> list[CompareRow]:
-    """Per issue type: affected URLs that are new, fixed or still there (three grouped queries)."""
+    """Per issue type: affected URLs that are new, fixed, still there or no longer crawled (four grouped
+    queries)."""
     rows: dict[str, CompareRow] = {}
     for kind, issues in _compare_sets(audit, previous).items():
         for r in issues.order_by().values("type").annotate(n=Count("page_url", distinct=True)):
             row = rows.setdefault(r["type"], CompareRow(r["type"], check_spec(r["type"])))
             setattr(row, kind, r["n"])
     rank = {severity: i for i, severity in enumerate(SEVERITIES)}
-    return sorted(rows.values(), key=lambda r: (rank.get(r.spec.severity, 9), -(r.new + r.fixed), r.type))
+    return sorted(
+        rows.values(),
+        key=lambda r: (rank.get(r.spec.severity, 9), -(r.new + r.fixed + r.not_crawled), r.type),
+    )
 
 
 def comparison_issues(*, audit: Audit, previous: Audit, kind: str, issue_type: str) -> QuerySet:
@@ -64,3 +81,116 @@ def comparison_issues(*, audit: Audit, previous: Audit, kind: str, issue_type: s
         .order_by("page_url", "id")
         .values("id", "page_url", "page_id", "current_page_id", "details")
     )
+
+
+def comparison_pages(*, audit: Audit, previous: Audit) -> dict[str, int]:
+    """Pages (URLs) crawled by both audits, only by the baseline (no longer crawled) and only by this one."""
+    current = Page.objects.filter(audit=audit)
+    before = Page.objects.filter(audit=previous)
+    row = before.aggregate(
+        total=Count("id"),
+        both=Count("id", filter=Q(Exists(current.filter(url=OuterRef("url"))))),
+    )
+    now = current.count()
+    return {
+        "both": row["both"],
+        "not_crawled": row["total"] - row["both"],
+        "only_now": now - row["both"],
+    }
+
+
+def baseline_choices(*, audit: Audit) -> QuerySet:
+    """Completed audits of the same project this one can be compared with, newest first."""
+    return (
+        Audit.objects.filter(project_id=audit.project_id, status=Audit.Status.COMPLETED)
+        .exclude(id=audit.id)
+        .order_by("-created_at")[:BASELINE_CHOICES_MAX]
+    )
+
+
+# --- crawl settings --------------------------------------------------------------------------------------
+
+# Audit.config keys a person would want named when two audits' numbers differ, in the order shown.
+CONFIG_LABELS = {
+    "max_pages": "Max pages",
+    "include_patterns": "Include patterns",
+    "exclude_patterns": "Exclude patterns",
+    "max_depth": "Max depth",
+    "max_urls_per_pattern": "URLs per path pattern",
+    "query_policy": "Query strings",
+    "query_keep_keys": "Query keys kept",
+    "crawl_subdomains": "Crawl subdomains",
+    "follow_nofollow": "Follow nofollow links",
+    "render_js": "JavaScript rendering",
+    "render_budget_pages": "Pages rendered at most",
+    "lighthouse": "Lighthouse",
+    "user_agent": "User agent",
+    "auth_username": "Basic-auth user",
+    "min_request_interval_ms": "Interval between requests (ms)",
+    "max_concurrency": "Max concurrency",
+    "checks": "Check settings",
+}
+NO_LIMIT_KEYS = {"max_depth"}
+
+
+@dataclass
+class SettingDiff:
+    setting: str  # the config key
+    label: str
+    base: str  # the baseline's value, as a person reads it
+    audit: str
+
+
+def _checks_text(value) -> str:
+    """Check overrides in words ("2 thresholds, 1 check off"), not as the stored JSON."""
+    counts = [
+        (len(value.get("thresholds") or ()), "threshold", "thresholds"),
+        (len(value.get("severities") or ()), "severity", "severities"),
+        (len(value.get("disabled") or ()), "check off", "checks off"),
+    ]
+    parts = [f"{n} {one if n == 1 else many}" for n, one, many in counts if n]
+    return ", ".join(parts) if parts else "defaults"
+
+
+def _setting_text(key: str, value) -> str:
+    if key == "checks":
+        return _checks_text(value or {})
+    if value is None:
+        return "no limit" if key in NO_LIMIT_KEYS else "–"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) if value else "none"
+    if value == "":
+        return "default" if key == "user_agent" else "none"
+    return str(value)
+
+
+def settings_differences(*, audit: Audit, previous: Audit) -> list[SettingDiff]:
+    """The crawl settings (start URL and Audit.config) that differ between the two audits. A key only one of
+    them recorded (an audit older than the setting) is not reported: its value then is unknown."""
+    diffs = []
+    if audit.start_url != previous.start_url:
+        diffs.append(SettingDiff("start_url", "Start URL", previous.start_url, audit.start_url))
+    mine, theirs = audit.config or {}, previous.config or {}
+    for key, label in CONFIG_LABELS.items():
+        if key not in mine or key not in theirs:
+            continue
+        a, b = mine[key], theirs[key]
+        if key == "checks":
+            a, b = a or {}, b or {}
+        if a != b:
+            diffs.append(SettingDiff(key, label, _setting_text(key, b), _setting_text(key, a)))
+    return diffs
+
+
+def comparison_baseline(*, audit: Audit, base_id: str | None = None) -> Audit | None:
+    """The audit to compare with: the chosen one when it is a completed audit of the same project (None
+    otherwise), or by default the project's last completed audit started before this one."""
+    candidates = Audit.objects.filter(project_id=audit.project_id, status=Audit.Status.COMPLETED).exclude(id=audit.id)
+    if base_id:
+        try:
+            return candidates.filter(id=uuid.UUID(str(base_id))).first()
+        except ValueError:
+            return None
+    return candidates.filter(created_at__lt=audit.created_at).order_by("-created_at").first()

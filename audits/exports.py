@@ -8,6 +8,10 @@ text at a time. Wrap it in a StreamingHttpResponse:
 
 CSV cells that a spreadsheet would run as a formula (crawled titles starting with "=", "+", "-", "@")
 are prefixed with a quote; JSON is an array of objects, one per row.
+
+Issues go out as evidence (audits.evidence): named, flat columns per type, the same in CSV and JSON, never a
+JSON blob. The all-issues files have every type's columns (empty where a type has none); the per-type files
+(`issue_type_csv_rows`, `issue_type_json_chunks`) have just that type's.
 """
 
 import csv
@@ -17,8 +21,13 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from audits.checks.registry import CHECKS_BY_TYPE
+from django.db.models import Count, QuerySet
+
+from audits.checks.registry import CATEGORIES
+from audits.comparison import check_spec
+from audits.evidence import all_evidence_keys, evidence_columns, evidence_queryset, evidence_records
 from audits.models import Audit, Issue, Page
+from audits.selectors import page_inlinks_count
 
 EXPORT_FETCH_ROWS = 2000  # rows per fetch of the database cursor
 EXPORT_ROWS_PER_CHUNK = 500  # rows joined into one yielded string (fewer, larger writes to the socket)
@@ -26,8 +35,9 @@ EXPORT_ROWS_PER_CHUNK = 500  # rows joined into one yielded string (fewer, large
 CSV_CONTENT_TYPE = "text/csv; charset=utf-8"
 JSON_CONTENT_TYPE = "application/json"
 
-ISSUE_FIELDS = ("type", "severity", "page_url", "details")
-ISSUE_COLUMNS = ("type", "severity", "title", "page_url", "details")
+ISSUE_BASE_COLUMNS = ("type", "issue_title", "category", "severity")  # evidence has its own "title"
+# page_url is the first evidence key of every page-tied type; the rest follow in registry order.
+ISSUE_COLUMNS = (*ISSUE_BASE_COLUMNS, *all_evidence_keys())
 
 PAGE_FIELDS = (
     "url",
@@ -47,6 +57,7 @@ PAGE_FIELDS = (
     "meta_robots",
     "x_robots_tag",
     "h1_count",
+    "h1",
     "word_count",
     "internal_links",
     "external_links",
@@ -55,33 +66,47 @@ PAGE_FIELDS = (
     "html_lang",
     "fetched_at",
 )
-PAGE_COLUMNS = PAGE_FIELDS
+PAGE_COLUMNS = (*PAGE_FIELDS, "inlinks")  # inlinks: links to the page from the audit's crawled pages
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _issue_rows(audit: Audit) -> Iterator[tuple]:
-    return (
+def _type_records(audit: Audit, issue_type: str, columns: tuple, prefix: tuple = ()) -> Iterator[tuple]:
+    """One tuple per evidence row of a type, in `columns` order (a key the type lacks is "")."""
+    issues = evidence_queryset(audit=audit, issue_type=issue_type).iterator(chunk_size=EXPORT_FETCH_ROWS)
+    tail = columns[len(prefix) :]
+    for _page_id, row in evidence_records(issue_type, issues):
+        yield (*prefix, *(row.get(key, "") for key in tail))
+
+
+def _issue_records(audit: Audit) -> Iterator[tuple]:
+    """Every issue of the audit as evidence rows with the type's name, category and severity, type by type."""
+    present = (
         Issue.objects.filter(audit=audit)
-        .order_by("type", "page_url", "id")
-        .values_list(*ISSUE_FIELDS)
-        .iterator(chunk_size=EXPORT_FETCH_ROWS)
+        .exclude(page_url="", details__capped=True)
+        .order_by("type")
+        .values("type")
+        .annotate(n=Count("id"))
+        .values_list("type", flat=True)
     )
+    for issue_type in list(present):
+        spec = check_spec(issue_type)
+        severity = (
+            Issue.objects.filter(audit=audit, type=issue_type)
+            .exclude(details__capped=True)
+            .values_list("severity", flat=True)
+            .first()
+            or spec.severity
+        )
+        prefix = (issue_type, spec.title, CATEGORIES.get(spec.category, spec.category), severity)
+        yield from _type_records(audit, issue_type, ISSUE_COLUMNS, prefix)
 
 
-def _page_rows(audit: Audit) -> Iterator[tuple]:
-    return (
-        Page.objects.filter(audit=audit)
-        .order_by("url")
-        .values_list(*PAGE_FIELDS)
-        .iterator(chunk_size=EXPORT_FETCH_ROWS)
-    )
-
-
-def _issue_record(row: tuple) -> tuple:
-    issue_type, severity, page_url, details = row
-    spec = CHECKS_BY_TYPE.get(issue_type)
-    return (issue_type, severity, spec.title if spec else issue_type, page_url, details)
+def _page_rows(audit: Audit, pages: QuerySet | None) -> Iterator[tuple]:
+    """`pages`: the dashboard's filtered, sorted queryset, annotated with `inlinks` (all pages by URL when None)."""
+    if pages is None:
+        pages = Page.objects.filter(audit=audit).annotate(inlinks=page_inlinks_count()).order_by("url")
+    return pages.filter(audit=audit).values_list(*PAGE_COLUMNS).iterator(chunk_size=EXPORT_FETCH_ROWS)
 
 
 def _batched(rows: Iterable, size: int = EXPORT_ROWS_PER_CHUNK) -> Iterator[list]:
@@ -127,13 +152,23 @@ def _csv_chunks(columns: tuple, records: Iterable[tuple]) -> Iterator[str]:
 
 
 def issues_csv_rows(audit: Audit) -> Iterator[str]:
-    """CSV of the audit's issues: a header line, then chunks of lines (type, page URL order)."""
-    return _csv_chunks(ISSUE_COLUMNS, (_issue_record(row) for row in _issue_rows(audit)))
+    """CSV of the audit's issues as evidence rows (ISSUE_COLUMNS), type by type."""
+    return _csv_chunks(ISSUE_COLUMNS, _issue_records(audit))
 
 
-def pages_csv_rows(audit: Audit) -> Iterator[str]:
-    """CSV of the audit's pages: a header line, then chunks of lines (URL order)."""
-    return _csv_chunks(PAGE_COLUMNS, _page_rows(audit))
+def issue_type_columns(issue_type: str) -> tuple:
+    return tuple(key for key, _label in evidence_columns(issue_type))
+
+
+def issue_type_csv_rows(audit: Audit, issue_type: str) -> Iterator[str]:
+    """CSV of one type's evidence: its named columns (audits.evidence), one line per row."""
+    columns = issue_type_columns(issue_type)
+    return _csv_chunks(columns, _type_records(audit, issue_type, columns))
+
+
+def pages_csv_rows(audit: Audit, pages: QuerySet | None = None) -> Iterator[str]:
+    """CSV of the audit's pages (or of `pages`, in its order): a header line, then chunks of lines."""
+    return _csv_chunks(PAGE_COLUMNS, _page_rows(audit, pages))
 
 
 # --- JSON ----------------------------------------------------------------------------------------------
@@ -159,13 +194,19 @@ def _json_chunks(columns: tuple, records: Iterable[tuple]) -> Iterator[str]:
 
 
 def issues_json_chunks(audit: Audit) -> Iterator[str]:
-    """A JSON array of the audit's issues ({type, severity, title, page_url, details}), in chunks."""
-    return _json_chunks(ISSUE_COLUMNS, (_issue_record(row) for row in _issue_rows(audit)))
+    """A JSON array of the audit's issues as evidence rows: objects with the ISSUE_COLUMNS keys, in chunks."""
+    return _json_chunks(ISSUE_COLUMNS, _issue_records(audit))
 
 
-def pages_json_chunks(audit: Audit) -> Iterator[str]:
-    """A JSON array of the audit's pages (PAGE_COLUMNS keys), in chunks."""
-    return _json_chunks(PAGE_COLUMNS, _page_rows(audit))
+def issue_type_json_chunks(audit: Audit, issue_type: str) -> Iterator[str]:
+    """A JSON array of one type's evidence rows: objects with the same keys as the CSV's columns."""
+    columns = issue_type_columns(issue_type)
+    return _json_chunks(columns, _type_records(audit, issue_type, columns))
+
+
+def pages_json_chunks(audit: Audit, pages: QuerySet | None = None) -> Iterator[str]:
+    """A JSON array of the audit's pages (or of `pages`, in its order), PAGE_COLUMNS keys, in chunks."""
+    return _json_chunks(PAGE_COLUMNS, _page_rows(audit, pages))
 
 
 def export_filename(audit: Audit, what: str, extension: str) -> str:

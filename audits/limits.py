@@ -11,12 +11,24 @@ STEP_TIME_LIMIT_S = 600  # discovery and finalize
 LIGHTHOUSE_SOFT_TIME_LIMIT_S = 840  # the phase's own budget (pipeline.lighthouse) stays below this
 LIGHTHOUSE_TIME_LIMIT_S = 900
 LEASE_WAIT_MAX_S = 60  # how long to wait before re-planning when a dead chunk still holds leases
-# Transient database errors (a failover, a dropped connection) are retried on every pipeline step, with
-# exponential backoff from 5 s capped at 60 s; every step is idempotent, so a retry is safe.
-STEP_MAX_RETRIES = 3
-STEP_RETRY_BACKOFF_S = 5
-STEP_RETRY_BACKOFF_MAX_S = 60
+# Transient errors (the database down, restarting, failing over or read-only; the broker's connection
+# lost) are retried on every pipeline step for up to STEP_RETRY_WINDOW_S, with exponential backoff from 2 s
+# capped at 30 s and up to 20 % jitter; every step is idempotent, so a retry is safe. STEP_MAX_RETRIES is the
+# backstop when a message lost its first-failure time: 2+4+8+16+30*10 s is just over the window.
+STEP_RETRY_WINDOW_S = 300
+STEP_MAX_RETRIES = 14
+STEP_RETRY_BACKOFF_S = 2
+STEP_RETRY_BACKOFF_MAX_S = 30
+STEP_RETRY_JITTER_FRACTION = 0.2
+# A failure record made while the database is down is retried by its own task for this long (then it waits
+# in the on-disk outbox for the next drain).
+FAILURE_RECORD_RETRY_WINDOW_S = 24 * 3600
 
 DEFAULT_MAX_PAGES = 500
 MAX_PAGES_CEILING = 100_000
 ERROR_DETAIL_CHARS = 500
+
+# What a page record keeps of a response for the page detail screen (the full response is never stored).
+PAGE_HEADERS_STORED_MAX = 60  # response headers kept per page
+PAGE_HEADER_VALUE_MAX_CHARS = 500
+PAGE_HEADING_TEXT_MAX_CHARS = 200  # per heading of the stored outline (crawler.limits caps their number)

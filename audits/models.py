@@ -167,8 +167,15 @@ class Page(models.Model):
     x_robots_tag = models.CharField(max_length=500, blank=True)
     open_graph = models.JSONField(default=dict, blank=True)
     h1_count = models.PositiveSmallIntegerField(default=0)
+    h1 = models.TextField(blank=True, help_text="Text of the first non-empty H1 (bounded)")
     heading_counts = models.JSONField(default=dict, blank=True)
     heading_order = models.JSONField(default=list, blank=True, help_text="Heading levels in document order")
+    headings = models.JSONField(
+        default=list, blank=True, help_text="Heading outline: [level, text] in document order (bounded)"
+    )
+    response_headers = models.JSONField(
+        default=dict, blank=True, help_text="Response headers, lower-cased names (bounded)"
+    )
     word_count = models.PositiveIntegerField(default=0)
     text_hash = models.CharField(max_length=40, blank=True)
     html_lang = models.CharField(max_length=64, blank=True)
@@ -180,6 +187,9 @@ class Page(models.Model):
     structured_data = models.JSONField(default=dict, blank=True)
     is_indexable = models.BooleanField(default=False)
     fetched_at = models.DateTimeField(null=True, blank=True)
+    inlinks_count = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Links to this URL from the audit's crawled pages; counted at finalize"
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["audit", "url"], name="page_unique_url_per_audit")]
@@ -252,6 +262,10 @@ class LighthouseResult(models.Model):
     tbt_ms = models.PositiveIntegerField(null=True, blank=True)
     inp_ms = models.PositiveIntegerField(null=True, blank=True)
     ttfb_ms = models.PositiveIntegerField(null=True, blank=True)
+    fcp_ms = models.PositiveIntegerField(null=True, blank=True)
+    summary = models.JSONField(
+        default=dict, blank=True, help_text="Top opportunities and diagnostics, parsed from the report when stored"
+    )
     report_path = models.CharField(max_length=500, blank=True, help_text="Full JSON report, under MEDIA_ROOT")
     report_bytes = models.PositiveIntegerField(default=0)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -312,3 +326,25 @@ class Schedule(models.Model):
 
     def __str__(self):
         return f"{self.project} {self.kind} ({self.cron})"
+
+
+class ShareLink(models.Model):
+    """A read-only link to one audit's report for people without an account (audits.sharing). Only the
+    token's sha256 is stored: the link is shown once, when it is made, and a leaked database holds none."""
+
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="share_links")
+    token_hash = models.CharField(max_length=64, unique=True, help_text="sha256 of the token, hex")
+    label = models.CharField(max_length=100, blank=True, help_text="Who it was made for")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: until revoked")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_viewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"share link {self.id} of {self.audit_id}"

@@ -8,6 +8,7 @@ Nothing is written when anything is refused.
 
 import json
 import re
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -293,9 +294,16 @@ def project_update(*, project: Project, **fields) -> Project:
     return project
 
 
-def project_get_or_create(*, owner, name: str, base_url: str) -> Project:
-    """The owner's project called `name`, created on `base_url` when there is none (the CLI's projects)."""
+def project_get_or_create(*, owner, name: str | None, base_url: str) -> Project:
+    """The owner's project called `name`, created on `base_url` when there is none (the CLI's projects).
+    Without a name: the owner's (oldest) project on that base URL, else one named after its host."""
     account = account_get_or_create_for_user(user=owner)
+    if name is None:
+        base_url = url_checked(base_url, field="base_url")
+        same_site = Project.objects.filter(account=account, base_url=base_url).order_by("id").first()
+        if same_site is not None:
+            return same_site
+        name = urlsplit(base_url).hostname or base_url
     name = _name(name)
     project = Project.objects.filter(account=account, name=name).first()
     if project is not None:

@@ -4,8 +4,9 @@ ordinary audit of the project), and the watchdog's periodic task, which `manage.
 import json
 
 from celery.schedules import crontab
+from django.conf import settings
 from django.db import transaction
-from django_celery_beat.models import CrontabSchedule, PeriodicTask
+from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
 from audits.errors import AuditRefused
 from audits.models import Project, Schedule
@@ -67,6 +68,7 @@ def schedule_clear(*, project: Project) -> None:
 
 WATCHDOG_NAME = "sitewarden-reconcile-watchdog"
 WATCHDOG_EXPIRES_S = 14 * 60  # a sweep not started within 14 minutes is dropped: the next one is due
+HEAL_NAME = "sitewarden-heal-crawls"
 
 
 def watchdog_install() -> PeriodicTask:
@@ -83,6 +85,27 @@ def watchdog_install() -> PeriodicTask:
             "args": "[]",
             "enabled": True,
             "expire_seconds": WATCHDOG_EXPIRES_S,
+        },
+    )
+    heal_install()
+    return task
+
+
+def heal_install() -> PeriodicTask:
+    """Create or repair the light heal sweep's periodic task (every CRAWL_HEAL_EVERY_S): a dead chunk is re-sent
+    and a round whose callback was lost is closed within a lease and a sweep of the fault."""
+    every, _ = IntervalSchedule.objects.get_or_create(
+        every=settings.CRAWL_HEAL_EVERY_S, period=IntervalSchedule.SECONDS
+    )
+    task, _ = PeriodicTask.objects.update_or_create(
+        name=HEAL_NAME,
+        defaults={
+            "task": "audits.heal_sweep",
+            "interval": every,
+            "crontab": None,
+            "args": "[]",
+            "enabled": True,
+            "expire_seconds": settings.CRAWL_HEAL_EVERY_S,  # a late one is dropped: the next one is due
         },
     )
     return task

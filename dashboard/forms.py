@@ -6,10 +6,10 @@ import re
 from django import forms
 from django.db import models
 
-from audits.checks.registry import CHECKS_BY_TYPE
 from audits.models import Page, Project, Schedule
 from audits.projects import NUMBER_BOUNDS, PROJECT_FIELDS
 from config.forms import parse_json_text
+from dashboard.pages import COLUMNS, SORT_LABELS, VIEWS, view_for
 from dashboard.selectors import REFUSAL_HINTS
 
 
@@ -219,29 +219,29 @@ STATUS_FILTER = re.compile(r"^(?:[1-5]\d\d|[1-5]xx|none)$")
 
 
 class PageFilterForm(forms.Form):
-    """The pages list's filters and sort, read from the query string."""
+    """The pages grid's view, filters, sort and columns, read from the query string.
 
-    SORT_CHOICES = [
-        ("url", "URL A–Z"),
-        ("-url", "URL Z–A"),
-        ("status", "Status code ↑"),
-        ("-status", "Status code ↓"),
-        ("depth", "Depth ↑"),
-        ("-depth", "Depth ↓"),
-        ("-time", "Slowest first"),
-        ("time", "Fastest first"),
-        ("words", "Fewest words"),
-        ("-words", "Most words"),
-        ("-issues", "Most issues"),
-        ("issues", "Fewest issues"),
-    ]
+    `view` picks the tab (titles, descriptions, …) and with it the `show` choices; `chars` is N of the
+    over/under filters; `cols` the column chooser's ticks (`cols_set` says the chooser was submitted, so
+    no tick at all means the view's defaults rather than "use the remembered choice")."""
 
+    view = forms.ChoiceField(
+        required=False, choices=[(v.key, v.label) for v in VIEWS.values()], widget=forms.HiddenInput
+    )
+    show = forms.ChoiceField(label="Show", required=False)
+    chars = forms.IntegerField(
+        label="N (characters)",
+        required=False,
+        min_value=0,
+        max_value=10_000,
+        widget=forms.NumberInput(attrs={"size": 4}),
+    )
     q = forms.CharField(label="URL contains", required=False, max_length=500)
     status = forms.CharField(
         label="Status code",
         required=False,
         max_length=4,
-        help_text="e.g. 404, 4xx, or “none” for no answer",
+        help_text="e.g. 404, 4xx, or “none”",
         widget=forms.TextInput(attrs={"size": 5, "inputmode": "text"}),
     )
     fetch_class = forms.ChoiceField(
@@ -251,15 +251,30 @@ class PageFilterForm(forms.Form):
         label="Indexable", required=False, choices=[("", "Any"), ("yes", "Yes"), ("no", "No")]
     )
     issue = forms.ChoiceField(label="Has issue", required=False)
-    sort = forms.ChoiceField(label="Sort", required=False, choices=SORT_CHOICES)
+    sort = forms.ChoiceField(label="Sort", required=False)
+    cols = forms.MultipleChoiceField(
+        label="Columns",
+        required=False,
+        choices=[(c.key, c.label) for c in COLUMNS.values() if c.key != "url"],
+        widget=forms.CheckboxSelectMultiple,
+    )
+    cols_set = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, issue_types=(), **kwargs):
         super().__init__(*args, **kwargs)
-        choices = [("", "Any")]
-        for issue_type in issue_types:
-            spec = CHECKS_BY_TYPE.get(issue_type)
-            choices.append((issue_type, spec.title if spec else issue_type))
-        self.fields["issue"].choices = choices
+        self.page_view = view_for(self.data.get("view", "") if self.is_bound else "")
+        self.fields["show"].choices = [("", "All")] + list(self.page_view.filters)
+        self.fields["issue"].choices = [("", "Any"), *issue_types]
+        self.fields["sort"].choices = [
+            (key if ascending else f"-{key}", f"{label} {'↑' if ascending else '↓'}")
+            for key, label in SORT_LABELS.items()
+            for ascending in (True, False)
+        ]
+        if self.page_view.text_field:
+            view = self.page_view
+            self.fields["chars"].help_text = f"Over: {view.over_chars} unless set; under: {view.under_chars}."
+        else:
+            del self.fields["chars"]
 
     def clean_status(self):
         status = self.cleaned_data.get("status", "").strip().lower()
@@ -267,16 +282,33 @@ class PageFilterForm(forms.Form):
             raise forms.ValidationError("Use a code (404), a class (4xx) or “none”.")
         return status
 
+    def _data(self) -> dict:
+        if not self.is_bound:
+            return {}
+        if self.is_valid():
+            return self.cleaned_data
+        return {k: v for k, v in self.cleaned_data.items() if k not in self.errors}  # invalid fields are ignored
+
     def filters(self) -> dict:
-        """Keyword arguments for dashboard.selectors.page_list (invalid fields are ignored)."""
-        data = self.cleaned_data if self.is_valid() else {
-            k: v for k, v in getattr(self, "cleaned_data", {}).items() if k not in self.errors
-        }  # fmt: skip
+        """Keyword arguments for dashboard.pages.page_filter."""
+        data = self._data()
         return {
+            "view": self.page_view.key,
+            "show": data.get("show", ""),
+            "chars": data.get("chars"),
             "url_contains": data.get("q", ""),
             "status": data.get("status", ""),
             "fetch_class": data.get("fetch_class", ""),
             "indexable": data.get("indexable", ""),
             "issue_type": data.get("issue", ""),
-            "sort": data.get("sort") or "url",
         }
+
+    def sort_key(self) -> str:
+        return self._data().get("sort") or "url"
+
+    def chosen_columns(self) -> list[str] | None:
+        """The ticked columns when the chooser was submitted, else None."""
+        if not self._data().get("cols_set"):
+            return None
+        known = dict(self.fields["cols"].choices)
+        return [key for key in self.data.getlist("cols") if key in known]  # an unknown key is dropped, not an error

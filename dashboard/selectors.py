@@ -6,21 +6,19 @@ database and fetch only the columns they show; nothing here loads a whole audit.
 
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 
-from django.conf import settings
 from django.core.paginator import Page as PaginatorPage
 from django.core.paginator import Paginator
 from django.db.models import (
     Count,
     DurationField,
-    Exists,
     ExpressionWrapper,
     F,
     IntegerField,
     Max,
     Min,
     OuterRef,
+    Q,
     QuerySet,
     Subquery,
     Value,
@@ -40,8 +38,24 @@ from audits.comparison import (  # noqa: F401  (the dashboard's reads, in one na
     comparison_issues,
     comparison_summary,
 )
-from audits.models import Audit, AuditEvent, Issue, LighthouseResult, Page, Project
-from scratchpad.models import LinkEdge
+from audits.evidence import (
+    evidence_columns,
+    evidence_count_unit,
+    evidence_group_count,
+    evidence_note,
+    evidence_queryset,
+    evidence_records,
+)
+from audits.models import Audit, AuditEvent, Issue, Page, Project
+from audits.priority import (  # noqa: F401  (the one priority rule, read by the overview and the issues table)
+    PRIORITY_RULE,
+    SEVERITY_WEIGHTS,
+    IssueSummary,
+    issue_summary,
+    priority_key,
+)
+from dashboard import charts
+from dashboard.report import CHARTS as PAGE_CHART_BUCKETS
 
 PAGE_SIZE = 50  # rows per page of every long list
 AUDITS_PER_PAGE = 25
@@ -49,7 +63,6 @@ EVENTS_PER_PAGE = 100
 ISSUE_URLS_PREVIEW = 5  # affected URLs shown under each issue type on the issues page
 FEED_SIZE = 10  # last crawled URLs on a running audit
 RATE_WINDOW_S = 10  # pages per second is measured over this trailing window while running
-LINKS_PER_PAGE = 50
 
 PHASES = (Audit.Phase.DISCOVERY, Audit.Phase.CRAWLING, Audit.Phase.LIGHTHOUSE, Audit.Phase.FINALIZING)
 PHASE_LABELS = {
@@ -289,237 +302,161 @@ def issue_types(*, audit: Audit, with_preview: bool = False) -> list[IssueType]:
     return types
 
 
-def issues_grouped(*, audit: Audit) -> list[tuple[str, list[IssueType]]]:
-    types = issue_types(audit=audit, with_preview=True)
-    return [(severity, [t for t in types if t.severity == severity]) for severity in SEVERITIES]
+# --- the issues table and the overview ----------------------------------------------------------------------
+
+TOP_ISSUES_OVERVIEW = 5  # issue types under "what to fix first"
+HEALTH_HISTORY_AUDITS = 12  # completed audits of the project drawn in the health trend
+EVIDENCE_LONG_CELL_CHARS = 40  # longer cells (and URLs) may break anywhere instead of widening the table
+ISSUE_SORTS = {  # ?sort= key -> IssueSummary attribute ("-key" sorts descending)
+    "priority": "priority",
+    "severity": "severity_rank",
+    "pages": "pages",
+    "count": "count",
+    "new": "new_sort",
+    "type": "title",
+}
+
+ISSUE_SORT_CHOICES = (  # the sort menu (a phone has no table headers to click)
+    ("-priority", "Priority, highest first"),
+    ("-severity", "Severity, critical first"),
+    ("-pages", "Pages affected, most first"),
+    ("-count", "Found, most first"),
+    ("-new", "New since the previous audit, most first"),
+    ("type", "Name, A to Z"),
+)
 
 
-def issues_of_type(*, audit: Audit, issue_type: str) -> QuerySet:
-    return (
-        Issue.objects.filter(audit=audit, type=issue_type)
-        .order_by("page_url", "id")
-        .values("id", "page_url", "page_id", "severity", "details")
+def sort_issue_summary(rows: list, sort: str) -> list:
+    """Rows sorted by one of ISSUE_SORTS ("-" first for descending); ties go by priority, then type."""
+    key = sort.lstrip("-")
+    attribute = ISSUE_SORTS.get(key, "priority")
+    descending = sort.startswith("-")
+    ranked = sorted(rows, key=priority_key)
+    return sorted(ranked, key=lambda r: getattr(r, attribute), reverse=descending)
+
+
+def filter_issue_summary(rows: list, *, severity: str = "", category: str = "") -> list:
+    return [r for r in rows if (not severity or r.severity == severity) and (not category or r.category == category)]
+
+
+def health_history(*, audit: Audit) -> list:
+    """The project's last completed audits up to this one (oldest first): (id, created_at, health_score)."""
+    audits = (
+        Audit.objects.filter(project_id=audit.project_id, created_at__lte=audit.created_at)
+        .filter(Q(status=Audit.Status.COMPLETED) | Q(id=audit.id))
+        .order_by("-created_at")
+        .values_list("id", "created_at", "health_score")[:HEALTH_HISTORY_AUDITS]
     )
+    return list(reversed(list(audits)))
 
 
-CHART_LABEL_W = 250  # px of the label column of the issues-by-type chart
-CHART_BAR_MAX = 360  # px of the longest bar
-CHART_ROW = 26  # px per bar
-
-
-def issues_chart(types: list[IssueType]) -> dict:
-    """Geometry of a horizontal bar chart of issues by type, drawn as inline SVG by the template."""
-    top = max((t.count for t in types), default=0)
-    bars = []
-    for i, t in enumerate(types):
-        width = max(2, round(CHART_BAR_MAX * t.count / top)) if top else 0
-        bars.append(
-            {
-                "type": t.type,
-                "title": t.spec.title,
-                "severity": t.severity,
-                "count": t.count,
-                "y": i * CHART_ROW + 3,
-                "text_y": i * CHART_ROW + 18,
-                "width": width,
-                "count_x": CHART_LABEL_W + width + 6,
-            }
-        )
+def overview(*, audit: Audit) -> dict:
+    """Everything the finished overview shows beyond the live block, in a handful of grouped queries."""
+    previous = previous_audit(audit=audit)
+    pages = Page.objects.filter(audit=audit).count()
+    summary = issue_summary(audit=audit, previous=previous, pages_crawled=pages)
+    counts = severity_counts(audit=audit)
+    delta = None
+    if previous is not None and previous.health_score is not None and audit.health_score is not None:
+        delta = audit.health_score - previous.health_score
     return {
-        "bars": bars,
-        "height": max(len(bars), 1) * CHART_ROW,
-        "label_w": CHART_LABEL_W,
-        "bar_x": CHART_LABEL_W,
-        "label_x": CHART_LABEL_W - 8,
-        "width": CHART_LABEL_W + CHART_BAR_MAX + 60,
+        "previous": previous,
+        "pages": pages,
+        "health_delta": delta,
+        "top_issues": summary[:TOP_ISSUES_OVERVIEW],
+        "issue_types_total": len(summary),
+        "severity_counts": counts,
+        "per_page": {s: round(n / pages, 1) if pages else None for s, n in counts.items()},
+        "priority_rule": PRIORITY_RULE,
+        "severity_weights": SEVERITY_WEIGHTS,
+        "history": health_history(audit=audit),
+        "page_charts": page_distributions(audit=audit),
+    }
+
+
+# Filters of the Pages tab a bar of the overview's charts leads to (status class, indexability).
+_BAR_FILTERS = {
+    ("status", 0): "?status=2xx",
+    ("status", 1): "?status=3xx",
+    ("status", 2): "?status=4xx",
+    ("status", 3): "?status=5xx",
+    ("status", 4): "?status=none",
+    ("indexability", 0): "?indexable=yes",
+    ("indexability", 1): "?indexable=no",
+}
+_TONE_CSS = {"ok": "ok", "info": "info", "warning": "warn", "critical": "bad", "muted": "muted"}
+
+
+def page_distributions(*, audit: Audit) -> dict:
+    """Status codes, crawl depth, indexability and response times of the pages: one aggregate query.
+
+    The buckets are the shared report's (dashboard.report.CHARTS), so the overview and the report agree.
+    """
+    aggregates = {
+        f"{key}_{i}": Count("id", filter=q)
+        for key, _title, bars in PAGE_CHART_BUCKETS
+        for i, (_label, q, _tone) in enumerate(bars)
+    }
+    counts = Page.objects.filter(audit=audit).aggregate(**aggregates)
+    out = {}
+    for key, title, bars in PAGE_CHART_BUCKETS:
+        out[key] = {
+            "title": title,
+            "bars": [
+                (label, counts[f"{key}_{i}"], _TONE_CSS.get(tone, ""), _BAR_FILTERS.get((key, i), ""))
+                for i, (label, _q, tone) in enumerate(bars)
+                if counts[f"{key}_{i}"] or label != "Sitemap only"
+            ],
+        }
+    return out
+
+
+def overview_charts(*, audit: Audit, data: dict, pages_url: str, audit_url) -> dict:
+    """The overview's SVG charts (dashboard.charts) from overview()'s figures."""
+    out = {}
+    for key, chart in data["page_charts"].items():
+        bars = [
+            charts.Bar(label, value, css, pages_url + href if href else "") for label, value, css, href in chart["bars"]
+        ]
+        draw = charts.column_chart if key == "depth" else charts.bar_chart
+        if key == "depth":
+            bars = [charts.Bar(b.label.replace("Depth ", ""), b.value, b.css, b.href) for b in bars]
+        out[key] = draw(f"chart-{key}", chart["title"], bars)
+    points = [
+        charts.Point(created.strftime("%b %d"), score, audit_url(audit_id), audit_id == audit.id)
+        for audit_id, created, score in data["history"]
+    ]
+    out["history"] = charts.line_chart("chart-history", "Health score over the last audits", points)
+    return out
+
+
+def evidence_page(*, audit: Audit, issue_type: str, number) -> dict:
+    """One page of a type's evidence table: columns, rows (with each row's page id), paginator, unit."""
+    issues = paginate(evidence_queryset(audit=audit, issue_type=issue_type), number)
+    columns = evidence_columns(issue_type)
+    rows = []
+    for page_id, row in evidence_records(issue_type, issues):
+        cells = []
+        for key, label in columns:
+            value = row.get(key, "")
+            long_text = isinstance(value, str) and ("://" in value or len(value) > EVIDENCE_LONG_CELL_CHARS)
+            cells.append({"key": key, "label": label, "value": value, "wrap": long_text})
+        rows.append({"page_id": page_id, "cells": cells})
+    return {
+        "columns": columns,
+        "rows": rows,
+        "issues": issues,
+        "unit": evidence_count_unit(issue_type),
+        "groups": evidence_group_count(audit=audit, issue_type=issue_type),
+        "note": evidence_note(audit=audit, issue_type=issue_type),
     }
 
 
 # --- pages ------------------------------------------------------------------------------------------------
-
-PAGE_SORTS = {
-    "url": (F("url").asc(),),
-    "-url": (F("url").desc(),),
-    "status": (F("status_code").asc(nulls_last=True), F("url").asc()),
-    "-status": (F("status_code").desc(nulls_last=True), F("url").asc()),
-    "depth": (F("depth").asc(nulls_last=True), F("url").asc()),
-    "-depth": (F("depth").desc(nulls_last=True), F("url").asc()),
-    "time": (F("response_time_ms").asc(nulls_last=True), F("url").asc()),
-    "-time": (F("response_time_ms").desc(nulls_last=True), F("url").asc()),
-    "words": (F("word_count").asc(), F("url").asc()),
-    "-words": (F("word_count").desc(), F("url").asc()),
-    "issues": (F("issues_count").asc(), F("url").asc()),
-    "-issues": (F("issues_count").desc(), F("url").asc()),
-}
-PAGE_LIST_COLUMNS = (
-    "id",
-    "audit_id",
-    "url",
-    "status_code",
-    "fetch_class",
-    "is_indexable",
-    "depth",
-    "title",
-    "response_time_ms",
-    "word_count",
-)
+# The pages grid, the page detail and the performance screen read through dashboard.pages.
 
 
-def issues_count_subquery():
-    return Coalesce(
-        Subquery(
-            Issue.objects.filter(page_id=OuterRef("pk"))
-            .order_by()
-            .values("page_id")
-            .annotate(n=Count("id"))
-            .values("n")[:1],
-            output_field=IntegerField(),
-        ),
-        Value(0),
-    )
-
-
-def page_list(
-    *,
-    audit: Audit,
-    status: str = "",
-    fetch_class: str = "",
-    indexable: str = "",
-    issue_type: str = "",
-    url_contains: str = "",
-    sort: str = "url",
-) -> QuerySet:
-    """Filtered, sorted pages of an audit with their issue count; paginate the result.
-
-    status: "404", "4xx" or "none" (no HTTP answer); indexable: "yes" | "no".
-    """
-    pages = Page.objects.filter(audit=audit)
-    if status == "none":
-        pages = pages.filter(status_code__isnull=True)
-    elif len(status) == 3 and status.endswith("xx") and status[0].isdigit():
-        low = int(status[0]) * 100
-        pages = pages.filter(status_code__gte=low, status_code__lt=low + 100)
-    elif status.isdigit():
-        pages = pages.filter(status_code=int(status))
-    if fetch_class:
-        pages = pages.filter(fetch_class=fetch_class)
-    if indexable in ("yes", "no"):
-        pages = pages.filter(is_indexable=indexable == "yes")
-    if issue_type:
-        pages = pages.filter(Exists(Issue.objects.filter(page_id=OuterRef("pk"), type=issue_type)))
-    if url_contains:
-        pages = pages.filter(url__icontains=url_contains)
-    return (
-        pages.only(*PAGE_LIST_COLUMNS)
-        .annotate(issues_count=issues_count_subquery())
-        .order_by(*PAGE_SORTS.get(sort, PAGE_SORTS["url"]))
-    )
-
-
-def page_for_audit(*, audit: Audit, page_id) -> Page:
-    page = Page.objects.filter(audit=audit, id=page_id).first()
-    if page is None:
-        raise Http404("No such page")
-    return page
-
-
-@dataclass(frozen=True)
-class FieldRow:
-    name: str
-    label: str
-    value: object
-    kind: str  # url | json | bool | datetime | text
-
-
-URL_FIELDS = {"url", "redirect_url", "canonical_url", "canonical_header"}
-FIELD_LABELS = {
-    "url": "URL",
-    "redirect_url": "Redirects to",
-    "canonical_url": "Canonical URL",
-    "canonical_header": "Canonical (Link header)",
-    "response_time_ms": "Response time (ms)",
-    "bytes": "Size (bytes)",
-    "meta_robots": "Meta robots",
-    "x_robots_tag": "X-Robots-Tag",
-    "open_graph": "Open Graph",
-    "h1_count": "H1 count",
-    "html_lang": "HTML lang",
-    "hreflang": "hreflang",
-    "structured_data": "Structured data (JSON-LD)",
-    "is_indexable": "Indexable",
-    "fetched_at": "Fetched at (UTC)",
-}
-
-
-def page_fields(page: Page) -> list[FieldRow]:
-    """Every extracted field of a page in model order, so a field added to Page shows up here too."""
-    rows = []
-    for field in Page._meta.concrete_fields:
-        if field.name in ("id", "audit"):
-            continue
-        value = getattr(page, field.attname)
-        if field.name in URL_FIELDS:
-            kind = "url"
-        elif field.get_internal_type() == "JSONField":
-            kind = "json"
-        elif field.get_internal_type() == "BooleanField":
-            kind = "bool"
-        elif field.get_internal_type() == "DateTimeField":
-            kind = "datetime"
-        else:
-            kind = "text"
-        label = FIELD_LABELS.get(field.name) or str(field.verbose_name)
-        rows.append(FieldRow(field.name, label[:1].upper() + label[1:], value, kind))
-    return rows
-
-
-def page_issues(*, page: Page) -> list[dict]:
-    rows = list(Issue.objects.filter(page=page).order_by("severity", "type").values("type", "severity", "details"))
-    rank = {severity: i for i, severity in enumerate(SEVERITIES)}
-    rows.sort(key=lambda r: (rank.get(r["severity"], 9), r["type"]))
-    for row in rows:
-        row["spec"] = check_spec(row["type"])
-    return rows
-
-
-def page_inlinks(*, page: Page) -> QuerySet:
-    """Links from crawled pages of the same audit to this page's URL."""
-    return (
-        LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url)
-        .order_by("source_page__url", "id")
-        .values("id", "source_page_id", "source_page__url", "anchor_text", "nofollow")
-    )
-
-
-def page_outlinks(*, page: Page) -> QuerySet:
-    """Links on this page, each with the crawled page it leads to when there is one."""
-    target = Page.objects.filter(audit_id=page.audit_id, url=OuterRef("target_url")).values("id")[:1]
-    return (
-        LinkEdge.objects.filter(source_page=page)
-        .order_by("id")
-        .annotate(target_page_id=Subquery(target))
-        .values("id", "target_url", "anchor_text", "nofollow", "internal", "target_page_id")
-    )
-
-
-# --- performance, events ---------------------------------------------------------------------------------
-
-
-def lighthouse_results(*, audit: Audit) -> QuerySet:
-    return LighthouseResult.objects.filter(audit=audit).order_by("url", "strategy")
-
-
-def lighthouse_report_path(*, audit: Audit, result_id) -> tuple[LighthouseResult, Path]:
-    """The stored report file of one of the audit's Lighthouse runs; 404 unless it is inside the audit's
-    report folder and exists."""
-    result = LighthouseResult.objects.filter(audit=audit, id=result_id).first()
-    if result is None or not result.report_path:
-        raise Http404("No such report")
-    folder = (Path(settings.MEDIA_ROOT) / "lighthouse" / str(audit.id)).resolve()
-    path = (Path(settings.MEDIA_ROOT) / result.report_path).resolve()
-    if not path.is_relative_to(folder) or not path.is_file():
-        raise Http404("No such report")
-    return result, path
+# --- events ---------------------------------------------------------------------------------------------
 
 
 def audit_events(*, audit: Audit) -> QuerySet:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from dashboard import views
+from dashboard import share, views, webhooks_views
 
 app_name = "audits"
 
@@ -17,17 +17,38 @@ urlpatterns = [
     path("projects/<int:project_id>/edit/", views.project_edit, name="project-edit"),
     path("projects/<int:project_id>/schedule/", views.project_schedule, name="project-schedule"),
     path("projects/<int:project_id>/audits/new/", views.audit_new, name="audit-new"),
+    path("projects/<int:project_id>/webhooks/", webhooks_views.project_webhooks, name="project-webhooks"),
+    path(
+        "projects/<int:project_id>/webhooks/<int:webhook_id>/toggle/",
+        webhooks_views.project_webhook_toggle,
+        name="project-webhook-toggle",
+    ),
+    path(
+        "projects/<int:project_id>/webhooks/<int:webhook_id>/delete/",
+        webhooks_views.project_webhook_delete,
+        name="project-webhook-delete",
+    ),
     path(audit, views.audit_detail, name="audit-detail"),
     path(audit + "live/", views.audit_live, name="audit-live"),
     path(audit + "cancel/", views.audit_cancel_view, name="audit-cancel"),
     path(audit + "delete/", views.audit_delete_view, name="audit-delete"),
     path(audit + "issues/", views.audit_issues, name="audit-issues"),
     path(audit + "issues/<slug:issue_type>/", views.audit_issue_type, name="audit-issue-type"),
+    path(
+        audit + "issues/<slug:issue_type>/export.<slug:fmt>",
+        views.audit_issue_type_export,
+        name="audit-issue-type-export",
+    ),
     path(audit + "pages/", views.audit_pages, name="audit-pages"),
     path(audit + "pages/<uuid:page_id>/", views.page_detail, name="page-detail"),
+    path(audit + "pages/export.<slug:fmt>", views.audit_pages_export, name="audit-pages-export"),
     path(audit + "performance/", views.audit_performance, name="audit-performance"),
     path(audit + "performance/<uuid:result_id>/report.json", views.lighthouse_report, name="lighthouse-report"),
     path(audit + "events/", views.audit_events, name="audit-events"),
     path(audit + "compare/", views.audit_compare, name="audit-compare"),
+    path(audit + "share/", share.audit_share, name="audit-share"),
+    path(audit + "share/<int:link_id>/revoke/", share.audit_share_revoke, name="audit-share-revoke"),
+    path(audit + "report/", share.audit_report_preview, name="audit-report-preview"),
+    path(audit + "report.pdf", share.audit_report_pdf, name="audit-report-pdf"),
     path(audit + "export/<slug:what>.<slug:fmt>", views.audit_export, name="audit-export"),
 ]

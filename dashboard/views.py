@@ -8,13 +8,15 @@ from django.contrib.auth.decorators import login_required
 from django.db import connection, transaction
 from django.http import FileResponse, Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.models import ApiToken
 from accounts.services import account_get_or_create_for_user
 from accounts.tokens import token_create, token_revoke
-from audits import exports, projects
+from audits import comparison, exports, projects
+from audits.checks.registry import CATEGORIES, CHECKS_BY_TYPE, SEVERITIES
 from audits.checks.score import HEALTH_FORMULA
 from audits.errors import AuditRefused
 from audits.models import Audit, Schedule
@@ -22,8 +24,10 @@ from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
 from audits.schedules import schedule_clear, schedule_set
+from dashboard import pages as page_reads
 from dashboard import selectors as dashboard
 from dashboard.forms import AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
+from dashboard.live import live_progress
 
 
 def dashboard_view(view):
@@ -88,7 +92,7 @@ def project_edit(request, project_id):
 def _project_page(request, project, schedule_form=None, status=200):
     schedule = Schedule.objects.filter(project=project).first()
     if schedule_form is None:
-        initial = {"kind": schedule.kind, "cron": schedule.cron} if schedule else {"kind": Schedule.Kind.WEEKLY}
+        initial = {"kind": schedule.kind, "cron": schedule.cron} if schedule else {}  # none: nothing selected
         schedule_form = ScheduleForm(initial=initial)
     history = dashboard.paginate(
         dashboard.audit_history(project=project), request.GET.get("page"), dashboard.AUDITS_PER_PAGE
@@ -166,12 +170,18 @@ def audit_new(request, project_id):
 
 
 def _live_context(audit: Audit) -> dict:
-    context = {"audit": audit, "progress": dashboard.audit_progress(audit=audit)}
+    context = {"audit": audit, "progress": live_progress(audit=audit)}
     if audit.is_finished:
-        types = dashboard.issue_types(audit=audit)
+        data = dashboard.overview(audit=audit)
         context.update(
-            severity_counts=dashboard.severity_counts(audit=audit),
-            chart=dashboard.issues_chart(types),
+            overview=data,
+            severity_counts=data["severity_counts"],
+            charts=dashboard.overview_charts(
+                audit=audit,
+                data=data,
+                pages_url=reverse("audits:audit-pages", args=[audit.id]),
+                audit_url=lambda audit_id: reverse("audits:audit-detail", args=[audit_id]),
+            ),
             health_formula=HEALTH_FORMULA,
         )
     return context
@@ -193,10 +203,15 @@ def audit_live(request, audit_id):
     return render(request, "dashboard/_live.html", _live_context(audit))
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @dashboard_view
 def audit_cancel_view(request, audit_id):
+    """GET asks for confirmation (a page of its own, so it works without script); POST cancels."""
     audit = _audit(request, audit_id)
+    if request.method == "GET":
+        if audit.is_finished:
+            return redirect("audits:audit-detail", audit_id=audit.id)
+        return render(request, "dashboard/audit_cancel.html", {"audit": audit, "progress": live_progress(audit=audit)})
     if audit_cancel(audit=audit):
         messages.success(request, "Audit cancelled. The pages crawled so far are kept.")
     else:
@@ -220,13 +235,34 @@ def audit_delete_view(request, audit_id):
 @require_GET
 @dashboard_view
 def audit_issues(request, audit_id):
+    """The issue types as a table: sortable, filtered by severity and category (all in ?query)."""
     audit = _audit(request, audit_id)
+    previous = dashboard.previous_audit(audit=audit)
+    everything = dashboard.issue_summary(audit=audit, previous=previous)
+    severity = request.GET.get("severity", "")
+    category = request.GET.get("category", "")
+    sort = request.GET.get("sort", "-priority")
+    if sort.lstrip("-") not in dashboard.ISSUE_SORTS:
+        sort = "-priority"
+    rows = dashboard.filter_issue_summary(
+        everything,
+        severity=severity if severity in SEVERITIES else "",
+        category=category if category in CATEGORIES else "",
+    )
     context = {
         "audit": audit,
         "tab": "issues",
-        "groups": dashboard.issues_grouped(audit=audit),
+        "rows": dashboard.sort_issue_summary(rows, sort),
+        "total_types": len(everything),
+        "previous": previous,
+        "sort": sort,
+        "severity": severity,
+        "category": category,
+        "severities": SEVERITIES,
+        "categories": CATEGORIES,
         "severity_counts": dashboard.severity_counts(audit=audit),
-        "preview_size": dashboard.ISSUE_URLS_PREVIEW,
+        "priority_rule": dashboard.PRIORITY_RULE,
+        "sort_choices": dashboard.ISSUE_SORT_CHOICES,
     }
     return render(request, "dashboard/issues.html", context)
 
@@ -234,42 +270,119 @@ def audit_issues(request, audit_id):
 @require_GET
 @dashboard_view
 def audit_issue_type(request, audit_id, issue_type):
+    """One issue type: what it means, how to fix it, and its evidence in named columns (paginated)."""
     audit = _audit(request, audit_id)
-    issues = dashboard.paginate(dashboard.issues_of_type(audit=audit, issue_type=issue_type), request.GET.get("page"))
-    if not issues.paginator.count:
+    evidence = dashboard.evidence_page(audit=audit, issue_type=issue_type, number=request.GET.get("page"))
+    if not evidence["issues"].paginator.count:
         raise Http404("No issues of this type")
-    context = {"audit": audit, "tab": "issues", "spec": dashboard.check_spec(issue_type), "issues": issues}
+    summary = next((r for r in dashboard.issue_summary(audit=audit) if r.type == issue_type), None)
+    context = {
+        "audit": audit,
+        "tab": "issues",
+        "spec": dashboard.check_spec(issue_type),
+        "evidence": evidence,
+        "issues": evidence["issues"],
+        "summary": summary,
+    }
     return render(request, "dashboard/issue_type.html", context)
+
+
+ISSUE_TYPE_EXPORTS = {
+    "csv": (exports.issue_type_csv_rows, exports.CSV_CONTENT_TYPE),
+    "json": (exports.issue_type_json_chunks, exports.JSON_CONTENT_TYPE),
+}
+
+
+@require_GET
+@dashboard_view
+def audit_issue_type_export(request, audit_id, issue_type, fmt):
+    """One issue type's evidence as CSV or JSON: the columns of its table on screen, streamed."""
+    audit = _audit(request, audit_id)
+    if fmt not in ISSUE_TYPE_EXPORTS or issue_type not in CHECKS_BY_TYPE:
+        raise Http404("No such export")
+    chunks, content_type = ISSUE_TYPE_EXPORTS[fmt]
+    response = StreamingHttpResponse(chunks(audit, issue_type), content_type=content_type)
+    filename = exports.export_filename(audit, f"issues-{issue_type}", fmt)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _pages_form(request, audit) -> PageFilterForm:
+    return PageFilterForm(request.GET or None, issue_types=page_reads.page_issue_type_choices(audit=audit))
 
 
 @require_GET
 @dashboard_view
 def audit_pages(request, audit_id):
     audit = _audit(request, audit_id)
-    present = [t.type for t in dashboard.issue_types(audit=audit)]
-    form = PageFilterForm(request.GET or None, issue_types=sorted(present))
-    filters = form.filters() if form.is_bound else {"sort": "url"}
-    pages = dashboard.paginate(dashboard.page_list(audit=audit, **filters), request.GET.get("page"))
-    context = {"audit": audit, "tab": "pages", "form": form, "pages": pages, "sort": filters["sort"]}
-    return render(request, "dashboard/pages.html", context)
+    form = _pages_form(request, audit)
+    view = form.page_view
+    cookie = page_reads.COLS_COOKIE_PREFIX + view.key
+    chosen = form.chosen_columns()
+    if chosen is None and request.COOKIES.get(cookie):
+        chosen = request.COOKIES[cookie].split(".")
+    columns = page_reads.columns_for(view, chosen)
+    sort = form.sort_key()
+    pages = page_reads.page_filter(audit=audit, **form.filters())
+    context = {
+        "audit": audit,
+        "tab": "pages",
+        "form": form,
+        "view": view,
+        "views": page_reads.VIEWS.values(),
+        "columns": columns,
+        "column_keys": [c.key for c in columns],
+        "pages": dashboard.paginate(
+            page_reads.page_list(pages=pages, columns=columns, sort=sort), request.GET.get("page")
+        ),
+        "sort": sort,
+    }
+    response = render(request, "dashboard/pages.html", context)
+    if form.chosen_columns() is not None:  # remember the chooser's ticks for this view
+        value = ".".join(c.key for c in columns[1:])
+        response.set_cookie(cookie, value, max_age=page_reads.COLS_COOKIE_MAX_AGE_S, samesite="Lax", httponly=True)
+    return response
+
+
+@require_GET
+@dashboard_view
+def audit_pages_export(request, audit_id, fmt):
+    """The pages on screen (same view, filters and sort, every page of them) as CSV or JSON."""
+    audit = _audit(request, audit_id)
+    if fmt not in ("csv", "json"):
+        raise Http404("No such export")
+    form = _pages_form(request, audit)
+    pages = page_reads.page_filter(audit=audit, **form.filters())
+    rows = page_reads.page_export_queryset(pages=pages, sort=form.sort_key())
+    chunks = exports.pages_csv_rows if fmt == "csv" else exports.pages_json_chunks
+    content_type = exports.CSV_CONTENT_TYPE if fmt == "csv" else exports.JSON_CONTENT_TYPE
+    response = StreamingHttpResponse(chunks(audit, pages=rows), content_type=content_type)
+    name = "pages" if form.page_view.key == page_reads.DEFAULT_VIEW else f"pages-{form.page_view.key}"
+    response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(audit, name, fmt)}"'
+    response["X-Accel-Buffering"] = "no"
+    return response
 
 
 @require_GET
 @dashboard_view
 def page_detail(request, audit_id, page_id):
     audit = _audit(request, audit_id)
-    page = dashboard.page_for_audit(audit=audit, page_id=page_id)
+    page = page_reads.page_for_audit(audit=audit, page_id=page_id)
     context = {
         "audit": audit,
         "tab": "pages",
         "page": page,
-        "fields": dashboard.page_fields(page),
-        "issues": dashboard.page_issues(page=page),
+        "groups": page_reads.page_issue_groups(page=page),
+        "serp": page_reads.serp_preview(page),
+        "outline": page_reads.heading_outline(page),
+        "headers": page_reads.response_headers(page),
+        "fields": page_reads.page_fields(page),
         "inlinks": dashboard.paginate(
-            dashboard.page_inlinks(page=page), request.GET.get("in"), dashboard.LINKS_PER_PAGE
+            page_reads.page_inlinks(page=page), request.GET.get("in"), page_reads.LINKS_PER_PAGE
         ),
         "outlinks": dashboard.paginate(
-            dashboard.page_outlinks(page=page), request.GET.get("out"), dashboard.LINKS_PER_PAGE
+            page_reads.page_outlinks(page=page), request.GET.get("out"), page_reads.LINKS_PER_PAGE
         ),
     }
     return render(request, "dashboard/page_detail.html", context)
@@ -279,7 +392,12 @@ def page_detail(request, audit_id, page_id):
 @dashboard_view
 def audit_performance(request, audit_id):
     audit = _audit(request, audit_id)
-    context = {"audit": audit, "tab": "performance", "results": dashboard.lighthouse_results(audit=audit)}
+    context = {
+        "audit": audit,
+        "tab": "performance",
+        "sampled": page_reads.lighthouse_pages(audit=audit),
+        "vitals": page_reads.VITALS,
+    }
     return render(request, "dashboard/performance.html", context)
 
 
@@ -288,7 +406,7 @@ def audit_performance(request, audit_id):
 def lighthouse_report(request, audit_id, result_id):
     """A stored Lighthouse report, served only to the audit's account (never as public media)."""
     audit = _audit(request, audit_id)
-    result, path = dashboard.lighthouse_report_path(audit=audit, result_id=result_id)
+    result, path = page_reads.lighthouse_report_path(audit=audit, result_id=result_id)
     filename = f"lighthouse-{result.strategy}-{result.id}.json"
     return FileResponse(path.open("rb"), content_type="application/json", filename=filename)
 
@@ -305,16 +423,28 @@ def audit_events(request, audit_id):
 @dashboard_view
 def audit_compare(request, audit_id):
     audit = _audit(request, audit_id)
-    previous = dashboard.previous_audit(audit=audit)
-    context = {"audit": audit, "tab": "compare", "previous": previous, "rows": [], "listing": None}
+    chosen = request.GET.get("base")
+    previous = comparison.comparison_baseline(audit=audit, base_id=chosen)
+    if chosen and previous is None:
+        raise Http404("No such audit to compare with")
+    context = {
+        "audit": audit,
+        "tab": "compare",
+        "previous": previous,
+        "choices": comparison.baseline_choices(audit=audit),
+        "rows": [],
+        "listing": None,
+    }
     if previous is not None:
-        context["rows"] = dashboard.comparison_summary(audit=audit, previous=previous)
+        context["rows"] = comparison.comparison_summary(audit=audit, previous=previous)
+        context["pages"] = comparison.comparison_pages(audit=audit, previous=previous)
+        context["settings_differ"] = comparison.settings_differences(audit=audit, previous=previous)
         kind, issue_type = request.GET.get("kind"), request.GET.get("type")
-        if kind in dashboard.COMPARE_KINDS and issue_type:
-            issues = dashboard.comparison_issues(audit=audit, previous=previous, kind=kind, issue_type=issue_type)
+        if kind in comparison.COMPARE_KINDS and issue_type:
+            issues = comparison.comparison_issues(audit=audit, previous=previous, kind=kind, issue_type=issue_type)
             context["listing"] = {
                 "kind": kind,
-                "spec": dashboard.check_spec(issue_type),
+                "spec": comparison.check_spec(issue_type),
                 "issues": dashboard.paginate(issues, request.GET.get("page")),
             }
     return render(request, "dashboard/compare.html", context)
@@ -349,17 +479,27 @@ def healthz(request):
 
 # --- API tokens ---------------------------------------------------------------------------------------
 
+NEW_TOKEN_SESSION_KEY = "sitewarden_new_token"  # a just-created token's plaintext, until the next GET shows it
+
 
 @require_http_methods(["GET", "POST"])
 @dashboard_view
 @never_cache
 def api_tokens(request):
-    """The user's API tokens; creating one shows its plaintext on this response only."""
-    created = None
+    """The user's API tokens. Post/redirect/get: a POST creates one token and redirects, its plaintext rides
+    in the session to the next GET, which pops it, so a reload neither creates a second token nor shows the
+    plaintext again."""
     if request.method == "POST":
         name = (request.POST.get("name") or "").strip()[:100] or "API token"
         token, plaintext = token_create(user=request.user, name=name)
-        created = {"token": token, "plaintext": plaintext}
+        request.session[NEW_TOKEN_SESSION_KEY] = {"id": token.id, "plaintext": plaintext}
+        return redirect("audits:api-tokens")
+    created = None
+    fresh = request.session.pop(NEW_TOKEN_SESSION_KEY, None)
+    if fresh:
+        token = ApiToken.objects.filter(user=request.user, id=fresh.get("id")).first()
+        if token is not None:
+            created = {"token": token, "plaintext": fresh.get("plaintext", "")}
     tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
     return render(request, "dashboard/api_tokens.html", {"tokens": tokens, "created": created})
 

@@ -1,7 +1,7 @@
 """Bounds of the per-audit crawl state."""
 
-# The lease length is the CRAWL_LEASE_DURATION_S setting (default 360 s): longer than a chunk's hard
-# time limit, so a live chunk never loses its URLs.
+# The lease length is the CRAWL_LEASE_DURATION_S setting (default 60 s), renewed by the working chunk every
+# CRAWL_LEASE_RENEW_EVERY_S (default 15 s): a live chunk keeps its URLs, a dead one's are free within a minute.
 # A URL handed out this often without being finished is recorded as an error (backstop).
 MAX_HANDOUTS_PER_URL = 10
 # A URL whose fetch was started this often (one at a time, after its chunk died) without finishing

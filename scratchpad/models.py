@@ -1,4 +1,5 @@
-"""Per-audit crawl state: the frontier (what to fetch, who holds it) and the link graph."""
+"""Per-audit crawl state: the frontier (what to fetch, who holds it), the crawl chunks of each round (which
+instance holds them, when it last renewed), the link graph and the politeness state."""
 
 from django.db import models
 
@@ -24,6 +25,7 @@ class Frontier(models.Model):
     pattern = models.CharField(max_length=250, blank=True, help_text="URL shape, for the endless-space cap")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     lease_key = models.CharField(max_length=200, blank=True)
+    lease_gen = models.PositiveIntegerField(default=0, help_text="Which run of the chunk holds the lease (fencing)")
     leased_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Times handed out to a chunk")
     starts = models.PositiveSmallIntegerField(default=0, help_text="Fetches started one at a time, after a crash")
@@ -38,6 +40,37 @@ class Frontier(models.Model):
 
     def __str__(self):
         return f"{self.url} [{self.state}]"
+
+
+class CrawlChunk(models.Model):
+    """One chunk of a crawl round and the run of it that holds it: the liveness signal of the crawl.
+
+    A run takes the chunk by moving `generation` (only when it is queued or its holder stopped renewing), renews
+    `renewed_at` while it works, and fences every write on (lease key, generation): a run that was paused past its
+    lease and taken over finds its generation gone and writes nothing.
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="crawl_chunks")
+    lease_key = models.CharField(max_length=200)
+    round_no = models.PositiveIntegerField()
+    quota = models.PositiveIntegerField()
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    generation = models.PositiveIntegerField(default=0, help_text="Runs that took this chunk so far")
+    sent_at = models.DateTimeField(help_text="Last time its message was sent (first dispatch or a re-send)")
+    sends = models.PositiveSmallIntegerField(default=1)
+    renewed_at = models.DateTimeField(null=True, blank=True, help_text="The holding run's last lease renewal")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["audit", "lease_key"], name="crawlchunk_unique_key")]
+        indexes = [models.Index(fields=["audit", "round_no"], name="crawlchunk_round")]
+
+    def __str__(self):
+        return f"{self.lease_key} [{self.state} g{self.generation}]"
 
 
 class LinkEdge(models.Model):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from scratchpad.models import Frontier
+from scratchpad.models import CrawlChunk, Frontier
 
 State = Frontier.State
 
@@ -30,3 +30,8 @@ def frontier_stats(*, audit_id) -> FrontierStats:
         done=Count("id", filter=Q(state=State.DONE)),
     )
     return FrontierStats(**row)
+
+
+def chunks_of_round(*, audit_id, round_no: int) -> list[CrawlChunk]:
+    """The chunks registered for one crawl round of an audit."""
+    return list(CrawlChunk.objects.filter(audit_id=audit_id, round_no=round_no).order_by("lease_key"))

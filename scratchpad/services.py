@@ -1,8 +1,11 @@
-"""Writes to the crawl state: lease URLs to a chunk, give back what it did not do, record what it did.
+"""Writes to the crawl state: lease URLs to a chunk, give back what it did not do, record what it did; the
+crawl chunks' own rows (who runs each, when it last renewed its lease).
 
 Claiming follows the lease invariants in docs/ARCHITECTURE.md: a short transaction picks rows with
 SELECT ... FOR UPDATE SKIP LOCKED, marks them leased under the chunk's key and commits before any I/O.
-The same key gets the same URLs back; an expired lease is claimable by anyone.
+The same key gets the same URLs back; an expired lease is claimable by anyone. A lease is (key, generation):
+a run of a chunk takes it with a new generation, and every write of the run is fenced on both, so a run that
+was paused and taken over writes nothing.
 """
 
 from dataclasses import dataclass
@@ -19,9 +22,10 @@ from scratchpad.limits import (
     NEW_URLS_PER_BATCH,
     SQL_IN_BATCH,
 )
-from scratchpad.models import Frontier, LinkEdge
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge
 
 State = Frontier.State
+ChunkState = CrawlChunk.State
 
 
 @dataclass(frozen=True)
@@ -75,8 +79,9 @@ def _claim_order():
     return (F("depth").asc(nulls_last=True), "id")
 
 
-def frontier_claim(*, audit_id, lease_key: str, limit: int, lease_s: int) -> list[ClaimedURL]:
-    """Lease up to `limit` URLs to `lease_key`; a retry with the same key gets its unfinished URLs back."""
+def frontier_claim(*, audit_id, lease_key: str, limit: int, lease_s: int, lease_gen: int = 0) -> list[ClaimedURL]:
+    """Lease up to `limit` URLs to (`lease_key`, `lease_gen`); a later run of the same key gets the key's
+    unfinished URLs back (whatever generation held them: that run is taken to be dead)."""
     now = timezone.now()
     with transaction.atomic():
         rows = list(
@@ -98,6 +103,7 @@ def frontier_claim(*, audit_id, lease_key: str, limit: int, lease_s: int) -> lis
         Frontier.objects.filter(id__in=rows).update(
             state=State.LEASED,
             lease_key=lease_key,
+            lease_gen=lease_gen,
             leased_until=now + timedelta(seconds=lease_s),
             attempts=F("attempts") + 1,
         )
@@ -108,9 +114,11 @@ def frontier_claim(*, audit_id, lease_key: str, limit: int, lease_s: int) -> lis
         ]
 
 
-def frontier_mark_started(*, audit_id, lease_key: str, frontier_id: int) -> int:
+def frontier_mark_started(*, audit_id, lease_key: str, frontier_id: int, lease_gen: int | None = None) -> int:
     """Count a careful (one-at-a-time) fetch start, committed before the fetch; returns the new count."""
-    Frontier.objects.filter(id=frontier_id, audit_id=audit_id, lease_key=lease_key).update(starts=F("starts") + 1)
+    _held(Frontier.objects.filter(id=frontier_id, audit_id=audit_id), lease_key, lease_gen).update(
+        starts=F("starts") + 1
+    )
     return Frontier.objects.filter(id=frontier_id).values_list("starts", flat=True).first() or 0
 
 
@@ -118,13 +126,12 @@ def frontier_start_allowed(starts: int) -> bool:
     return starts <= MAX_CAREFUL_STARTS_PER_URL
 
 
-def frontier_release(*, audit_id, lease_key: str, ids: list[int]) -> int:
-    """Give unattempted URLs back: pending again, and the hand-out does not count against them."""
+def frontier_release(*, audit_id, lease_key: str, ids: list[int], lease_gen: int | None = None) -> int:
+    """Give unattempted URLs back: pending again, and the hand-out does not count against them. With
+    `lease_gen`, only what that run still holds."""
     released = 0
     for part in _batched(ids):
-        released += Frontier.objects.filter(
-            audit_id=audit_id, id__in=part, state=State.LEASED, lease_key=lease_key
-        ).update(
+        released += _held(Frontier.objects.filter(audit_id=audit_id, id__in=part), lease_key, lease_gen).update(
             state=State.PENDING,
             lease_key="",
             leased_until=None,
@@ -133,17 +140,45 @@ def frontier_release(*, audit_id, lease_key: str, ids: list[int]) -> int:
     return released
 
 
-def frontier_release_all(*, audit_id) -> int:
-    """Give back every lease of the audit (cancel): nobody is working on them any more."""
-    return Frontier.objects.filter(audit_id=audit_id, state=State.LEASED).update(
-        state=State.PENDING, lease_key="", leased_until=None
-    )
-
-
 def frontier_seed(*, audit_id, urls: list[NewURL]) -> None:
     """Insert URLs that are not known yet; mark known ones as in the sitemap where they are. Idempotent."""
     with transaction.atomic():
         _insert_new(audit_id, urls)
+
+
+def frontier_hold(*, audit_id, lease_key: str, lease_gen: int | None, ids: list[int]) -> set[int]:
+    """Of `ids`, the URLs this run still holds, locked until the transaction ends (call inside the batch's
+    transaction, before writing anything): a batch writes only for these, so a run whose lease was taken
+    over writes nothing. Locked in id order, the order every other locker of a chunk's rows uses."""
+    held: set[int] = set()
+    for part in _batched(sorted(ids)):
+        rows = _held(Frontier.objects.filter(audit_id=audit_id, id__in=part), lease_key, lease_gen)
+        held.update(rows.select_for_update().order_by("id").values_list("id", flat=True))
+    return held
+
+
+def frontier_renew(*, audit_id, lease_key: str, lease_gen: int, lease_s: int) -> int:
+    """Push back the expiry of what this run still holds; returns how many URLs that is.
+
+    SKIP LOCKED: a row locked right now is being finished by the run's own batch (or taken by a claimer of
+    expired leases); waiting for it could only deadlock with that batch."""
+    until = timezone.now() + timedelta(seconds=lease_s)
+    if connection.vendor != "postgresql":
+        return _held(Frontier.objects.filter(audit_id=audit_id), lease_key, lease_gen).update(leased_until=until)
+    table = Frontier._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {table} SET leased_until = %s
+            WHERE id IN (
+                SELECT id FROM {table}
+                WHERE audit_id = %s AND lease_key = %s AND lease_gen = %s AND state = %s
+                ORDER BY id FOR UPDATE SKIP LOCKED
+            )
+            """,
+            [until, audit_id, lease_key, lease_gen, State.LEASED],
+        )
+        return cursor.rowcount
 
 
 @dataclass(frozen=True)
@@ -160,6 +195,7 @@ def frontier_record_batch(
     discovered: list[NewURL],
     edges: list[Edge],
     max_per_pattern: int | None = None,
+    lease_gen: int | None = None,
 ) -> BatchOutcome:
     """Finish a persisted batch: its URLs done, their links stored, new URLs queued.
 
@@ -167,18 +203,100 @@ def frontier_record_batch(
     """
     finished = 0
     for part in _batched(done_ids):
-        finished += Frontier.objects.filter(
-            audit_id=audit_id, id__in=part, state=State.LEASED, lease_key=lease_key
-        ).update(state=State.DONE, leased_until=None)
+        finished += _held(Frontier.objects.filter(audit_id=audit_id, id__in=part), lease_key, lease_gen).update(
+            state=State.DONE, leased_until=None
+        )
     _replace_edges(audit_id, edges)
     capped = _insert_new(audit_id, discovered[:NEW_URLS_PER_BATCH], max_per_pattern=max_per_pattern)
     return BatchOutcome(finished, capped)
 
 
 def frontier_purge(*, audit_id) -> int:
-    """Drop the audit's frontier once the crawl is over; link edges stay (they are the link graph)."""
+    """Drop the audit's frontier and crawl chunks once the audit is over (completed, failed or cancelled);
+    link edges stay (they are the link graph). Returns how many frontier rows went."""
     deleted, _ = Frontier.objects.filter(audit_id=audit_id).delete()
+    CrawlChunk.objects.filter(audit_id=audit_id).delete()
     return deleted
+
+
+def _held(rows, lease_key: str, lease_gen: int | None):
+    """`rows` narrowed to those leased under `lease_key` (and `lease_gen`, when given)."""
+    rows = rows.filter(state=State.LEASED, lease_key=lease_key)
+    return rows if lease_gen is None else rows.filter(lease_gen=lease_gen)
+
+
+def chunk_register(*, audit_id, round_no: int, chunks: list[tuple[str, int]]) -> None:
+    """Record a round's chunks (lease key, quota) as queued, before their messages are sent. Idempotent."""
+    now = timezone.now()
+    CrawlChunk.objects.bulk_create(
+        [CrawlChunk(audit_id=audit_id, lease_key=k, round_no=round_no, quota=q, sent_at=now) for k, q in chunks],
+        ignore_conflicts=True,
+    )
+
+
+@dataclass(frozen=True)
+class ChunkTake:
+    generation: int | None  # this run's generation, or None: not taken
+    held_for_s: float = 0.0  # > 0: another run renewed it this recently; it is free once the lease runs out
+
+
+def chunk_begin(*, audit_id, lease_key: str, round_no: int, quota: int, lease_s: int) -> ChunkTake:
+    """Take a chunk for this run (a new generation), unless it is done or another run holds it (renewed within
+    `lease_s`: then how long until it is free). A chunk nobody registered (the in-process runner) is
+    registered here."""
+    now = timezone.now()
+    with transaction.atomic():
+        CrawlChunk.objects.bulk_create(
+            [CrawlChunk(audit_id=audit_id, lease_key=lease_key, round_no=round_no, quota=quota, sent_at=now)],
+            ignore_conflicts=True,
+        )
+        chunk = CrawlChunk.objects.select_for_update().get(audit_id=audit_id, lease_key=lease_key)
+        if chunk.state == ChunkState.DONE:
+            return ChunkTake(None)
+        if chunk.state == ChunkState.RUNNING and chunk.renewed_at is not None:
+            free_at = chunk.renewed_at + timedelta(seconds=lease_s)
+            if free_at > now:
+                return ChunkTake(None, held_for_s=(free_at - now).total_seconds())
+        chunk.state, chunk.generation, chunk.renewed_at = ChunkState.RUNNING, chunk.generation + 1, now
+        chunk.save(update_fields=["state", "generation", "renewed_at"])
+        return ChunkTake(chunk.generation)
+
+
+def chunk_renew(*, audit_id, lease_key: str, generation: int, lease_s: int) -> bool:
+    """The holding run's heartbeat: renew the chunk and the URLs it still holds. False when the run lost the
+    chunk (taken over, or purged because the audit ended): it must stop writing."""
+    with transaction.atomic():
+        renewed = CrawlChunk.objects.filter(
+            audit_id=audit_id, lease_key=lease_key, generation=generation, state=ChunkState.RUNNING
+        ).update(renewed_at=timezone.now())
+        if renewed:
+            frontier_renew(audit_id=audit_id, lease_key=lease_key, lease_gen=generation, lease_s=lease_s)
+    return bool(renewed)
+
+
+def chunk_finish(*, audit_id, lease_key: str, generation: int) -> bool:
+    """Mark the chunk done, if this run still holds it."""
+    return bool(
+        CrawlChunk.objects.filter(
+            audit_id=audit_id, lease_key=lease_key, generation=generation, state=ChunkState.RUNNING
+        ).update(state=ChunkState.DONE, renewed_at=timezone.now())
+    )
+
+
+def chunk_abandon(*, audit_id, lease_key: str, generation: int) -> None:
+    """A run that stops on an error hands the chunk back at once, so its retry may take it again."""
+    CrawlChunk.objects.filter(
+        audit_id=audit_id, lease_key=lease_key, generation=generation, state=ChunkState.RUNNING
+    ).update(state=ChunkState.QUEUED, renewed_at=None)
+
+
+def chunk_mark_resent(*, chunk: CrawlChunk) -> bool:
+    """Note a re-send of a chunk's message; conditional on the last send, so two sweeps send it once."""
+    return bool(
+        CrawlChunk.objects.filter(id=chunk.id, sent_at=chunk.sent_at, state=chunk.state).update(
+            sent_at=timezone.now(), sends=F("sends") + 1
+        )
+    )
 
 
 def _replace_edges(audit_id, edges: list[Edge]) -> None:
@@ -302,8 +420,8 @@ def _insert_rows(audit_id, new: list[NewURL]) -> None:
         cursor.execute(
             f"""
             INSERT INTO {Frontier._meta.db_table} (audit_id, url, depth, source, in_sitemap, redirect_hops,
-                                                   pattern, state, lease_key, attempts, starts)
-            SELECT %s, t.url, t.depth, t.source, t.in_sitemap, t.hops, t.pattern, %s, '', 0, 0
+                                                   pattern, state, lease_key, lease_gen, attempts, starts)
+            SELECT %s, t.url, t.depth, t.source, t.in_sitemap, t.hops, t.pattern, %s, '', 0, 0, 0
             FROM unnest(%s::text[], %s::int[], %s::text[], %s::bool[], %s::int[], %s::text[])
                  AS t(url, depth, source, in_sitemap, hops, pattern)
             ON CONFLICT (audit_id, url) DO NOTHING

@@ -4,7 +4,7 @@ docs/CHECKS.md is this function's output; a test fails when the file is stale, s
 cannot drift from the checks the code runs.
 """
 
-from audits.checks.registry import CHECKS, SCOPES, SEVERITIES
+from audits.checks.registry import CATEGORIES, CHECKS, SCOPES, SEVERITIES
 from audits.checks.score import HEALTH_FORMULA
 
 CATALOGUE_PATH = "docs/CHECKS.md"
@@ -49,10 +49,14 @@ def render_catalogue() -> str:
         heading, blurb = _SCOPE_HEADINGS[scope]
         specs = [spec for spec in CHECKS if spec.scope == scope]
         lines += [f"## {heading} ({len(specs)})", "", blurb, ""]
-        lines += ["| type | severity | title | what it means | how to fix | thresholds |", "|---|---|---|---|---|---|"]
+        lines += [
+            "| type | severity | category | title | what it means | how to fix | thresholds |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for spec in specs:
             lines.append(
-                f"| `{spec.type}` | {spec.severity} | {_cell(spec.title)} | {_cell(spec.explanation)} | "
+                f"| `{spec.type}` | {spec.severity} | {CATEGORIES.get(spec.category, spec.category)} | "
+                f"{_cell(spec.title)} | {_cell(spec.explanation)} | "
                 f"{_cell(spec.how_to_fix)} | {_thresholds(spec.thresholds, spec.threshold_limits)} |"
             )
         lines.append("")

@@ -32,10 +32,53 @@ class CheckSpec:
     thresholds: dict = field(default_factory=dict)  # unit-named keys, e.g. {"max_chars": 60}
     # Largest value a threshold may be set to, when the crawler cannot measure past it.
     threshold_limits: dict = field(default_factory=dict)
+    category: str = "other"  # one of CATEGORIES: how the issues screen groups and filters types
+
+
+# Groups people filter the issues by, in display order. Every type names one (an unknown type fails at import).
+CATEGORIES: dict[str, str] = {
+    "crawlability": "Crawlability",
+    "indexability": "Indexability",
+    "links": "Links and redirects",
+    "metadata": "Titles and metadata",
+    "content": "Content",
+    "performance": "Performance",
+    "security": "Security",
+    "international": "International",
+}
+_CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
+    "crawlability": (
+        "blocked-page", "rate-limited-page", "server-error", "broken-page", "fetch-error", "non-html-content",
+        "javascript-rendering-suspected", "robots-txt-invalid", "sitemap-missing", "crawl-rate-limited",
+        "max-pages-reached",
+    ),
+    "indexability": (
+        "noindex-page", "nofollow-page", "canonical-conflict", "canonicalized-page", "canonical-relative",
+        "canonical-target-not-ok", "sitemap-url-not-indexable",
+    ),
+    "links": (
+        "broken-internal-link", "internal-link-to-redirect", "redirect-chain", "redirect-loop",
+        "meta-refresh-redirect", "no-outgoing-links", "too-many-links", "non-descriptive-link-text", "deep-page",
+        "orphan-page", "long-url",
+    ),
+    "metadata": (
+        "missing-title", "multiple-titles", "title-too-long", "title-too-short", "duplicate-title",
+        "missing-meta-description", "meta-description-too-long", "meta-description-too-short",
+        "duplicate-meta-description", "invalid-structured-data", "missing-viewport", "missing-html-lang",
+    ),
+    "content": ("missing-h1", "multiple-h1", "heading-order-skip", "thin-content", "duplicate-content",
+                "images-missing-alt"),
+    "performance": ("slow-response", "large-html", "poor-performance-score", "poor-lcp", "poor-cls"),
+    "security": ("mixed-content", "insecure-page"),
+    "international": ("hreflang-invalid", "hreflang-missing-return-link"),
+}  # fmt: skip
+_CATEGORY_OF = {issue_type: category for category, types in _CATEGORY_TYPES.items() for issue_type in types}
 
 
 def _spec(type_, severity, scope, title, explanation, how_to_fix, thresholds=None, limits=None) -> CheckSpec:
-    return CheckSpec(type_, severity, scope, title, explanation, how_to_fix, thresholds or {}, limits or {})
+    return CheckSpec(
+        type_, severity, scope, title, explanation, how_to_fix, thresholds or {}, limits or {}, _CATEGORY_OF[type_]
+    )
 
 
 _P, _S, _L = "page", "site", "lighthouse"

@@ -1,14 +1,17 @@
-"""Stage 4, one crawl chunk: claim up to a quota of URLs under a lease, fetch them politely in an adaptive
-thread window (rendering with Chromium when the project asks), build page records, persist them in
-batches, release what was not started. Tasks and the in-process runner both call crawl_chunk_run."""
+"""Stage 4, one crawl chunk: take the chunk for this run, claim up to a quota of URLs under its lease (renewed
+by a heartbeat thread while the run works), fetch them politely in an adaptive thread window (rendering with
+Chromium when the project asks), build page records, persist them in fenced batches, release what was not
+started. Tasks and the in-process runner both call crawl_chunk_run."""
 
 import logging
+import re
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import DatabaseError, connection
 
 from audits.limits import CHUNK_SOFT_DEADLINE_S
 from audits.models import Audit
@@ -21,6 +24,10 @@ from crawler.auth import SiteBasicAuth
 from crawler.fetch import FetchResult, build_session, fetch
 from scratchpad.services import (
     ClaimedURL,
+    chunk_abandon,
+    chunk_begin,
+    chunk_finish,
+    chunk_renew,
     frontier_claim,
     frontier_mark_started,
     frontier_release,
@@ -48,6 +55,51 @@ class FetchOptions:
 
 
 _thread_state = threading.local()
+_ROUND_IN_KEY = re.compile(r":r(\d+):c\d+$")  # lease keys are "<audit>:r<round>:c<index>" (rounds.chunk_task_id)
+
+
+class LeaseKeeper:
+    """The run's heartbeat: a thread that renews the chunk and its URLs every CRAWL_LEASE_RENEW_EVERY_S.
+
+    A worker that dies (SIGKILL, OOM) or stops (SIGSTOP) stops renewing, so its URLs and its chunk are free
+    one lease later; `lost` turns true when the renewal finds the chunk taken over or the audit ended.
+    """
+
+    def __init__(self, *, audit_id, lease_key: str, generation: int):
+        self.audit_id, self.lease_key, self.generation = audit_id, lease_key, generation
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lease-renew", daemon=True)
+
+    def __enter__(self) -> "LeaseKeeper":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            try:
+                _bound_idle_transactions()
+            except DatabaseError:
+                logger.warning("could not bound idle transactions", exc_info=True)
+            while not self._stop.wait(settings.CRAWL_LEASE_RENEW_EVERY_S):
+                try:
+                    running = Audit.objects.filter(id=self.audit_id, status=Audit.Status.RUNNING).exists()
+                    if not running or not chunk_renew(
+                        audit_id=self.audit_id,
+                        lease_key=self.lease_key,
+                        generation=self.generation,
+                        lease_s=settings.CRAWL_LEASE_DURATION_S,
+                    ):
+                        self.lost = True
+                        return
+                except DatabaseError:  # an outage: keep trying; if it outlasts the lease, the chunk is taken over
+                    logger.warning("lease renewal failed", exc_info=True, extra={"lease_key": self.lease_key})
+        finally:
+            connection.close()  # this thread's own connection
 
 
 def _thread_session(options: FetchOptions):
@@ -65,13 +117,62 @@ def _thread_session(options: FetchOptions):
     return session
 
 
+def _bound_idle_transactions() -> None:
+    """A run paused inside a batch's transaction (SIGSTOP, a debugger, a VM freeze) holds its URLs' row locks,
+    and the run that takes its chunk over would wait on them for as long as the pause lasts. PostgreSQL ends
+    such a session after a lease (nothing in a chunk's transactions waits on anything but the database), so
+    its locks go with it and the paused run, when it resumes, finds its connection gone and writes nothing."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET idle_in_transaction_session_timeout = {int(settings.CRAWL_LEASE_DURATION_S * 1000)}")
+
+
+def chunk_round_no(lease_key: str) -> int:
+    """The crawl round a chunk's lease key names (0 for a key of another shape, as tests use)."""
+    match = _ROUND_IN_KEY.search(lease_key)
+    return int(match.group(1)) if match else 0
+
+
 def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
-    """Claim up to `quota` URLs under `lease_key`, fetch them politely in an adaptive window, persist in
-    batches. Stops starting fetches at the soft deadline (or when the crawl must stop) and releases the rest.
+    """Take the chunk for this run, claim up to `quota` URLs under its lease, fetch them politely in an
+    adaptive window, persist in fenced batches. Stops starting fetches at the soft deadline (or when the crawl
+    must stop, or the run lost its lease) and releases the rest. A chunk that is done is skipped, one held by
+    another run too (`held_for_s` says when it is free): a duplicated or re-sent message does nothing twice.
     """
     audit = Audit.objects.select_related("project").filter(id=audit_id, status=Audit.Status.RUNNING).first()
     if audit is None:
         return {"skipped": "audit not running"}
+    _bound_idle_transactions()
+    take = chunk_begin(
+        audit_id=audit_id,
+        lease_key=lease_key,
+        round_no=chunk_round_no(lease_key),
+        quota=quota,
+        lease_s=settings.CRAWL_LEASE_DURATION_S,
+    )
+    generation = take.generation
+    if generation is None and take.held_for_s:
+        # Another run renewed it lately: alive (then this is a duplicate), or just killed (then this is the
+        # message its worker gave back). The caller may try again once the lease runs out.
+        return {"skipped": "chunk held by another run", "held_for_s": take.held_for_s}
+    if generation is None:
+        return {"skipped": "chunk done"}
+    try:
+        with LeaseKeeper(audit_id=audit_id, lease_key=lease_key, generation=generation) as keeper:
+            outcome = _chunk_crawl(audit, lease_key, generation, quota, keeper)
+    except BaseException:
+        try:  # hand the chunk back at once, so a retry of this task may take it again
+            chunk_abandon(audit_id=audit_id, lease_key=lease_key, generation=generation)
+        except Exception:  # the database may be what failed: the chunk is free one lease later anyway
+            logger.warning("could not hand the chunk back", exc_info=True, extra={"lease_key": lease_key})
+        raise
+    outcome["done"] = chunk_finish(audit_id=audit_id, lease_key=lease_key, generation=generation)
+    return outcome
+
+
+def _chunk_crawl(audit: Audit, lease_key: str, generation: int, quota: int, keeper: LeaseKeeper) -> dict:
+    audit_id = audit.id
     scope = CrawlScope.for_audit(audit)
     politeness = Politeness.for_audit(audit, crawl_delay_s=scope.robots.crawl_delay_s())
     if politeness.stopped_reason:
@@ -79,7 +180,11 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
     options = FetchOptions.for_audit(audit)
     renderer = render_session_for(audit)
     claimed = frontier_claim(
-        audit_id=audit_id, lease_key=lease_key, limit=quota, lease_s=settings.CRAWL_LEASE_DURATION_S
+        audit_id=audit_id,
+        lease_key=lease_key,
+        limit=quota,
+        lease_s=settings.CRAWL_LEASE_DURATION_S,
+        lease_gen=generation,
     )
     # URLs handed out before and never finished: the chunk that held them may have died because of one
     # of them. Fetch those one at a time, persisting each, and count each start before it happens, so
@@ -88,6 +193,7 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
     persister = BatchPersister(
         audit_id=audit_id,
         lease_key=lease_key,
+        lease_gen=generation,
         batch_size=1 if careful else None,
         politeness=politeness,
         max_per_pattern=scope.max_urls_per_pattern,
@@ -106,7 +212,9 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
     def may_start(item: ClaimedURL) -> bool:
         if not careful:
             return True
-        starts = frontier_mark_started(audit_id=audit_id, lease_key=lease_key, frontier_id=item.id)
+        starts = frontier_mark_started(
+            audit_id=audit_id, lease_key=lease_key, frontier_id=item.id, lease_gen=generation
+        )
         if frontier_start_allowed(starts):
             return True
         error = FetchResult(
@@ -122,7 +230,12 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
             running = {}
 
             def fill():
-                while len(running) < window() and not persister.stopped and not politeness.stopped_reason:
+                while (
+                    len(running) < window()
+                    and not persister.stopped
+                    and not keeper.lost
+                    and not politeness.stopped_reason
+                ):
                     item = next(todo, None)
                     if item is None:
                         return
@@ -144,9 +257,16 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
     finally:
         if renderer is not None:
             renderer.close()
-    unstarted.extend(todo)  # left when the audit stopped running or the site made the crawl stop
-    released = frontier_release(audit_id=audit_id, lease_key=lease_key, ids=[c.id for c in unstarted])
-    return {"claimed": len(claimed), "finished": persister.finished, "released": released}
+    unstarted.extend(todo)  # left when the audit stopped running, the lease was lost or the site made the crawl stop
+    released = frontier_release(
+        audit_id=audit_id, lease_key=lease_key, ids=[c.id for c in unstarted], lease_gen=generation
+    )
+    return {
+        "claimed": len(claimed),
+        "finished": persister.finished,
+        "released": released,
+        "fenced": persister.fenced,
+    }
 
 
 def fetch_and_build(

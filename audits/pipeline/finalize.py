@@ -1,5 +1,5 @@
 """Stages 5 and 6: the optional Lighthouse step (it never fails the audit), then finalize: site checks over
-the whole crawl, health score, completion (credits settled, event, signal) and the frontier dropped."""
+the whole crawl, health score, completion (credits settled, event, signal, the frontier dropped)."""
 
 from django.db import connection
 
@@ -7,8 +7,8 @@ from audits.checks import health_score, run_site_checks
 from audits.models import Audit, Issue, Page
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase
 from audits.pipeline.lighthouse import lighthouse_run_for_audit
+from audits.selectors import page_inlinks_store
 from scratchpad.models import Frontier, LinkEdge
-from scratchpad.services import frontier_purge
 
 Status = Audit.Status
 Phase = Audit.Phase
@@ -34,11 +34,10 @@ def audit_finalize(*, audit_id) -> bool:
     audit = Audit.objects.get(id=audit_id)
     _refresh_planner_statistics()
     run_site_checks(audit)
+    page_inlinks_store(audit_id=audit_id)  # the pages grid sorts and pages by it
     score, _ = health_score(audit_id)
     pages = Page.objects.filter(audit_id=audit_id).count()
-    completed = audit_complete(audit_id=audit_id, pages_crawled=pages, health_score=score)
-    frontier_purge(audit_id=audit_id)
-    return completed
+    return audit_complete(audit_id=audit_id, pages_crawled=pages, health_score=score)  # drops the frontier
 
 
 def _refresh_planner_statistics() -> None:

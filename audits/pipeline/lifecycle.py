@@ -18,7 +18,7 @@ from audits.models import Audit, AuditEvent
 from audits.pipeline.lighthouse import lighthouse_reports_delete
 from audits.pipeline.rounds import chunk_task_id
 from audits.signals import audit_finished
-from scratchpad.services import frontier_release_all
+from scratchpad.services import frontier_purge
 
 logger = logging.getLogger(__name__)
 Status = Audit.Status
@@ -63,19 +63,19 @@ def audit_fail(
 
 
 def audit_cancel(*, audit: Audit) -> bool:
-    """Cancel a running audit: queued work is revoked, leases released, partial results kept."""
+    """Cancel a running audit: queued work is revoked, the frontier dropped, partial results kept. A batch in
+    flight either commits before the cancel or writes nothing (persist's fence), so counters equal rows."""
     cancelled = _finish(
         audit.id, Status.CANCELLED, event=(EventKind.CANCELLED, "Cancelled"), current_phase=Phase.CANCELLED
     )
     if cancelled:
-        frontier_release_all(audit_id=audit.id)
         _round_revoke(audit.id)
     return cancelled
 
 
 def _round_revoke(audit_id) -> None:
-    """Revoke the current round's queued chunks (their task ids are their lease keys). Running ones stop
-    at their next batch: the heartbeat update is conditional on status='running'."""
+    """Revoke the current round's queued chunks (their task ids are their lease keys). Running ones write
+    nothing more: every batch is fenced on status='running', and they stop at their next batch."""
     round_no = Audit.objects.filter(id=audit_id).values_list("crawl_round", flat=True).first()
     if round_no is None:
         return
@@ -120,6 +120,10 @@ def _finish(audit_id, status: str, *, event: tuple[str, str], reconciled_by: str
         audit = Audit.objects.select_related("project").get(id=audit_id)
         credits_settle(audit=audit, charge_units=audit.pages_crawled if status == Status.COMPLETED else 0)
         audit_event(audit_id=audit_id, kind=event[0], message=event[1], reconciled_by=reconciled_by)
+        # After commit, not inside: a chunk's batch locks its frontier rows before the audit row, so deleting
+        # them while holding the audit row could deadlock with it. Any batch that waits for these rows then
+        # finds the audit finished and rolls back.
+        transaction.on_commit(lambda: frontier_purge(audit_id=audit_id))
         transaction.on_commit(lambda: _announce_finished(audit, reconciled_by))
     return True
 

@@ -41,6 +41,8 @@ LIGHTHOUSE_KILL_GRACE_S = 5  # after SIGINT on a timeout, before SIGKILL
 LIGHTHOUSE_PHASE_BUDGET_S = 420
 LIGHTHOUSE_ERROR_MAX_CHARS = 500
 LIGHTHOUSE_CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
+LIGHTHOUSE_SUMMARY_ITEMS = 5  # opportunities and diagnostics kept per run for the performance screen
+LIGHTHOUSE_PASSING_SCORE = 0.9  # an audit scored at or above this is not worth showing (Lighthouse's "passed")
 STRATEGIES = (LighthouseResult.Strategy.MOBILE, LighthouseResult.Strategy.DESKTOP)
 
 RUNNER_DIR = Path(__file__).resolve().parent.parent / "lighthouse_runner"  # audits/lighthouse_runner
@@ -203,6 +205,44 @@ def _ms(value: float | None) -> int | None:
     return None if value is None else max(0, round(value))
 
 
+def _failing(audit: dict) -> bool:
+    score = audit.get("score")
+    return isinstance(score, (int, float)) and score < LIGHTHOUSE_PASSING_SCORE
+
+
+def _item(audit_id: str, audit: dict, **extra) -> dict:
+    # Titles are Markdown: `code` spans read fine as plain words.
+    title = _short((audit.get("title") or audit_id).replace("`", ""))
+    display = _short(audit.get("displayValue") or "")
+    return {"id": audit_id, "title": title, "display": display, **extra}
+
+
+def report_summary(report: dict) -> dict:
+    """The top opportunities (by estimated savings) and failing diagnostics of the performance category,
+    small enough for a JSON column, so the performance screen never opens the report file."""
+    audits = report.get("audits") or {}
+    opportunities = []
+    for audit_id, audit in audits.items():
+        details = audit.get("details") or {}
+        savings_ms = details.get("overallSavingsMs")
+        if details.get("type") == "opportunity" and _failing(audit) and isinstance(savings_ms, (int, float)):
+            opportunities.append(_item(audit_id, audit, savings_ms=round(savings_ms)))
+    opportunities.sort(key=lambda item: (-item["savings_ms"], item["id"]))
+    refs = ((report.get("categories") or {}).get("performance") or {}).get("auditRefs") or []
+    diagnostics = []
+    for ref in refs:
+        audit = audits.get(ref.get("id")) or {}
+        if ref.get("group") == "diagnostics" and _failing(audit):
+            if (audit.get("details") or {}).get("type") != "opportunity":
+                diagnostics.append(_item(ref["id"], audit, score=audit["score"]))
+    diagnostics.sort(key=lambda item: (item["score"], item["id"]))
+    return {
+        "opportunities": opportunities[:LIGHTHOUSE_SUMMARY_ITEMS],
+        "diagnostics": diagnostics[:LIGHTHOUSE_SUMMARY_ITEMS],
+        "speed_index_ms": _ms(_numeric(audits, "speed-index")),
+    }
+
+
 def parse_report(report: dict) -> dict:
     """Scores (0-100) and lab metrics from a Lighthouse JSON report; status failed on a runtimeError."""
     scores = {}
@@ -220,6 +260,8 @@ def parse_report(report: dict) -> dict:
         "tbt_ms": _ms(_numeric(audits, "total-blocking-time")),
         "inp_ms": _ms(_numeric(audits, "interaction-to-next-paint", "experimental-interaction-to-next-paint")),
         "ttfb_ms": _ms(_numeric(audits, "server-response-time")),
+        "fcp_ms": _ms(_numeric(audits, "first-contentful-paint")),
+        "summary": report_summary(report),
     }
     if runtime_error := report.get("runtimeError"):
         result["status"] = LighthouseResult.Status.FAILED
@@ -391,6 +433,7 @@ _METRIC_FIELDS = (
     "tbt_ms",
     "inp_ms",
     "ttfb_ms",
+    "fcp_ms",
 )
 
 
@@ -414,6 +457,7 @@ def _store(run: _Run, result: dict) -> LighthouseResult:
     }
     for name in _METRIC_FIELDS:
         values[name] = result.get(name)  # None on a failed run: a rerun must not keep old figures
+    values["summary"] = result.get("summary") or {}
     row, _ = LighthouseResult.objects.update_or_create(id=run.result_id, defaults=values)
     return row
 

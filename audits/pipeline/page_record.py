@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from audits.checks import page_issues
 from audits.checks.page import challenge_reason, robots_directives
+from audits.limits import PAGE_HEADER_VALUE_MAX_CHARS, PAGE_HEADERS_STORED_MAX, PAGE_HEADING_TEXT_MAX_CHARS
 from audits.models import Issue, Page, page_id_for
 from audits.pipeline.scope import CrawlScope
 from crawler import limits as crawl_limits
@@ -71,6 +72,7 @@ def build_page_record(
         depth=item.depth,
         in_sitemap=item.in_sitemap,
         x_robots_tag=result.headers.get("x-robots-tag", "")[:500],
+        response_headers=_stored_headers(result.headers),
         fetched_at=timezone.now(),
     )
     discovered: list[NewURL] = []
@@ -121,6 +123,12 @@ def build_page_record(
     return PageRecord(item, page, discovered, edges, issues)
 
 
+def _stored_headers(headers: dict[str, str]) -> dict[str, str]:
+    """The response headers shown on the page detail screen, bounded: a hostile site can send thousands."""
+    kept = list(headers.items())[:PAGE_HEADERS_STORED_MAX]
+    return {name[:100]: str(value)[:PAGE_HEADER_VALUE_MAX_CHARS] for name, value in kept}
+
+
 def _fill_from_html(page: Page, data: PageData) -> None:
     page.title = data.titles[0][:1000] if data.titles else ""
     page.titles_count = len(data.titles)
@@ -131,8 +139,12 @@ def _fill_from_html(page: Page, data: PageData) -> None:
     page.open_graph = data.og
     levels = [level for level, _ in data.headings]
     page.heading_order = levels
+    page.headings = [[level, text[:PAGE_HEADING_TEXT_MAX_CHARS]] for level, text in data.headings]
     page.heading_counts = {f"h{n}": levels.count(n) for n in range(1, 7) if n in levels}
     page.h1_count = sum(1 for level, text in data.headings if level == 1 and text.strip())
+    page.h1 = next((text for level, text in data.headings if level == 1 and text.strip()), "")[
+        :PAGE_HEADING_TEXT_MAX_CHARS
+    ]
     page.word_count = data.word_count
     page.text_hash = data.text_hash
     page.html_lang = (data.html_lang or "")[:64]

@@ -1,5 +1,10 @@
 """Persist a chunk's page records in batches: pages and their issues upserted with deterministic ids,
-link edges and newly found URLs recorded, leases marked done, the heartbeat moved; one transaction each."""
+link edges and newly found URLs recorded, leases marked done, the heartbeat moved; one transaction each.
+
+Every batch is fenced: it first locks the URLs this run still holds (lease key and generation) and writes
+only for those, and it rolls back whole when the audit is no longer running (the counter update that ends
+it is conditional on status, and a cancel's update waits for it or it waits for the cancel). So a run that
+was taken over, or outlived its audit, writes nothing, and pages_crawled always equals the page rows."""
 
 from dataclasses import replace
 
@@ -14,7 +19,11 @@ from audits.pipeline.page_record import PageRecord
 from audits.pipeline.politeness import Politeness
 from audits.pipeline.scope import url_pattern
 from scratchpad.models import Throttle
-from scratchpad.services import frontier_record_batch
+from scratchpad.services import frontier_hold, frontier_record_batch
+
+
+class _Fenced(Exception):
+    """Raised inside a batch's transaction to roll it back: the audit stopped running."""
 
 
 class BatchPersister:
@@ -25,19 +34,22 @@ class BatchPersister:
         *,
         audit_id,
         lease_key: str,
+        lease_gen: int | None = None,
         batch_size: int | None = None,
         politeness: Politeness | None = None,
         max_per_pattern: int | None = None,
     ):
         self.audit_id = audit_id
         self.lease_key = lease_key
+        self.lease_gen = lease_gen
         self.batch_size = batch_size or PERSIST_BATCH_PAGES
         self.politeness = politeness
         self.max_per_pattern = max_per_pattern
         self.batch: list[PageRecord] = []
         self.seen_urls: set[str] = set()  # queued by this chunk already: no need to insert them again
         self.finished = 0
-        self.stopped = False  # the audit is no longer running: start nothing new
+        self.stopped = False  # the audit is no longer running, or the run lost its lease: start nothing new
+        self.fenced = 0  # page records dropped because the run no longer held them
 
     def add(self, record: PageRecord) -> None:
         if self.politeness is not None:
@@ -50,6 +62,32 @@ class BatchPersister:
         if not self.batch:
             return
         records, self.batch = self.batch, []
+        fenced_before = self.fenced
+        try:
+            with transaction.atomic():
+                held = frontier_hold(
+                    audit_id=self.audit_id,
+                    lease_key=self.lease_key,
+                    lease_gen=self.lease_gen,
+                    ids=[r.claimed.id for r in records],
+                )
+                kept = [r for r in records if r.claimed.id in held]
+                self.fenced += len(records) - len(kept)
+                if not kept:
+                    self.stopped = True  # taken over (or purged): nothing of this run may be written any more
+                    return
+                finished = self._write(kept)
+        except _Fenced:
+            self.fenced = fenced_before + len(records)
+            self.stopped = True
+            return
+        self.finished += finished
+        if self.politeness is not None:
+            self.politeness.end_batch(records)
+
+    def _write(self, records: list[PageRecord]) -> int:
+        """The batch's writes, inside flush's transaction; raises _Fenced (rolling all back) when the audit
+        is no longer running. Returns how many URLs moved to done."""
         discovered = []
         for record in records:
             for new in record.discovered:
@@ -58,35 +96,35 @@ class BatchPersister:
                     discovered.append(replace(new, pattern=url_pattern(new.url)))
                     if len(self.seen_urls) < CHUNK_SEEN_URLS_MAX:
                         self.seen_urls.add(new.url)
-        with transaction.atomic():
-            Page.objects.bulk_create(
-                [r.page for r in records],
-                update_conflicts=True,
-                unique_fields=["id"],
-                update_fields=PAGE_UPSERT_FIELDS,
-            )
-            # Page checks replace what an earlier attempt at the same pages found.
-            Issue.objects.filter(
-                audit_id=self.audit_id, page_id__in=[r.page.id for r in records], type__in=PAGE_CHECK_TYPES
-            ).delete()
-            Issue.objects.bulk_create([i for r in records for i in r.issues], ignore_conflicts=True)
-            outcome = frontier_record_batch(
-                audit_id=self.audit_id,
-                lease_key=self.lease_key,
-                done_ids=[r.claimed.id for r in records],
-                discovered=discovered,
-                edges=[e for r in records for e in r.edges],
-                max_per_pattern=self.max_per_pattern,
-            )
-            if outcome.capped:
-                Throttle.objects.filter(audit_id=self.audit_id).update(urls_capped=F("urls_capped") + outcome.capped)
-            running = Audit.objects.filter(id=self.audit_id, status=Audit.Status.RUNNING).update(
-                pages_crawled=F("pages_crawled") + outcome.finished, last_progress_at=timezone.now()
-            )
-        self.finished += outcome.finished
-        self.stopped = not running
-        if self.politeness is not None:
-            self.politeness.end_batch(records)
+        Page.objects.bulk_create(
+            [r.page for r in records],
+            update_conflicts=True,
+            unique_fields=["id"],
+            update_fields=PAGE_UPSERT_FIELDS,
+        )
+        # Page checks replace what an earlier attempt at the same pages found.
+        Issue.objects.filter(
+            audit_id=self.audit_id, page_id__in=[r.page.id for r in records], type__in=PAGE_CHECK_TYPES
+        ).delete()
+        Issue.objects.bulk_create([i for r in records for i in r.issues], ignore_conflicts=True)
+        outcome = frontier_record_batch(
+            audit_id=self.audit_id,
+            lease_key=self.lease_key,
+            lease_gen=self.lease_gen,
+            done_ids=[r.claimed.id for r in records],
+            discovered=discovered,
+            edges=[e for r in records for e in r.edges],
+            max_per_pattern=self.max_per_pattern,
+        )
+        if outcome.capped:
+            Throttle.objects.filter(audit_id=self.audit_id).update(urls_capped=F("urls_capped") + outcome.capped)
+        # Last, and conditional: this row lock orders the batch against a cancel or a finish.
+        running = Audit.objects.filter(id=self.audit_id, status=Audit.Status.RUNNING).update(
+            pages_crawled=F("pages_crawled") + outcome.finished, last_progress_at=timezone.now()
+        )
+        if not running:
+            raise _Fenced
+        return outcome.finished
 
 
 PAGE_UPSERT_FIELDS = [f.name for f in Page._meta.concrete_fields if f.name not in ("id", "audit") and not f.primary_key]

@@ -1,6 +1,8 @@
 """Reconcile: one judgement of a running audit's liveness, used by status reads (`audit_status_refresh`,
-lazy) and the celery-beat watchdog (`reconcile_sweep`). It may re-dispatch a stalled pipeline from its
-saved phase a bounded number of times, else fails it.
+lazy), the frequent heal sweep (`heal_sweep`: beat every CRAWL_HEAL_EVERY_S, and every worker that starts) and
+the celery-beat watchdog (`reconcile_sweep`). A live crawl is healed at once from its leases (rounds.round_heal:
+dead chunks re-sent, a round whose callback was lost closed); an audit silent past the stale threshold is
+re-dispatched from its saved phase a bounded number of times, else failed (the backstop).
 """
 
 import logging
@@ -8,14 +10,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from audits import dispatch
 from audits.models import Audit, AuditEvent
 from audits.pipeline.lifecycle import audit_event, audit_fail
-from audits.pipeline.rounds import round_advance, round_dispatch
+from audits.pipeline.rounds import Heal, round_advance, round_dispatch, round_heal
 from scratchpad.models import Frontier
+from scratchpad.services import frontier_purge
 
 logger = logging.getLogger(__name__)
 Status = Audit.Status
@@ -26,7 +29,7 @@ SWEEP_BATCH = 100
 @dataclass(frozen=True)
 class Verdict:
     audit_id: str
-    action: str  # finished | alive | revived | failed
+    action: str  # finished | alive | healed | revived | failed
     reason: str
 
 
@@ -49,11 +52,11 @@ def reconcile_running_audit(
     now = timezone.now()
     heartbeat = audit.last_progress_at or audit.started_at or audit.created_at
     if now - heartbeat < stale_after:
-        return Verdict(audit_id, "alive", "recent heartbeat")
+        return _alive_or_healed(audit, reconciled_by, "recent heartbeat")
     if Frontier.objects.filter(audit_id=audit.id, state=Frontier.State.LEASED, leased_until__gte=now).exists():
-        return Verdict(audit_id, "alive", "live leases")
+        return _alive_or_healed(audit, reconciled_by, "live leases")
     if now - (audit.started_at or audit.created_at) < grace:
-        return Verdict(audit_id, "alive", "within the grace period after start")
+        return _alive_or_healed(audit, reconciled_by, "within the grace period after start")
 
     silent_s = int((now - heartbeat).total_seconds())
     expired = Frontier.objects.filter(audit_id=audit.id, state=Frontier.State.LEASED, leased_until__lt=now).count()
@@ -93,6 +96,44 @@ def reconcile_running_audit(
         f"No progress for {silent_s} s, no live lease, and {audit.revivals} re-dispatches did not bring it back "
         f"(phase {audit.current_phase}).",
     )
+
+
+def _alive_or_healed(audit: Audit, reconciled_by: str, reason: str) -> Verdict:
+    """A live audit: heal its crawl round if a chunk died or its callback was lost, else leave it be."""
+    heal = audit_heal(audit, reconciled_by=reconciled_by)
+    if heal.action == "none":
+        return Verdict(str(audit.id), "alive", reason)
+    return Verdict(str(audit.id), "healed", heal.detail)
+
+
+def audit_heal(audit: Audit, *, reconciled_by: str) -> Heal:
+    """round_heal with its event on the audit's log."""
+    heal = round_heal(audit=audit)
+    if heal.action == "resent":
+        audit_event(
+            audit_id=audit.id, kind=AuditEvent.Kind.LEASE_EXPIRED, message=heal.detail, reconciled_by=reconciled_by
+        )
+    elif heal.action == "advanced":
+        audit_event(
+            audit_id=audit.id, kind=AuditEvent.Kind.RECONCILED, message=heal.detail, reconciled_by=reconciled_by
+        )
+    return heal
+
+
+def heal_sweep(*, reconciled_by: str = "heal") -> list[Verdict]:
+    """The frequent, light sweep: heal every crawling audit's round (no judgement of silence; that is
+    reconcile_sweep's, the backstop)."""
+    verdicts = []
+    crawling = Audit.objects.filter(status=Status.RUNNING, current_phase=Phase.CRAWLING).order_by("created_at")
+    for audit in crawling.iterator(chunk_size=SWEEP_BATCH):
+        try:
+            heal = audit_heal(audit, reconciled_by=reconciled_by)
+        except Exception:  # one bad audit must not stop the sweep
+            logger.exception("heal failed", extra={"audit_id": str(audit.id)})
+            continue
+        if heal.action != "none":
+            verdicts.append(Verdict(str(audit.id), "healed", heal.detail))
+    return verdicts
 
 
 def pipeline_revive(audit: Audit) -> None:
@@ -136,7 +177,8 @@ def _fail(audit: Audit, reconciled_by: str, code: str, detail: str) -> Verdict:
 def reconcile_sweep(
     *, reconciled_by: str = "watchdog", stale_after_s: float | None = None, grace_s: float | None = None
 ) -> list[Verdict]:
-    """Reconcile every running audit, oldest heartbeat first, in batches of SWEEP_BATCH."""
+    """Reconcile every running audit, oldest heartbeat first, in batches of SWEEP_BATCH; then drop the
+    frontier that finished audits left behind (their own purge runs after commit and may have met an outage)."""
     verdicts: list[Verdict] = []
     seen: set = set()
     while True:
@@ -146,6 +188,7 @@ def reconcile_sweep(
             .order_by(F("last_progress_at").asc(nulls_first=True), "created_at")[:SWEEP_BATCH]
         )
         if not batch:
+            _purge_finished_frontiers()
             return verdicts
         for audit in batch:
             seen.add(audit.id)
@@ -157,3 +200,11 @@ def reconcile_sweep(
                 )
             except Exception:  # one bad audit must not stop the sweep
                 logger.exception("reconcile failed", extra={"audit_id": str(audit.id)})
+
+
+def _purge_finished_frontiers() -> None:
+    leftover = Exists(Frontier.objects.filter(audit_id=OuterRef("id")))
+    for audit_id in (
+        Audit.objects.exclude(status=Status.RUNNING).filter(leftover).values_list("id", flat=True)[:SWEEP_BATCH]
+    ):
+        frontier_purge(audit_id=audit_id)

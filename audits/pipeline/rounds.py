@@ -1,17 +1,28 @@
 """Stage 3, crawl rounds: each round is a chord of K chunks whose body plans the next round. `round_plan`
 splits what is claimable within the page budget into at most K chunks (quotas never overshoot max pages);
-`round_advance` moves the round counter once, so a duplicated round-done message finds it moved and stops."""
+`round_advance` moves the round counter once, so a duplicated round-done message finds it moved and stops.
 
+Nobody waits on a lost chord: the round's chunks are rows (scratchpad.CrawlChunk), the last chunk to finish
+closes the round itself (`round_close_if_done`), and `round_heal` (the heal sweep, the reconciler) re-sends
+a chunk whose run died or whose message was lost, and closes a round whose callback never ran."""
+
+import logging
 import math
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
+from django.utils import timezone
 
 from audits import dispatch
 from audits.limits import CHUNK_TARGET_PAGES, LEASE_WAIT_MAX_S, PERSIST_BATCH_PAGES
 from audits.models import Audit
 from audits.pipeline.politeness import politeness_stopped
-from scratchpad.selectors import frontier_stats
+from scratchpad.models import CrawlChunk
+from scratchpad.selectors import chunks_of_round, frontier_stats
+from scratchpad.services import chunk_mark_resent, chunk_register
+
+logger = logging.getLogger(__name__)
 
 Status = Audit.Status
 
@@ -71,4 +82,63 @@ def round_dispatch(*, audit_id: str, round_no: int) -> None:
     elif not plan.chunks:
         dispatch.task_send(dispatch.CRAWL_ROUND_DONE, [], audit_id, round_no, countdown=plan.wait_s)
     else:
+        chunk_register(audit_id=audit_id, round_no=round_no, chunks=plan.chunks)
         dispatch.round_send(audit_id=audit_id, round_no=round_no, chunks=plan.chunks)
+
+
+def round_close_if_done(*, audit_id, round_no: int) -> bool:
+    """Move past round `round_no` when every one of its chunks is done (the caller then dispatches the next
+    round). The chord's callback does the same; the compare-and-set on the round lets only one of them on."""
+    chunks = chunks_of_round(audit_id=audit_id, round_no=round_no)
+    if not chunks or any(c.state != CrawlChunk.State.DONE for c in chunks):
+        return False
+    return round_advance(audit_id=audit_id, from_round=round_no)
+
+
+@dataclass(frozen=True)
+class Heal:
+    action: str  # none | advanced | resent
+    detail: str = ""
+
+
+def round_heal(*, audit: Audit) -> Heal:
+    """Unstick the current crawl round of a running audit without waiting for silence: close it when its
+    chunks all finished but its callback never ran; re-send (same lease key) each chunk whose run stopped
+    renewing its lease, or whose message has waited a whole lease without being taken (lost, or in a long
+    queue: a duplicate is skipped by the chunk itself). A round without chunks (a wait before re-planning)
+    whose re-plan message was lost is planned again once it is a lease overdue and no lease is live."""
+    if audit.status != Audit.Status.RUNNING or audit.current_phase != Audit.Phase.CRAWLING or audit.crawl_round < 1:
+        return Heal("none")
+    audit_id, round_no = str(audit.id), audit.crawl_round
+    lease = timedelta(seconds=settings.CRAWL_LEASE_DURATION_S)
+    now = timezone.now()
+    chunks = chunks_of_round(audit_id=audit_id, round_no=round_no)
+    if not chunks:
+        quiet_since = audit.last_progress_at or audit.started_at or audit.created_at
+        overdue = now - quiet_since > timedelta(seconds=LEASE_WAIT_MAX_S) + lease
+        if (
+            overdue
+            and not frontier_stats(audit_id=audit_id).leased_live
+            and round_advance(audit_id=audit_id, from_round=round_no)
+        ):
+            round_dispatch(audit_id=audit_id, round_no=round_no + 1)
+            return Heal("advanced", f"round {round_no} had no chunk and its re-plan never came")
+        return Heal("none")
+    if all(c.state == CrawlChunk.State.DONE for c in chunks):
+        if round_advance(audit_id=audit_id, from_round=round_no):
+            round_dispatch(audit_id=audit_id, round_no=round_no + 1)
+            return Heal("advanced", f"round {round_no}: every chunk done, its callback never ran")
+        return Heal("none")
+    resent = []
+    for chunk in chunks:
+        # Not sent (or re-sent) within the last lease either, so a re-send that waits in a queue is not repeated.
+        quiet = now - chunk.sent_at > lease
+        dead = chunk.state == CrawlChunk.State.RUNNING and (chunk.renewed_at is None or now - chunk.renewed_at > lease)
+        lost = chunk.state == CrawlChunk.State.QUEUED
+        if quiet and (dead or lost) and chunk_mark_resent(chunk=chunk):
+            dispatch.task_send(dispatch.CRAWL_CHUNK, audit_id, chunk.lease_key, chunk.quota, task_id=chunk.lease_key)
+            resent.append(chunk.lease_key)
+    if resent:
+        logger.info("crawl chunks re-sent", extra={"audit_id": audit_id, "lease_keys": resent})
+        return Heal("resent", f"round {round_no}: re-sent {len(resent)} chunk(s) whose run stopped renewing")
+    return Heal("none")

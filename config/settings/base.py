@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "audits",  # projects, audits, pages, issues, the pipeline and the checks
     "webhooks",
     "dashboard",  # server-rendered pages (views, forms, reads, template tags)
+    "assistants",  # the MCP server for AI assistants (stdio: manage.py mcp; HTTP: /mcp/ in config/asgi.py)
     "scratchpad",
 ]
 
@@ -168,9 +169,36 @@ if EMBEDDED_BROKER:
         "store_processed": False,
         "control_folder": str(_BROKER_DIR / "control"),
     }
-else:
-    # Longer than any task's time_limit, so a slow chunk is not redelivered while it still runs.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+
+
+def broker_transport_options(broker_url: str) -> dict:
+    """Transport options for a server broker. RabbitMQ (the recommended one): publisher confirms, so a
+    send returns only once the broker holds the message. Redis: an unacknowledged message comes back only
+    after visibility_timeout, longer than any task's time_limit so a slow chunk is not redelivered while it
+    still runs (a dead worker's chunk therefore waits for it; RabbitMQ hands it back when the connection drops)."""
+    if broker_url.startswith(("amqp://", "amqps://", "pyamqp://")):
+        return {"confirm_publish": True}
+    return {"visibility_timeout": 3600}
+
+
+if not EMBEDDED_BROKER:
+    CELERY_BROKER_TRANSPORT_OPTIONS = broker_transport_options(CELERY_BROKER_URL)
+# AMQP heartbeats every 10 s: RabbitMQ notices a dead or frozen worker within ~20 s and redelivers its
+# unacknowledged (late-ack) messages (Redis ignores this).
+CELERY_BROKER_HEARTBEAT = 10
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # a worker whose broker restarts reconnects, however long it takes
+# A send that meets a broker restart retries for ~30 s (0.2 s, then +0.5 s a try, at most 2 s apart) before
+# it raises; the pipeline's steps retry beyond that (audits.tasks).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 20, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 2}
+CELERY_TASK_ACKS_LATE = True  # every task is idempotent: a worker that dies gives its message back
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A worker that loses its broker connection stops its late-ack tasks: the broker hands their messages out
+# again (the chunk's lease and fenced writes make the second run safe), instead of a task whose ack is lost.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# A result write (a chord member's) that meets a Redis or database restart is retried, not turned into a
+# failure of the step that already did its work.
+CELERY_RESULT_BACKEND_ALWAYS_RETRY = True
+CELERY_RESULT_BACKEND_MAX_RETRIES = 30
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -198,6 +226,10 @@ CRAWL_FETCH_WINDOW = env.int("CRAWL_FETCH_WINDOW", default=8)
 CRAWL_RENDER_PAGES_PER_CHUNK = env.int("CRAWL_RENDER_PAGES_PER_CHUNK", default=50)
 # Refuse start URLs and fetches that resolve to private, loopback or reserved addresses unless set.
 ALLOW_PRIVATE_TARGETS = env.bool("ALLOW_PRIVATE_TARGETS", default=False)
+# Failure records that met a database outage wait here (one JSON file each) until it is back (audits.outages).
+SITEWARDEN_OUTBOX_DIR = env("SITEWARDEN_OUTBOX_DIR", default=str(BASE_DIR / "var" / "outbox"))
+# Where people open the dashboard: the CLI's last line links the audit there.
+DASHBOARD_BASE_URL = env("DASHBOARD_BASE_URL", default="http://127.0.0.1:8000")
 # Private networks an operator trusts anyway (CIDRs, comma-separated), e.g. an intranet to audit.
 ALLOWED_PRIVATE_NETWORKS = env.list("ALLOWED_PRIVATE_NETWORKS", default=[])
 
@@ -208,13 +240,18 @@ DEFAULT_PLAN_RUNNING_AUDITS = env.int("DEFAULT_PLAN_RUNNING_AUDITS", default=3)
 DEFAULT_PLAN_MONTHLY_UNITS = env.int("DEFAULT_PLAN_MONTHLY_UNITS", default=200_000)
 MAX_RUNNING_AUDITS = env.int("MAX_RUNNING_AUDITS", default=20)
 
-# Reconciler: an audit is stale after this long without a heartbeat and with no live lease; one whose
-# pipeline cannot be found is not judged lost before the grace period after its start.
+# Reconciler, the backstop: an audit is stale after this long without a heartbeat and with no live lease; one
+# whose pipeline cannot be found is not judged lost before the grace period after its start.
 RECONCILE_STALE_AFTER_S = env.int("RECONCILE_STALE_AFTER_S", default=15 * 60)
 RECONCILE_GRACE_S = env.int("RECONCILE_GRACE_S", default=10 * 60)
 RECONCILE_MAX_REVIVALS = env.int("RECONCILE_MAX_REVIVALS", default=2)
-# How long a chunk holds its URLs; longer than a chunk's hard time limit.
-CRAWL_LEASE_DURATION_S = env.int("CRAWL_LEASE_DURATION_S", default=360)
+# Leases are the crawl's liveness signal: a chunk holds its URLs this long and renews them every
+# CRAWL_LEASE_RENEW_EVERY_S while it works, so a dead worker's URLs (and its chunk) are free within a minute.
+CRAWL_LEASE_DURATION_S = env.int("CRAWL_LEASE_DURATION_S", default=60)
+CRAWL_LEASE_RENEW_EVERY_S = env.int("CRAWL_LEASE_RENEW_EVERY_S", default=15)
+# The heal sweep (celery-beat, installed by `manage.py install_watchdog`; also sent by every worker that starts):
+# re-sends chunks whose run died, advances a round whose chunks all finished but whose chord callback was lost.
+CRAWL_HEAL_EVERY_S = env.int("CRAWL_HEAL_EVERY_S", default=30)
 
 # Sign-in throttling (django-axes) for the dashboard and admin logins; the API's tokens have their own throttles.
 # Two independent counts, each locking at SIGNIN_FAILURE_LIMIT failures within SIGNIN_COOLOFF_S: per username

@@ -21,11 +21,12 @@ DATABASES = {"default": env.db("TEST_DATABASE_URL", default=f"postgres://postgre
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 CELERY_BROKER_URL = env("TEST_CELERY_BROKER_URL", default=_REDIS_URL)
 CELERY_RESULT_BACKEND = env("TEST_CELERY_RESULT_BACKEND", default=_REDIS_URL)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_TRANSPORT_OPTIONS = broker_transport_options(CELERY_BROKER_URL)  # noqa: F405
 EMBEDDED_BROKER = False
 ALLOW_PRIVATE_TARGETS = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = env("SITEWARDEN_MEDIA_ROOT", default=_MEDIA_ROOT)
+SITEWARDEN_OUTBOX_DIR = env("SITEWARDEN_OUTBOX_DIR", default=f"{_MEDIA_ROOT}-outbox")
 # Static files straight from static/ (no collectstatic step outside production).
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True

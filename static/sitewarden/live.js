@@ -3,10 +3,18 @@
 (function () {
   "use strict";
   var POLL_MS = 2000, RETRY_MS = 5000;
+  var ANNOUNCE_EVERY_MS = 30000;  // progress is read out at most this often; phase and status changes at once
   var live = document.getElementById("live");
   var announcer = document.getElementById("live-announce");
   if (!live || live.dataset.finished === "true" || !window.fetch) return;
   var url = live.dataset.pollUrl, lastKey = live.dataset.status + "/" + live.dataset.phase;
+  var lastSaid = 0;
+
+  function announce(text) {
+    if (!announcer || announcer.textContent === text) return;
+    announcer.textContent = text;
+    lastSaid = Date.now();
+  }
 
   function finished() {
     document.querySelectorAll("[data-running-only]").forEach(function (el) { el.hidden = true; });
@@ -21,7 +29,7 @@
     live.replaceWith(next);
     live = next;
     var key = live.dataset.status + "/" + live.dataset.phase;
-    if (announcer && key !== lastKey) announcer.textContent = live.dataset.announce;  // phase changes only
+    if (key !== lastKey || Date.now() - lastSaid >= ANNOUNCE_EVERY_MS) announce(live.dataset.announce);
     lastKey = key;
     return live.dataset.finished === "true";
   }
@@ -33,5 +41,6 @@
       .catch(function () { setTimeout(poll, RETRY_MS); });
   }
 
+  announce(live.dataset.announce);  // the region starts with the state the page opened in
   setTimeout(poll, POLL_MS);
 })();

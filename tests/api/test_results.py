@@ -1,12 +1,15 @@
-"""Issues, the by-type summary, pages, a page with its links, streamed exports and the comparison."""
+"""Issues, the by-type summary, pages, a page with its links, streamed exports (all issues, pages, one issue
+type's evidence) and the comparison."""
 
 import csv
 import io
 import json
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 
-from audits.models import Page, page_id_for
+from audits.models import Issue, Page, page_id_for
 from tests.api.conftest import assert_problem, finished_audit
 from tests.factories import ProjectFactory
 
@@ -120,6 +123,46 @@ def test_exports_stream_csv_and_json(api, results):
     assert {p["status_code"] for p in pages} == {200, 404}
 
 
+def test_issue_type_export_is_the_dashboards_file(api, user, results):
+    """One type's evidence in its named columns, byte for byte what the dashboard's per-type export sends."""
+    Issue.objects.filter(audit=results, type="broken-page").update(details={"status_code": 404})
+    dashboard = Client()
+    dashboard.force_login(user)
+    for fmt, media in (("csv", "text/csv"), ("json", "application/json")):
+        response = api.get(f"/api/v1/audits/{results.id}/issues/broken-page/export.{fmt}")
+        assert response.status_code == 200 and response.streaming
+        assert response["Content-Type"].startswith(media)
+        assert f"issues-broken-page.{fmt}" in response["Content-Disposition"]
+        body = b"".join(response.streaming_content)
+        screen = dashboard.get(reverse("audits:audit-issue-type-export", args=[results.id, "broken-page", fmt]))
+        assert screen.status_code == 200 and body == b"".join(screen.streaming_content)
+        if fmt == "csv":
+            rows = list(csv.reader(io.StringIO(body.decode())))
+            assert rows == [["page_url", "status_code"], ["http://127.0.0.1:1/gone", "404"]]
+        else:
+            assert json.loads(body) == [{"page_url": "http://127.0.0.1:1/gone", "status_code": 404}]
+    # a known type the audit does not have: an empty file with the type's columns
+    empty = api.get(f"/api/v1/audits/{results.id}/issues/redirect-chain/export.json")
+    assert empty.status_code == 200 and json.loads(b"".join(empty.streaming_content)) == []
+
+
+def test_issue_type_export_of_an_unknown_type_is_not_found(api, results):
+    for fmt in ("csv", "json"):
+        response = api.get(f"/api/v1/audits/{results.id}/issues/no-such-check/export.{fmt}")
+        assert_problem(response, 404, "not_found")
+        assert "no-such-check" in response.json()["detail"]
+
+
+def test_issue_type_exports_are_in_the_schema(db):
+    schema = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    for fmt, media in (("csv", "text/csv"), ("json", "application/json")):
+        get = schema["paths"][f"/api/v1/audits/{{id}}/issues/{{issue_type}}/export.{fmt}"]["get"]
+        assert media in get["responses"]["200"]["content"]
+        assert "application/problem+json" in get["responses"]["404"]["content"]
+        (issue_type,) = [p for p in get["parameters"] if p["name"] == "issue_type"]
+        assert issue_type["in"] == "path" and "broken-page" in issue_type["schema"]["enum"]
+
+
 def test_csv_export_defuses_formulas(api, project):
     audit = finished_audit(project, pages={"/f": 200}, issues=[])
     Page.objects.filter(audit=audit).update(title='=HYPERLINK("http://evil")')
@@ -135,13 +178,13 @@ def test_comparison_new_fixed_persisting(api, project, results):
             ("missing-title", "critical", "/a"),  # persisting
             ("missing-title", "critical", "/new"),  # new
             ("title-too-long", "warning", "/"),  # persisting
-            # broken-page /gone and broken-internal-link / are fixed
+            # broken-internal-link / is fixed; broken-page /gone is not crawled this time (not "fixed")
         ],
         ago_min=5,
     )
     body = api.get(f"/api/v1/audits/{later.id}/compare/{results.id}/").json()
     assert body["audit"] == str(later.id) and body["base"] == str(results.id)
-    assert body["totals"] == {"new": 1, "fixed": 2, "persisting": 2}
+    assert body["totals"] == {"new": 1, "fixed": 1, "persisting": 2, "not_crawled": 1}
     by_type = {r["type"]: r for r in body["by_type"]}
     assert by_type["missing-title"] == {
         "type": "missing-title",
@@ -149,11 +192,14 @@ def test_comparison_new_fixed_persisting(api, project, results):
         "new": 1,
         "fixed": 0,
         "persisting": 1,
+        "not_crawled": 0,
     }
-    assert by_type["broken-page"]["fixed"] == 1 and by_type["broken-internal-link"]["fixed"] == 1
-    # The other way round, new and fixed swap.
+    assert by_type["broken-page"]["fixed"] == 0 and by_type["broken-page"]["not_crawled"] == 1
+    assert by_type["broken-internal-link"]["fixed"] == 1
+    assert body["pages"] == {"both": 2, "not_crawled": 1, "only_now": 1}
+    # The other way round, new and fixed swap (/new was not crawled by `results`: its issue is not crawled).
     back = api.get(f"/api/v1/audits/{results.id}/compare/{later.id}/").json()
-    assert back["totals"] == {"new": 2, "fixed": 1, "persisting": 2}
+    assert back["totals"] == {"new": 2, "fixed": 0, "persisting": 2, "not_crawled": 1}
 
 
 def test_comparison_validation(api, project, results):
@@ -176,6 +222,8 @@ def test_other_accounts_results_are_not_found(other_api, results, project):
         "exports/issues.json",
         "exports/pages.csv",
         "exports/pages.json",
+        "issues/broken-page/export.csv",
+        "issues/broken-page/export.json",
         f"compare/{later.id}/",
     ):
         assert_problem(other_api.get(f"/api/v1/audits/{results.id}/{path}"), 404, "not_found")

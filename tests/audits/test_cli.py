@@ -1,11 +1,16 @@
 """`manage.py audit` as a person runs it: exit codes, JSON on stdout, one-line reasons on stderr."""
 
 import json
+import os
+import pty
+import re
 import socket
+import subprocess
+import sys
 
 import pytest
 
-from tests.support.workers import run_cli
+from tests.support.workers import CLI_TIMEOUT_S, REPO_ROOT, run_cli, subprocess_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # manage.py child processes
 
@@ -82,3 +87,64 @@ def test_refused_start_rolls_back_the_new_project(django_user_model):
 
     one_line_error(run_cli("audit", "http://127.0.0.1:1/", "--max-pages", "100001"), "invalid_max_pages")
     assert Project.objects.count() == 0 and not django_user_model.objects.filter(username="cli").exists()
+
+
+def test_last_line_gives_the_health_score_issues_by_severity_and_the_dashboard_link(small_site):
+    base, _ = small_site
+    done = run_cli("audit", base + "/", "--max-pages", "1000", "--json", "--inline")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"audit {result['id']} completed: {result['pages_crawled']} pages, health ")
+    assert f"health {result['health_score']}/100" in last
+    assert re.search(r"issues \d+ critical, \d+ warning, \d+ info", last), last
+    assert last.endswith(f"http://127.0.0.1:8000/audits/{result['id']}/")
+
+
+def test_a_second_run_reuses_the_project_on_that_base_url(small_site, django_user_model):
+    from audits.models import Audit, Project
+    from audits.projects import project_create
+    from tests.factories import account_of
+
+    base, _ = small_site
+    owner = django_user_model.objects.create_superuser("owner", password="x")  # the CLI audits as this user
+    made_in_dashboard = project_create(account=account_of(owner), owner=owner, name="Our site", base_url=base + "/")
+    for _ in range(2):
+        assert run_cli("audit", base + "/", "--max-pages", "5", "--inline").returncode == 0
+    assert list(Project.objects.all()) == [made_in_dashboard]
+    assert Audit.objects.filter(project=made_in_dashboard).count() == 2
+
+
+def _rendered_lines(raw: str) -> list[str]:
+    """What a terminal shows: each line from its last carriage return on, erase-line codes removed."""
+    return [line.rsplit("\r", 1)[-1].replace("\x1b[K", "") for line in raw.replace("\r\n", "\n").split("\n")]
+
+
+def test_on_a_terminal_log_lines_do_not_run_into_the_progress_bar(small_site):
+    base, _ = small_site
+    main, child = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "audit", base + "/", "--max-pages", "1000", "--inline"],
+        cwd=REPO_ROOT,
+        env=subprocess_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=child,
+        stderr=child,
+    )
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(main)
+    assert proc.wait(timeout=CLI_TIMEOUT_S) == 0
+    lines = _rendered_lines(b"".join(chunks).decode(errors="replace"))
+    logged = [line for line in lines if '"event": "audit_finished"' in line]
+    assert logged, lines[-5:]
+    assert all(" pages  " not in line and not line.startswith("[") for line in logged), logged
+    assert lines[-1] == "" and " completed: " in lines[-2]  # the bar ended before the last line

@@ -1,7 +1,11 @@
-"""An audit that cannot get stuck, with real Celery worker processes, Redis and PostgreSQL:
-SIGKILLed workers, a flushed broker, a URL that kills its worker, cancel mid-crawl."""
+"""An audit that cannot get stuck, with real Celery worker processes, celery beat, Redis and PostgreSQL:
+SIGKILLed workers healed from their leases, a worker paused past its lease that writes nothing when it
+resumes, a flushed broker, a URL that kills its worker, cancel mid-crawl."""
 
+import os
 import re
+import signal
+import subprocess
 import time
 
 import pytest
@@ -14,20 +18,29 @@ from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.lifecycle import audit_cancel
 from audits.pipeline.reconcile import audit_status_refresh, reconcile_sweep
 from audits.pipeline.start import audit_start
+from audits.schedules import heal_install
 from bench.sitegen import generate_site
-from scratchpad.models import Frontier, LinkEdge
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge
 from tests.factories import ProjectFactory
 from tests.support.sites import serve_generated
 from tests.support.waits import wait_until
-from tests.support.workers import WorkerProcess, flush_test_broker
+from tests.support.workers import REPO_ROOT, WorkerProcess, flush_test_broker, subprocess_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
 
 # Small windows and short leases so the crawl is slow enough to interrupt and a dead chunk's URLs
-# come back within seconds.
-WORKER_ENV = {"CRAWL_FETCH_WINDOW": "2", "CRAWL_CHUNKS_PER_ROUND": "2", "CRAWL_LEASE_DURATION_S": "6"}
-STALE_AFTER_S = 3
+# come back within seconds (the defaults, 60 s renewed every 15 s, scale the same way).
+WORKER_ENV = {
+    "CRAWL_FETCH_WINDOW": "2",
+    "CRAWL_CHUNKS_PER_ROUND": "2",
+    "CRAWL_LEASE_DURATION_S": "6",
+    "CRAWL_LEASE_RENEW_EVERY_S": "2",
+}
+HEAL_EVERY_S = 3  # beat's heal sweep in these tests
+STALE_AFTER_S = 20  # the backstop's threshold in these tests: above a lease, as it must be
 WAIT_S = 240
+RESTART_AFTER_S = 10
+SETTLE_S = 3  # a resumed worker is idle once the site has seen no request for this long
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +64,21 @@ def workers():
     for worker in started:
         worker.stop()
     flush_test_broker()
+
+
+@pytest.fixture
+def beat(settings, tmp_path):
+    """celery beat with the heal sweep installed, as `make run` and the Procfile run it."""
+    settings.CRAWL_HEAL_EVERY_S = HEAL_EVERY_S
+    heal_install()
+    cmd = [
+        str(REPO_ROOT / ".venv/bin/celery"), "-A", "config", "beat", "--loglevel", "WARNING",
+        "--pidfile", str(tmp_path / "beat.pid"), "--schedule", str(tmp_path / "beat-schedule"),
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=subprocess_env(), start_new_session=True)
+    yield proc
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=20)
 
 
 def _start(base):
@@ -93,19 +121,68 @@ def _assert_same_as_undisturbed(audit, base):
     assert LinkEdge.objects.filter(audit=audit).count() == expected_edges
 
 
-def test_sigkill_worker_mid_crawl_then_a_new_one_completes_the_same_audit(site_root, workers):
+def test_sigkill_worker_restarted_10s_later_heals_from_its_leases(site_root, workers, beat):
     root, manifest = site_root
     with serve_generated(root, delay_s=0.05) as (base, _):
         first = workers()
         audit = _start(base)
         _wait(lambda: _crawled(audit) >= 30)
         first.kill()
+        killed_at = time.monotonic()
         assert _crawled(audit) < len(manifest.expected_urls(base)), "killed mid-crawl"
+        time.sleep(RESTART_AFTER_S)
         workers()
-        audit = _wait(lambda: _finished(audit), sweep=True)
+        audit = _wait(lambda: _finished(audit))  # nobody sweeps here: beat and the worker's start do
+        print(
+            f"\nSIGKILL, restart {RESTART_AFTER_S} s later: "
+            f"completed {time.monotonic() - killed_at:.1f} s after the kill"
+        )
         assert audit.status == "completed", (audit.error_code, audit.error_detail)
-        assert audit.revivals >= 1
-        assert AuditEvent.objects.filter(audit=audit, kind="revived").exists()
+        assert audit.revivals == 0, "healed from its leases, not revived after silence"
+        assert AuditEvent.objects.filter(audit=audit, kind="lease_expired", message__contains="re-sent").exists()
+        _assert_same_as_undisturbed(audit, base)
+
+
+def _crawl_rows(audit):
+    return (
+        set(Page.objects.filter(audit=audit).values_list("id", "fetched_at", "response_time_ms", "status_code")),
+        set(audit.issues.values_list("id", "type", "page_id")),
+        LinkEdge.objects.filter(audit=audit).count(),
+        Frontier.objects.filter(audit=audit).count(),
+        CrawlChunk.objects.filter(audit=audit).count(),
+        Audit.objects.values_list("pages_crawled", "status", "health_score").get(id=audit.id),
+    )
+
+
+def test_worker_paused_past_its_lease_writes_nothing_when_it_resumes(site_root, workers, beat):
+    root, _ = site_root
+    with serve_generated(root, delay_s=0.05) as (base, hits):
+        paused = workers()
+        audit = _start(base)
+        _wait(lambda: _crawled(audit) >= 30)
+        os.killpg(paused.proc.pid, signal.SIGSTOP)  # mid-chunk: its fetches and its lease renewals stop
+        try:
+            workers()
+            audit = _wait(lambda: _finished(audit))
+            assert audit.status == "completed", (audit.error_code, audit.error_detail)
+            after_completion = _crawl_rows(audit)
+            requests_before = sum(hits.values())
+        finally:
+            os.killpg(paused.proc.pid, signal.SIGCONT)
+        # The resumed chunk finishes its fetches (slow "responses") and tries to persist them.
+        _wait(lambda: sum(hits.values()) > requests_before, timeout_s=30)
+        last = [sum(hits.values()), time.monotonic()]
+
+        def settled():
+            total = sum(hits.values())
+            if total != last[0]:
+                last[:] = [total, time.monotonic()]
+            return time.monotonic() - last[1] >= SETTLE_S
+
+        _wait(settled, timeout_s=120)
+        assert _crawl_rows(audit) == after_completion
+        assert after_completion[0] and after_completion[3] == 0  # pages kept, the frontier purged
+        assert audit.pages_crawled == Page.objects.filter(audit=audit).count()
         _assert_same_as_undisturbed(audit, base)
 
 
@@ -116,7 +193,7 @@ def test_every_worker_killed_and_none_started_fails_classified(site_root, worker
         audit = _start(base)
         _wait(lambda: _crawled(audit) >= 20)
         worker.kill()
-        audit = _wait(lambda: _finished(audit), timeout_s=120, sweep=True)
+        audit = _wait(lambda: _finished(audit), timeout_s=180, sweep=True)
     assert audit.status == "failed"
     assert audit.error_code == "instance_lost"
     assert audit.failed_phase == "crawling"
@@ -166,12 +243,13 @@ def test_cancel_mid_crawl_stops_the_work_and_keeps_partial_results(site_root, wo
         audit = _start(base)
         _wait(lambda: _crawled(audit) >= 10)
         assert audit_cancel(audit=Audit.objects.get(id=audit.id))
-        time.sleep(3)  # chunks in flight stop at their next batch
-        settled = Page.objects.filter(audit=audit).count()
-        time.sleep(2)
+        settled = Page.objects.filter(audit=audit).count()  # a batch in flight commits before or writes nothing
+        time.sleep(3)
         assert Page.objects.filter(audit=audit).count() == settled
     audit.refresh_from_db()
     assert (audit.status, audit.current_phase) == ("cancelled", "cancelled")
     assert 10 <= settled < len(manifest.expected_urls(base))
-    assert not Frontier.objects.filter(audit=audit, state="leased").exists()
+    assert audit.pages_crawled == settled, "counters equal rows"
+    assert not Frontier.objects.filter(audit=audit).exists()
+    assert not CrawlChunk.objects.filter(audit=audit).exists()
     assert credits_used_this_month(audit.project.account) == 0

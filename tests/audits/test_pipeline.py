@@ -7,7 +7,7 @@ from audits.pipeline.chunk import crawl_chunk_run
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.rounds import round_plan
 from audits.pipeline.start import audit_start
-from scratchpad.models import Frontier, LinkEdge
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge
 from scratchpad.services import frontier_claim
 from tests.factories import ProjectFactory
 
@@ -75,7 +75,10 @@ def test_chunk_executed_twice_leaves_no_duplicates(small_site):
     pages_after_first = Page.objects.filter(audit=audit).count()
     edges_after_first = LinkEdge.objects.filter(audit=audit).count()
     frontier_after_first = Frontier.objects.filter(audit=audit).count()
-    # A redelivered message: the same chunk key runs again, even after its URLs were put back in its lease.
+    # A redelivered message of a finished chunk does nothing.
+    assert crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota) == {"skipped": "chunk done"}
+    # A chunk run again anyway (its row handed back), even after its URLs were put back in its lease.
+    CrawlChunk.objects.filter(audit=audit, lease_key=key).update(state="queued")
     Frontier.objects.filter(audit=audit, state="done").update(state="leased", lease_key=key)
     assert [c.url for c in frontier_claim(audit_id=audit.id, lease_key=key, limit=quota, lease_s=300)]
     second = crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota)

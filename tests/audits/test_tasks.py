@@ -5,6 +5,7 @@ from django.db import InterfaceError, OperationalError
 
 from audits import tasks
 from audits.errors import AuditRefused, ErrorCode
+from audits.outages import is_transient_error
 from config.celery import app
 
 PIPELINE_STEPS = (tasks.discover, tasks.crawl_chunk, tasks.crawl_round_done, tasks.lighthouse, tasks.finalize)
@@ -16,10 +17,11 @@ def test_lighthouse_has_its_own_queue_and_a_worker_without_q_consumes_both():
     assert {queue.name for queue in app.conf.task_queues} == {"celery", "lighthouse"}
 
 
-def test_every_pipeline_step_retries_transient_database_errors_a_bounded_number_of_times():
-    for task in PIPELINE_STEPS:
-        assert {OperationalError, InterfaceError} <= set(task.autoretry_for), task.name
-        assert 0 < task.max_retries <= 5 and task.retry_backoff and task.retry_backoff_max <= 600, task.name
+def test_every_pipeline_step_retries_transient_database_errors_for_a_bounded_time():
+    for task in PIPELINE_STEPS:  # the policy itself: tests/audits/test_outages.py
+        assert isinstance(task, tasks.TransientRetryTask), task.name
+        assert is_transient_error(OperationalError("connection refused")) and is_transient_error(InterfaceError())
+        assert 0 < task.retry_window_s <= 600 and 0 < task.max_retries <= 20, task.name
         assert task.acks_late and task.reject_on_worker_lost, task.name
 
 

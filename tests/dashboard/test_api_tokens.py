@@ -18,8 +18,9 @@ def _signed_in(user) -> Client:
 def test_create_shows_the_token_once_and_it_authenticates_then_revoke_refuses_it():
     project = ProjectFactory()
     client = _signed_in(project.owner)
-    created = client.post("/tokens/", {"name": "CI pipeline"})
-    assert created.status_code == 200
+    posted = client.post("/tokens/", {"name": "CI pipeline"})
+    assert posted.status_code == 302  # post/redirect/get: a reload cannot create a second token
+    created = client.get(posted["Location"])
     plaintext = created.context["created"]["plaintext"]
     assert plaintext.startswith("sw_") and plaintext in created.content.decode()
     token = ApiToken.objects.get(user=project.owner)

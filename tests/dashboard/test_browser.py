@@ -170,25 +170,28 @@ def test_happy_path_in_the_browser(page, live_server, celery_worker_process, tmp
         assert audit.status == Audit.Status.COMPLETED
         assert final["crawled"] == audit.pages_crawled > SITE_PAGES // 2
         assert page.locator("#audit-status").inner_text() == "Completed"
-        assert page.locator("#summary").is_visible() and page.locator("svg.bars").is_visible()
-        assert page.get_by_role("button", name="Cancel audit").is_hidden()
-        assert page.locator("#live-announce").inner_text() == "Audit completed."
+        assert page.locator("#summary").is_visible() and page.locator("svg.chart-svg").first.is_visible()
+        assert page.get_by_role("link", name="Cancel audit…").is_hidden()
+        assert page.locator("#live-announce").inner_text().startswith("Audit completed")
         shot(page, "07-audit-completed")
 
-        # Issues, grouped by severity, with the registry's texts.
+        # Issues as a table ranked by priority; a row leads to the type's evidence with the registry's texts.
         page.get_by_role("link", name="Issues", exact=True).click()
-        page.get_by_role("heading", name="Critical", exact=False).first.wait_for()
-        broken = page.locator("#type-broken-page")
-        assert broken.get_by_text("How to fix:").is_visible()
-        assert "/missing" in broken.inner_text() or Issue.objects.filter(audit=audit, type="broken-page").exists()
+        page.locator("#issues-table").wait_for()
+        broken = page.locator('#issues-table tr[data-type="broken-page"]')
+        assert broken.is_visible() and Issue.objects.filter(audit=audit, type="broken-page").exists()
         shot(page, "08-issues")
+        broken.get_by_role("link").first.click()
+        page.wait_for_url("**/issues/broken-page/**")
+        assert "/missing" in page.locator("main").inner_text()
+        page.go_back()
 
         # Pages: filter by status code, then open the page's detail.
         page.get_by_role("link", name="Pages", exact=True).click()
         total_rows = page.locator("table.pages tbody tr").count()
         assert total_rows == min(audit.pages_crawled, 50)
         page.get_by_label("Status code").fill("404")
-        page.get_by_role("button", name="Filter").click()
+        page.get_by_role("button", name="Apply").click()
         page.wait_for_url("**status=404**")
         rows = page.locator("table.pages tbody tr")
         expected = list(Page.objects.filter(audit=audit, status_code=404).values_list("url", flat=True))

@@ -4,16 +4,20 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from scratchpad.limits import MAX_HANDOUTS_PER_URL
-from scratchpad.models import Frontier
+from scratchpad.models import CrawlChunk, Frontier
 from scratchpad.selectors import frontier_stats
 from scratchpad.services import (
     Edge,
     NewURL,
+    chunk_begin,
+    chunk_finish,
+    chunk_renew,
     frontier_claim,
+    frontier_hold,
     frontier_record_batch,
     frontier_release,
     frontier_seed,
@@ -176,3 +180,30 @@ def test_pattern_cap_drops_new_link_urls_beyond_the_cap_but_not_sitemap_ones():
     assert outcome.capped == 5  # 3 known + 2 new reach the cap of 5; the other 5 new ones are dropped
     assert Frontier.objects.filter(audit=audit, pattern="/cal/{n}").count() == 5
     assert claimed  # the known ones were not touched by the cap
+
+
+def test_a_chunk_is_taken_by_one_run_at_a_time_and_fences_the_run_it_replaced():
+    audit = AuditFactory()
+    _seed(audit, 10)
+    first = chunk_begin(audit_id=audit.id, lease_key="k", round_no=1, quota=10, lease_s=LEASE_S)
+    assert first.generation == 1
+    held = chunk_begin(audit_id=audit.id, lease_key="k", round_no=1, quota=10, lease_s=LEASE_S)
+    assert held.generation is None and 0 < held.held_for_s <= LEASE_S  # a duplicate waits for the lease
+    ids = [c.id for c in frontier_claim(audit_id=audit.id, lease_key="k", limit=10, lease_s=LEASE_S, lease_gen=1)]
+    # The first run stops renewing; one lease later a new run takes the chunk and the same URLs.
+    CrawlChunk.objects.filter(audit=audit).update(renewed_at=timezone.now() - timedelta(seconds=LEASE_S + 1))
+    second = chunk_begin(audit_id=audit.id, lease_key="k", round_no=1, quota=10, lease_s=LEASE_S)
+    assert second.generation == 2
+    retaken = frontier_claim(audit_id=audit.id, lease_key="k", limit=10, lease_s=LEASE_S, lease_gen=2)
+    assert sorted(c.id for c in retaken) == sorted(ids)
+    with transaction.atomic():
+        assert frontier_hold(audit_id=audit.id, lease_key="k", lease_gen=1, ids=ids) == set()
+    assert not chunk_renew(audit_id=audit.id, lease_key="k", generation=1, lease_s=LEASE_S)
+    assert not chunk_finish(audit_id=audit.id, lease_key="k", generation=1)
+    assert frontier_release(audit_id=audit.id, lease_key="k", ids=ids, lease_gen=1) == 0
+    assert chunk_renew(audit_id=audit.id, lease_key="k", generation=2, lease_s=LEASE_S)
+    with transaction.atomic():
+        assert frontier_hold(audit_id=audit.id, lease_key="k", lease_gen=2, ids=ids) == set(ids)
+    assert chunk_finish(audit_id=audit.id, lease_key="k", generation=2)
+    done = chunk_begin(audit_id=audit.id, lease_key="k", round_no=1, quota=10, lease_s=LEASE_S)
+    assert (done.generation, done.held_for_s) == (None, 0.0)

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import redis
+from celery import Celery
 from django.conf import settings
 from django.db import connection
 
@@ -53,6 +54,9 @@ class WorkerProcess:
         self.concurrency = concurrency
         self.extra_env = extra_env or {}
         self.proc: subprocess.Popen | None = None
+        # A worker on another broker (TEST_CELERY_BROKER_URL in extra_env) is pinged through that broker.
+        broker_url = self.extra_env.get("TEST_CELERY_BROKER_URL")
+        self.ping_app = app if broker_url is None else Celery("ping", broker=broker_url)
 
     def start(self) -> "WorkerProcess":
         cmd = [
@@ -65,7 +69,7 @@ class WorkerProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"celery worker exited with {self.proc.returncode}")
-            if app.control.ping(timeout=PING_TIMEOUT_S):
+            if self.ping_app.control.ping(timeout=PING_TIMEOUT_S):
                 return self
         raise RuntimeError("celery worker did not answer ping")
 

@@ -1,28 +1,43 @@
-"""`manage.py audit URL`: run an audit from the shell, with progress on stderr and an optional JSON result."""
+"""`manage.py audit URL`: run an audit from the shell, with progress on stderr and an optional JSON result.
+
+The watcher outlives database outages (a restart, a failover, a read-only spell): it reconnects and keeps
+watching, and reports the audit's true outcome once the database answers again.
+"""
 
 import argparse
 import json
+import logging
 import sys
 import threading
 import time
-from urllib.parse import urlsplit
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections, connection, transaction
+from django.urls import reverse
 
 from audits.errors import AuditRefused
 from audits.models import Audit
+from audits.outages import is_transient_db_error
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
 from audits.projects import project_get_or_create, url_checked
-from audits.selectors import audit_summary
+from audits.selectors import audit_summary, issues_by_severity
 
 POLL_INTERVAL_S = 0.5
 EXIT_COMPLETED, EXIT_FAILED, EXIT_BAD_ARGUMENTS = 0, 1, 2
 CLI_USERNAME = "cli"
+# While the database does not answer: retry after 0.5 s, doubling to 5 s; give up after 30 minutes of
+# silence (longer than any outage the pipeline itself rides out).
+DB_RETRY_FIRST_S = 0.5
+DB_RETRY_MAX_S = 5.0
+DB_OUTAGE_GIVE_UP_S = 1800
+INLINE_JOIN_TIMEOUT_S = 30
+T = TypeVar("T")
 
 
 class Command(BaseCommand):
@@ -60,9 +75,8 @@ class Command(BaseCommand):
         # One transaction: a refusal (a bad --project, the plan's limits) leaves no user, project or audit.
         with transaction.atomic():
             owner = _cli_owner()
-            proj = project_get_or_create(
-                owner=owner, name=urlsplit(start_url).hostname if project is None else project, base_url=start_url
-            )
+            # Without --project: the project already on this base URL (made in the dashboard, say), else a new one.
+            proj = project_get_or_create(owner=owner, name=project, base_url=start_url)
             audit = audit_start(
                 project=proj, start_url=start_url, max_pages=max_pages, lighthouse=lighthouse, dispatch=not run_inline
             )
@@ -70,27 +84,71 @@ class Command(BaseCommand):
         if run_inline:
             worker = threading.Thread(target=_run_inline, args=(audit.id,), daemon=True)
             worker.start()
-        audit = self._watch(audit, worker)
+        bar = _ProgressBar(sys.stderr)
+        with bar.owning_log_lines():
+            audit = self._watch(audit, worker, bar)
+            if worker is not None:  # its last log lines (the finish is announced after commit) come before ours
+                worker.join(timeout=INLINE_JOIN_TIMEOUT_S)
+            summary = _with_database(lambda: audit_summary(audit=audit), bar)
+            severities = _with_database(lambda: issues_by_severity(audit=audit), bar)
+            bar.close(audit, severities)
         if json:
-            self.stdout.write(_json_dumps(audit_summary(audit=audit)))
+            self.stdout.write(_json_dumps(summary))
         return_code = EXIT_COMPLETED if audit.status == Audit.Status.COMPLETED else EXIT_FAILED
         if return_code:
             sys.stderr.write(f"audit {audit.status}: {audit.error_code} {audit.error_detail}\n")
         sys.exit(return_code)
 
-    def _watch(self, audit: Audit, worker: threading.Thread | None) -> Audit:
-        bar = _ProgressBar(sys.stderr)
+    def _watch(self, audit: Audit, worker: threading.Thread | None, bar: "_ProgressBar") -> Audit:
+        audit_id = audit.id
         while True:
-            audit = audit_status_refresh(audit_id=audit.id)
+            audit = _with_database(lambda: audit_status_refresh(audit_id=audit_id), bar)
             bar.draw(audit)
             if audit.is_finished:
                 break
             if worker is not None and not worker.is_alive():
-                audit.refresh_from_db()
+                audit = _with_database(lambda: Audit.objects.select_related("project").get(id=audit_id), bar)
                 break
             time.sleep(POLL_INTERVAL_S)
-        bar.close(audit)
         return audit
+
+
+def _with_database(read: Callable[[], T], bar: "_ProgressBar") -> T:
+    """`read()`, again and again while the database is unavailable (closing the broken connection so the
+    next try opens a new one); one log line when it goes away and one when it is back."""
+    delay_s, down_since = DB_RETRY_FIRST_S, None
+    while True:
+        try:
+            value = read()
+        except Exception as exc:
+            if not is_transient_db_error(exc):
+                raise
+            _drop_connection()
+            now = time.monotonic()
+            if down_since is None:
+                down_since = now
+                bar.log(f"database unavailable ({_first_line(exc)}); still watching")
+            elif now - down_since > DB_OUTAGE_GIVE_UP_S:
+                raise CommandError(f"the database has not answered for {int(now - down_since)} s") from exc
+            time.sleep(delay_s)
+            delay_s = min(delay_s * 2, DB_RETRY_MAX_S)
+            continue
+        if down_since is not None:
+            bar.log(f"database back after {time.monotonic() - down_since:.0f} s")
+        return value
+
+
+def _drop_connection() -> None:
+    try:
+        connection.close()
+    except Exception:  # closing a connection the server already dropped may raise; it is gone either way
+        pass
+    close_old_connections()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:120]
 
 
 def _run_inline(audit_id) -> None:
@@ -119,12 +177,18 @@ def _json_dumps(data: dict) -> str:
 
 
 class _ProgressBar:
+    """The progress line on stderr. On a terminal it is redrawn in place, and a log line (ours, or any
+    logger's writing to stderr) first clears it, then the bar is drawn again below the log line."""
+
     WIDTH = 30
+    CLEAR_LINE = "\r\x1b[K"
 
     def __init__(self, stream):
         self.stream = stream
         self.tty = stream.isatty()
         self.last = None
+        self.shown = False  # the bar is on the terminal's current line
+        self.lock = threading.RLock()  # the inline pipeline logs from its own thread
 
     def draw(self, audit: Audit) -> None:
         total = max(audit.pages_total, audit.pages_crawled, 1)
@@ -133,13 +197,86 @@ class _ProgressBar:
             f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {audit.pages_crawled}/{audit.pages_total} pages"
             f"  {audit.current_phase}"
         )
-        if line == self.last:
+        with self.lock:
+            if line == self.last:
+                return
+            self.last = line
+            self._show()
+
+    def _show(self) -> None:
+        if self.last is None:
             return
-        self.last = line
-        self.stream.write(("\r" + line) if self.tty else line + "\n")
+        if self.tty:
+            self.stream.write(self.CLEAR_LINE + self.last)
+            self.shown = True
+        else:
+            self.stream.write(self.last + "\n")
         self.stream.flush()
 
-    def close(self, audit: Audit) -> None:
-        if self.tty:
-            self.stream.write("\n")
-        self.stream.write(f"audit {audit.id} {audit.status} ({audit.pages_crawled} pages)\n")
+    def write_above(self, text: str) -> None:
+        """Write `text` (whole lines) where the bar is, then draw the bar again under it."""
+        with self.lock:
+            if self.shown:
+                self.stream.write(self.CLEAR_LINE)
+                self.shown = False
+            self.stream.write(text)
+            if self.tty and text.endswith("\n"):
+                self._show()
+            self.stream.flush()
+
+    def log(self, message: str) -> None:
+        self.write_above(message + "\n")
+
+    def owning_log_lines(self) -> "_LogLinesAboveBar":
+        return _LogLinesAboveBar(self)
+
+    def close(self, audit: Audit, severities: dict[str, int]) -> None:
+        """End the bar; the last line: outcome, pages, health score, issues by severity, the dashboard link."""
+        with self.lock:
+            if self.shown:
+                self.stream.write("\n")
+                self.shown = False
+            self.stream.write(_last_line(audit, severities) + "\n")
+            self.stream.flush()
+
+
+def _last_line(audit: Audit, severities: dict[str, int]) -> str:
+    score = "-" if audit.health_score is None else f"{audit.health_score}/100"
+    issues = ", ".join(f"{n} {severity}" for severity, n in severities.items())
+    link = settings.DASHBOARD_BASE_URL.rstrip("/") + reverse("audits:audit-detail", args=[audit.id])
+    outcome = audit.status if not audit.error_code else f"{audit.status} ({audit.error_code})"
+    return f"audit {audit.id} {outcome}: {audit.pages_crawled} pages, health {score}, issues {issues}  {link}"
+
+
+class _LogLinesAboveBar:
+    """While active, log handlers that write to the bar's stream write through the bar (clear, write, redraw)."""
+
+    def __init__(self, bar: _ProgressBar):
+        self.bar = bar
+        self.swapped: list[tuple[logging.StreamHandler, object]] = []
+
+    def __enter__(self):
+        loggers = [logging.getLogger()] + [
+            lg for lg in logging.Logger.manager.loggerDict.values() if isinstance(lg, logging.Logger)
+        ]
+        for logger in loggers:
+            for handler in logger.handlers:
+                if isinstance(handler, logging.StreamHandler) and handler.stream is self.bar.stream:
+                    self.swapped.append((handler, handler.setStream(_StreamAboveBar(self.bar))))
+        return self
+
+    def __exit__(self, *exc):
+        for handler, stream in self.swapped:
+            handler.setStream(stream)
+        return False
+
+
+class _StreamAboveBar:
+    def __init__(self, bar: _ProgressBar):
+        self.bar = bar
+
+    def write(self, text: str) -> None:
+        self.bar.write_above(text)
+
+    def flush(self) -> None:
+        self.bar.stream.flush()

@@ -1,13 +1,18 @@
 """`manage.py install_watchdog`: make sure the reconciler's periodic task exists (release step)."""
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from audits.schedules import watchdog_install
+from audits.schedules import HEAL_NAME, watchdog_install
 
 
 class Command(BaseCommand):
-    help = "Create or repair the celery-beat task that reconciles running audits every 15 minutes."
+    help = (
+        "Create or repair the celery-beat tasks that reconcile running audits every 15 minutes and heal "
+        "running crawls every CRAWL_HEAL_EVERY_S seconds."
+    )
 
     def handle(self, *args, **options):
         task = watchdog_install()
         self.stdout.write(f"watchdog: {task.name} -> {task.task} every 15 minutes (expires {task.expire_seconds} s)")
+        self.stdout.write(f"heal: {HEAL_NAME} -> audits.heal_sweep every {settings.CRAWL_HEAL_EVERY_S} s")

@@ -1,0 +1,51 @@
+"""An audit's report as Markdown (the `sitewarden://audits/{id}/report.md` resource): what a person would
+paste into a ticket. The numbers are the shared report's (dashboard.report) and the priority order is the one
+rule of audits.priority, so the assistant, the dashboard, the share page and the PDF say the same thing."""
+
+from audits.models import Audit
+from dashboard.report import report_summary
+from dashboard.selectors import error_explanation
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def audit_report_markdown(*, audit: Audit) -> str:
+    data = report_summary(audit=audit)
+    counts = data["severity_counts"]
+    score = data["score"] if data["score"] is not None else "—"
+    lines = [
+        f"# Audit of {data['project_name']}",
+        "",
+        f"- Start URL: {audit.start_url}",
+        f"- Status: {audit.status}" + ("" if audit.is_finished else f" ({audit.current_phase})"),
+        f"- Started: {audit.created_at:%Y-%m-%d %H:%M} UTC"
+        + (f", finished {audit.completed_at:%Y-%m-%d %H:%M} UTC" if audit.completed_at else ""),
+        f"- Pages crawled: {data['pages']}",
+        f"- Health score: {score} / 100 ({data['health_formula']})",
+        f"- Issues: {counts['critical']} critical, {counts['warning']} warnings, {counts['info']} notices",
+        "",
+    ]
+    if audit.status == Audit.Status.FAILED:
+        lines += [f"**Failed ({audit.error_code}):** {error_explanation(audit.error_code)}", ""]
+    if data["partial"]:
+        lines += ["_The audit did not complete: these are the findings so far._", ""]
+    if not data["top_issues"]:
+        return "\n".join([*lines, "No issues found.", ""])
+    lines += [
+        "## Top issues by priority",
+        "",
+        f"_{data['priority_rule']}_",
+        "",
+        "| # | severity | issue | pages | what it means | how to fix |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n, t in enumerate(data["top_issues"], 1):
+        where = "site-wide" if t.site_wide else f"{t.pages} ({t.percent:g} %)"
+        lines.append(
+            f"| {n} | {t.severity} | {_cell(t.spec.title)} (`{t.type}`) | {where} | {_cell(t.spec.explanation)} "
+            f"| {_cell(t.spec.how_to_fix)} |"
+        )
+    lines += ["", "The list_issues and issue_evidence tools have every finding of a type.", ""]
+    return "\n".join(lines)

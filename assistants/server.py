@@ -1,0 +1,622 @@
+"""The MCP server: Sitewarden's audits as tools and resources for AI assistants (the official `mcp` SDK).
+
+Every tool is thin, like an API view: it resolves the caller's token (assistants.identity), counts it
+against the API's throttles, looks objects up through the caller's account (another account's audit is
+`not_found`, exactly like one that does not exist) and calls the API's and the dashboard's services and
+selectors. Refusals come back as tool errors with the API's stable codes (assistants.errors).
+
+Served over stdio by `manage.py mcp --token …` and over streamable HTTP at /mcp/ (config/asgi.py).
+"""
+
+import inspect
+from dataclasses import dataclass
+from typing import Annotated, Literal
+from uuid import UUID
+
+from django.conf import settings
+from django.db import close_old_connections
+from django.urls import reverse
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from accounts.models import ApiToken
+from accounts.services import account_get_or_create_for_user
+from api import selectors as api_selectors
+from api.services import audit_cancel_checked
+from assistants import shapes
+from assistants.errors import VALIDATION_ERROR, CodedTool, Refused, not_found
+from assistants.identity import BearerGate, caller_token, stdio_caller, throttle
+from assistants.report import audit_report_markdown
+from audits.checks.catalogue import render_catalogue
+from audits.checks.registry import CHECKS_BY_TYPE
+from audits.evidence import evidence_columns, evidence_count_unit, evidence_note, evidence_queryset, evidence_records
+from audits.models import Audit, Page, Project
+from audits.pipeline.reconcile import audit_status_refresh
+from audits.pipeline.start import audit_start
+from audits.priority import PRIORITY_RULE, TOP_ISSUES_DEFAULT, top_issues
+from audits.projects import project_create
+from dashboard import pages as pages_grid
+from dashboard import selectors as grid
+
+SERVER_NAME = "Sitewarden"
+MCP_PATH = "/mcp/"
+PAGE_SIZE_DEFAULT = 50  # rows per page of every list a tool answers
+PAGE_SIZE_MAX = 200  # an assistant's context is the scarce resource, not the database
+LINKS_SHOWN = 50  # inlinks and outlinks listed by get_page (the counts are exact)
+GRID_COLUMNS = ("url", "inlinks", "issues")  # what list_pages annotates besides the page's own fields
+SEVERITY = Literal["critical", "warning", "info"]
+REPORT_URI = "sitewarden://audits/{audit_id}/report.md"
+
+INSTRUCTIONS = """Sitewarden audits websites the way a search engine sees them.
+Typical session: list_projects (or create_project), start_audit, poll audit_status until `finished`,
+then audit_summary, list_issues / issue_evidence for one type, list_pages and get_page for one URL.
+Explain a finding with the resource sitewarden://checks/{type} (severity, explanation, how to fix).
+Errors carry a stable `code` (not_found, validation_error, audit_already_running, throttled, ...)."""
+
+PageNumber = Annotated[int, Field(ge=1, description="1 for the first page")]
+PageSize = Annotated[int, Field(ge=1, le=PAGE_SIZE_MAX, description=f"Rows per page, at most {PAGE_SIZE_MAX}")]
+AuditId = Annotated[UUID, Field(description="An audit's id (from start_audit or list_audits)")]
+
+
+@dataclass(frozen=True)
+class Caller:
+    token: ApiToken
+    base_url: str  # where this instance's API answers, for links
+
+    @property
+    def user(self):
+        return self.token.user
+
+
+TOOLS: list[CodedTool] = []
+
+
+def tool(*, title: str, read_only: bool = True, destructive: bool = False, action: str | None = None):
+    """Register `fn(caller, **arguments)` as a tool: the SDK sees its signature without `caller` (plus the
+    request context), and each call gets a fresh database connection, the caller's token and the
+    throttles (`action`: the stricter API scope, e.g. audit_start)."""
+
+    def register(fn):
+        params = list(inspect.signature(fn).parameters.values())[1:]
+
+        def run(ctx: Context, **arguments):
+            close_old_connections()  # as Django does around a request: no connection outlives its call
+            try:
+                token = caller_token(ctx)
+                throttle(token, action=action)
+                return fn(Caller(token=token, base_url=_base_url(ctx)), **arguments)
+            finally:
+                close_old_connections()
+
+        ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+        signature = inspect.Signature([ctx_param, *(p.replace(kind=p.KEYWORD_ONLY) for p in params)])
+        run.__signature__ = signature.replace(return_annotation=inspect.signature(fn).return_annotation)
+        run.__name__, run.__doc__ = fn.__name__, fn.__doc__
+        hints = ToolAnnotations(
+            title=title, read_only_hint=read_only, destructive_hint=destructive, idempotent_hint=read_only
+        )
+        TOOLS.append(
+            CodedTool.from_function(run, name=fn.__name__, title=title, context_kwarg="ctx", annotations=hints)
+        )
+        return fn
+
+    return register
+
+
+def _base_url(ctx) -> str:
+    request = getattr(ctx.request_context, "request", None)
+    if request is not None and hasattr(request, "base_url"):
+        return str(request.base_url).rstrip("/")
+    return stdio_caller.base_url.rstrip("/")
+
+
+def _paged(queryset, page: int, page_size: int) -> tuple[int, list, bool]:
+    count = queryset.count()
+    start = (page - 1) * page_size
+    rows = list(queryset[start : start + page_size])
+    return count, rows, start + len(rows) < count
+
+
+def _project(caller: Caller, project_id: int) -> Project:
+    project = api_selectors.project_list_for(caller.user).filter(pk=project_id).first()
+    if project is None:
+        raise not_found("project", "list_projects")
+    return project
+
+
+def _audit(caller: Caller, audit_id: UUID) -> Audit:
+    audit = api_selectors.audit_list_for(caller.user).select_related("project").filter(pk=audit_id).first()
+    if audit is None:
+        raise not_found("audit", "list_audits")
+    return audit
+
+
+def _issue_type(value: str, field: str = "issue_type") -> str:
+    if value not in CHECKS_BY_TYPE:
+        raise Refused(
+            VALIDATION_ERROR,
+            f"Unknown issue type {value!r}. The resource sitewarden://checks lists every type.",
+            field=field,
+        )
+    return value
+
+
+def _status(audit: Audit) -> shapes.AuditStatus:
+    progress = grid.audit_progress(audit=audit)
+    failed = audit.status == Audit.Status.FAILED
+    return shapes.AuditStatus(
+        id=audit.id,
+        project_id=audit.project_id,
+        start_url=audit.start_url,
+        status=audit.status,
+        phase=audit.current_phase,
+        finished=audit.is_finished,
+        pages_crawled=audit.pages_crawled,
+        pages_known=progress["total"],
+        percent=progress["percent"],
+        phases=[shapes.Phase(phase=step.phase, state=step.state) for step in progress["steps"]],
+        health_score=audit.health_score,
+        error_code=audit.error_code or None,
+        error_detail=(audit.error_detail or progress["error"]) if failed else None,
+        created_at=audit.created_at,
+        completed_at=audit.completed_at,
+    )
+
+
+# --- projects and audits ---------------------------------------------------------------------------------
+
+
+@tool(title="List projects")
+def list_projects(
+    caller: Caller,
+    name_contains: Annotated[str, Field(max_length=200, description="Only names containing this (any case)")] = "",
+    page: PageNumber = 1,
+    page_size: PageSize = PAGE_SIZE_DEFAULT,
+) -> shapes.ProjectPage:
+    """The projects (sites) of your account, by name."""
+    projects = api_selectors.project_list_for(caller.user)
+    if name_contains:
+        projects = projects.filter(name__icontains=name_contains)
+    count, rows, more = _paged(projects, page, page_size)
+    return shapes.ProjectPage(
+        count=count,
+        page=page,
+        has_more=more,
+        projects=[
+            shapes.Project(id=p.id, name=p.name, base_url=p.base_url, max_pages=p.max_pages, created_at=p.created_at)
+            for p in rows
+        ],
+    )
+
+
+@tool(title="Create a project", read_only=False)
+def create_project(
+    caller: Caller,
+    name: Annotated[str, Field(description="Unique in your account")],
+    base_url: Annotated[str, Field(description="http(s) address where audits start, e.g. https://example.com/")],
+    max_pages: Annotated[int | None, Field(description="Pages per audit (default: the plan's)")] = None,
+    include_patterns: Annotated[list[str] | None, Field(description="RE2 regexes; a URL must match one")] = None,
+    exclude_patterns: Annotated[list[str] | None, Field(description="RE2 regexes; a match skips the URL")] = None,
+    max_depth: Annotated[int | None, Field(description="Clicks from the start page (default: no limit)")] = None,
+    render_js: Annotated[bool | None, Field(description="Render pages in Chromium before checking them")] = None,
+    crawl_subdomains: Annotated[bool | None, Field(description="Also crawl the site's subdomains")] = None,
+) -> shapes.Project:
+    """Create a project: the same rules as the dashboard and the API (URL policy, patterns, limits)."""
+    options = {
+        "max_pages": max_pages,
+        "include_patterns": include_patterns,
+        "exclude_patterns": exclude_patterns,
+        "max_depth": max_depth,
+        "render_js": render_js,
+        "crawl_subdomains": crawl_subdomains,
+    }
+    p = project_create(
+        account=account_get_or_create_for_user(user=caller.user),
+        owner=caller.user,
+        name=name,
+        base_url=base_url,
+        **{key: value for key, value in options.items() if value is not None},
+    )
+    return shapes.Project(id=p.id, name=p.name, base_url=p.base_url, max_pages=p.max_pages, created_at=p.created_at)
+
+
+@tool(title="Start an audit", read_only=False, action="audit_start")
+def start_audit(
+    caller: Caller,
+    project_id: Annotated[int, Field(description="The project's id (list_projects)")],
+    start_url: Annotated[str, Field(max_length=4096, description="Default: the project's base URL")] = "",
+    max_pages: Annotated[int | None, Field(description="Default: the project's max pages")] = None,
+    lighthouse: Annotated[bool, Field(description="Also sample pages through Lighthouse")] = False,
+) -> shapes.AuditStatus:
+    """Start an audit of a project; it runs in the background: poll audit_status until `finished`."""
+    audit = audit_start(
+        project=_project(caller, project_id), start_url=start_url or None, max_pages=max_pages, lighthouse=lighthouse
+    )
+    return _status(audit)
+
+
+@tool(title="Audit status")
+def audit_status(caller: Caller, audit_id: AuditId) -> shapes.AuditStatus:
+    """Status and progress of an audit (a stuck audit is judged at once, as the API's read does)."""
+    return _status(audit_status_refresh(audit_id=_audit(caller, audit_id).id))
+
+
+@tool(title="List audits")
+def list_audits(
+    caller: Caller,
+    project_id: Annotated[int | None, Field(description="Only this project's audits")] = None,
+    status: Literal["running", "completed", "failed", "cancelled"] | None = None,
+    page: PageNumber = 1,
+    page_size: PageSize = PAGE_SIZE_DEFAULT,
+) -> shapes.AuditPage:
+    """Audits of your account, newest first."""
+    audits = api_selectors.audit_list_for(caller.user)
+    if project_id is not None:
+        audits = audits.filter(project_id=project_id)
+    if status:
+        audits = audits.filter(status=status)
+    count, rows, more = _paged(audits, page, page_size)
+    return shapes.AuditPage(
+        count=count,
+        page=page,
+        has_more=more,
+        audits=[
+            shapes.AuditRow(
+                id=a.id,
+                project_id=a.project_id,
+                status=a.status,
+                pages_crawled=a.pages_crawled,
+                health_score=a.health_score,
+                created_at=a.created_at,
+            )
+            for a in rows
+        ],
+    )
+
+
+@tool(title="Cancel an audit", read_only=False, destructive=True)
+def cancel_audit(caller: Caller, audit_id: AuditId) -> shapes.AuditStatus:
+    """Cancel a running audit (audit_not_running when it had already ended); its pages so far are kept."""
+    return _status(audit_cancel_checked(audit=_audit(caller, audit_id)))
+
+
+# --- results ---------------------------------------------------------------------------------------------
+
+
+@tool(title="Audit summary")
+def audit_summary(
+    caller: Caller,
+    audit_id: AuditId,
+    top: Annotated[int, Field(ge=1, le=100, description="How many issue types to list")] = TOP_ISSUES_DEFAULT,
+) -> shapes.Summary:
+    """Health score, issue counts by severity and the top issue types by priority, each with how to fix it."""
+    audit = _audit(caller, audit_id)
+    counts = grid.severity_counts(audit=audit)
+    crawled = Page.objects.filter(audit=audit).count()
+    return shapes.Summary(
+        audit_id=audit.id,
+        status=audit.status,
+        final=audit.is_finished,
+        health_score=audit.health_score,
+        pages_crawled=audit.pages_crawled,
+        issues_total=sum(counts.values()),
+        counts_by_severity=counts,
+        priority_rule=PRIORITY_RULE,
+        top_issues=[
+            shapes.IssueType(
+                type=t.type,
+                title=t.spec.title,
+                severity=t.severity,
+                count=t.count,
+                pages=t.pages,
+                site_wide=t.site_wide,
+                share_percent=t.percent,
+                priority=t.priority,
+                how_to_fix=t.spec.how_to_fix,
+            )
+            for t in top_issues(audit=audit, pages_crawled=crawled, limit=top)
+        ],
+    )
+
+
+@tool(title="List issues")
+def list_issues(
+    caller: Caller,
+    audit_id: AuditId,
+    type: Annotated[str | None, Field(description="One issue type, e.g. missing-title")] = None,
+    severity: SEVERITY | None = None,
+    url_contains: Annotated[str, Field(max_length=500, description="Page URL contains")] = "",
+    page: PageNumber = 1,
+    page_size: PageSize = PAGE_SIZE_DEFAULT,
+) -> shapes.IssuePage:
+    """The audit's issues, by type then URL; filter by type, severity or URL."""
+    issues = api_selectors.issue_list(audit=_audit(caller, audit_id))
+    if type:
+        issues = issues.filter(type=_issue_type(type, field="type"))
+    if severity:
+        issues = issues.filter(severity=severity)
+    if url_contains:
+        issues = issues.filter(page_url__icontains=url_contains)
+    count, rows, more = _paged(issues, page, page_size)
+    return shapes.IssuePage(
+        count=count,
+        page=page,
+        has_more=more,
+        issues=[
+            shapes.Issue(
+                id=i.id,
+                type=i.type,
+                title=grid.check_spec(i.type).title,
+                severity=i.severity,
+                page_id=i.page_id,
+                page_url=i.page_url,
+                details=i.details if isinstance(i.details, dict) else {"value": i.details},
+            )
+            for i in rows
+        ],
+    )
+
+
+@tool(title="Evidence of one issue type")
+def issue_evidence(
+    caller: Caller,
+    audit_id: AuditId,
+    issue_type: Annotated[str, Field(description="An issue type, e.g. broken-internal-link")],
+    page: PageNumber = 1,
+    page_size: PageSize = PAGE_SIZE_DEFAULT,
+) -> shapes.Evidence:
+    """The findings of one issue type as a table with named columns (the dashboard's evidence table)."""
+    audit = _audit(caller, audit_id)
+    issue_type = _issue_type(issue_type)
+    count, issues, more = _paged(evidence_queryset(audit=audit, issue_type=issue_type), page, page_size)
+    return shapes.Evidence(
+        issue_type=issue_type,
+        title=grid.check_spec(issue_type).title,
+        unit=evidence_count_unit(issue_type),
+        count=count,
+        page=page,
+        has_more=more,
+        columns=[shapes.Column(key=key, label=label) for key, label in evidence_columns(issue_type)],
+        rows=[row for _page_id, row in evidence_records(issue_type, issues)],
+        note=evidence_note(audit=audit, issue_type=issue_type),
+    )
+
+
+@tool(title="List pages")
+def list_pages(
+    caller: Caller,
+    audit_id: AuditId,
+    view: Literal[tuple(pages_grid.VIEWS)] = pages_grid.DEFAULT_VIEW,
+    show: Annotated[
+        str, Field(max_length=40, description="One of the view's filters: missing, duplicate, over, under, ...")
+    ] = "",
+    chars: Annotated[int | None, Field(ge=0, description="N of the over/under N characters filters")] = None,
+    status: Annotated[
+        str, Field(pattern=r"^(|none|[1-5]xx|[1-5][0-9][0-9])$", description="404, 4xx, or none (no HTTP answer)")
+    ] = "",
+    fetch_class: Literal[tuple(Page.FetchClass.values)] | None = None,
+    indexable: Literal["yes", "no"] | None = None,
+    issue_type: Annotated[str, Field(description="Only pages with an issue of this type")] = "",
+    url_contains: Annotated[str, Field(max_length=500)] = "",
+    sort: Annotated[
+        Literal[tuple(k for key in pages_grid.PAGE_SORTS for k in (key, f"-{key}"))],
+        Field(description="A column; a leading - sorts descending"),
+    ] = "url",
+    page: PageNumber = 1,
+    page_size: PageSize = PAGE_SIZE_DEFAULT,
+) -> shapes.PagePage:
+    """The audit's crawled pages with the pages grid's views, filters and sorts."""
+    audit = _audit(caller, audit_id)
+    filtered = pages_grid.page_filter(
+        audit=audit,
+        view=view,
+        show=show,
+        chars=chars,
+        status=status,
+        fetch_class=fetch_class or "",
+        indexable=indexable or "",
+        issue_type=_issue_type(issue_type) if issue_type else "",
+        url_contains=url_contains,
+    )
+    columns = [pages_grid.COLUMNS[key] for key in GRID_COLUMNS]
+    count, rows, more = _paged(pages_grid.page_list(pages=filtered, columns=columns, sort=sort), page, page_size)
+    return shapes.PagePage(
+        count=count,
+        page=page,
+        has_more=more,
+        pages=[
+            shapes.PageRow(
+                id=p.id,
+                url=p.url,
+                status_code=p.status_code,
+                fetch_class=p.fetch_class,
+                is_indexable=p.is_indexable,
+                depth=p.depth,
+                title=p.title,
+                response_time_ms=p.response_time_ms,
+                word_count=p.word_count,
+                inlinks=p.inlinks,
+                issues=p.issues_count,
+            )
+            for p in rows
+        ],
+    )
+
+
+@tool(title="One page")
+def get_page(
+    caller: Caller,
+    audit_id: AuditId,
+    page_id: Annotated[UUID | None, Field(description="The page's id (list_pages)")] = None,
+    url: Annotated[str | None, Field(max_length=4096, description="Or the page's exact crawled URL")] = None,
+) -> shapes.PageDetail:
+    """One crawled page: its fields, its issues with their evidence, and the links to it (inlinks) and from it
+    (outlinks)."""
+    audit = _audit(caller, audit_id)
+    if (page_id is None) == (url is None):
+        raise Refused(VALIDATION_ERROR, "Give either page_id or url (one of them).", field="page_id")
+    pages = Page.objects.filter(audit=audit)
+    p = pages.filter(id=page_id).first() if page_id else pages.filter(url=url).first()
+    if p is None:
+        raise not_found("page in this audit", "list_pages")
+    links = api_selectors.page_links(page=p, limit=LINKS_SHOWN)
+    return shapes.PageDetail(
+        id=p.id,
+        url=p.url,
+        status_code=p.status_code,
+        fetch_class=p.fetch_class,
+        fetch_error=p.fetch_error,
+        redirect_url=p.redirect_url,
+        canonical_url=p.canonical_url,
+        title=p.title,
+        meta_description=p.meta_description,
+        h1=p.h1,
+        is_indexable=p.is_indexable,
+        depth=p.depth,
+        in_sitemap=p.in_sitemap,
+        response_time_ms=p.response_time_ms,
+        word_count=p.word_count,
+        issues=[
+            shapes.PageIssue(
+                type=g.type,
+                title=g.spec.title,
+                severity=g.severity,
+                count=g.count,
+                columns=[shapes.Column(key=key, label=label) for key, label in g.columns],
+                rows=g.rows,
+            )
+            for g in pages_grid.page_issue_groups(page=p)
+        ],
+        inlinks_count=links["inlinks_count"],
+        inlinks=[
+            shapes.Inlink(
+                source_page_id=link["source_page_id"],
+                source_url=link["source_page__url"],
+                anchor_text=link["anchor_text"],
+                nofollow=link["nofollow"],
+            )
+            for link in links["inlinks"]
+        ],
+        outlinks_count=links["outlinks_count"],
+        outlinks=[shapes.Outlink(**link) for link in links["outlinks"]],
+    )
+
+
+@tool(title="Compare two audits")
+def compare_audits(
+    caller: Caller,
+    audit_id: AuditId,
+    base_audit_id: Annotated[UUID, Field(description="The earlier audit of the same project")],
+) -> shapes.Comparison:
+    """Issues of an audit against an earlier one of the same project: new, fixed and persisting, per type."""
+    result = api_selectors.audit_comparison(audit=_audit(caller, audit_id), base=_audit(caller, base_audit_id))
+    return shapes.Comparison(
+        audit_id=result["audit"],
+        base_audit_id=result["base"],
+        totals=result["totals"],
+        by_type=[shapes.ComparisonRow(**row) for row in result["by_type"]],
+    )
+
+
+@tool(title="Export links")
+def export_links(caller: Caller, audit_id: AuditId) -> shapes.ExportLinks:
+    """Where to download the audit's issues and pages as CSV or JSON (the API's streamed exports)."""
+    audit = _audit(caller, audit_id)
+
+    def link(name: str) -> str:
+        return caller.base_url + reverse(f"api:{name}", kwargs={"pk": audit.id})
+
+    return shapes.ExportLinks(
+        audit_id=audit.id,
+        issues_csv=link("export-issues-csv"),
+        issues_json=link("export-issues-json"),
+        pages_csv=link("export-pages-csv"),
+        pages_json=link("export-pages-json"),
+        report_resource=REPORT_URI.format(audit_id=audit.id),
+        how_to_download="GET with the header `Authorization: Bearer <your API token>` (the token this session uses).",
+    )
+
+
+# --- the server and its resources --------------------------------------------------------------------------
+
+server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, tools=TOOLS)
+
+
+@server.resource(
+    "sitewarden://checks",
+    name="check-catalogue",
+    title="Check catalogue",
+    description="Every issue type with its severity, what it means and how to fix it (docs/CHECKS.md).",
+    mime_type="text/markdown",
+)
+def check_catalogue() -> str:
+    return render_catalogue()
+
+
+@server.resource(
+    "sitewarden://checks/{issue_type}",
+    name="check",
+    title="One issue type",
+    description="One issue type: severity, scope, title, explanation, how to fix, thresholds.",
+    mime_type="application/json",
+)
+def check(issue_type: str) -> dict:
+    spec = CHECKS_BY_TYPE.get(issue_type)
+    if spec is None:
+        raise ResourceNotFoundError(f"No issue type {issue_type!r}; sitewarden://checks lists them all.")
+    return {
+        "type": spec.type,
+        "severity": spec.severity,
+        "scope": spec.scope,
+        "title": spec.title,
+        "explanation": spec.explanation,
+        "how_to_fix": spec.how_to_fix,
+        "thresholds": spec.thresholds,
+    }
+
+
+@server.resource(
+    REPORT_URI,
+    name="audit-report",
+    title="Audit report",
+    description="An audit's report as Markdown: score, counts, issue types by priority with how to fix them.",
+    mime_type="text/markdown",
+)
+def audit_report(audit_id: str, ctx: Context) -> str:
+    close_old_connections()
+    try:
+        try:
+            token = caller_token(ctx)
+            throttle(token)
+        except Refused as exc:
+            raise ResourceNotFoundError(f"{exc.code}: {exc.detail}") from exc
+        try:
+            audit = _audit(Caller(token=token, base_url=""), UUID(audit_id))
+        except (ValueError, Refused):
+            raise ResourceNotFoundError("No such audit in your account.") from None
+        return audit_report_markdown(audit=audit)
+    finally:
+        close_old_connections()
+
+
+def _transport_security() -> TransportSecuritySettings:
+    """DNS-rebinding protection with Django's ALLOWED_HOSTS (off when they allow any host, as Django does)."""
+    hosts = [h for h in settings.ALLOWED_HOSTS if h and not h.startswith(".")]
+    if "*" in hosts or len(hosts) != len(settings.ALLOWED_HOSTS):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return TransportSecuritySettings(
+        allowed_hosts=[*hosts, *(f"{h}:*" for h in hosts)],
+        allowed_origins=[f"{scheme}://{h}{port}" for h in hosts for scheme in ("http", "https") for port in ("", ":*")],
+    )
+
+
+def http_app():
+    """The streamable HTTP app behind the bearer-token gate: stateless with JSON answers, so any web
+    process can answer any request (no session lives in one process's memory)."""
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, transport_security=_transport_security()
+    )
+    return BearerGate(app)

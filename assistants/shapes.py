@@ -1,0 +1,213 @@
+"""What the tools answer: small typed shapes (their JSON Schemas are the tools' output schemas).
+
+Concise on purpose: an assistant reads every field, so each one says something a person would ask about.
+"""
+
+from datetime import datetime
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+
+class Project(BaseModel):
+    id: int
+    name: str
+    base_url: str
+    max_pages: int
+    created_at: datetime
+
+
+class ProjectPage(BaseModel):
+    count: int = Field(description="Projects matching, over all pages")
+    page: int
+    has_more: bool
+    projects: list[Project]
+
+
+class Phase(BaseModel):
+    phase: str
+    state: str = Field(description="done | current | todo | skipped | failed")
+
+
+class AuditStatus(BaseModel):
+    id: UUID
+    project_id: int
+    start_url: str
+    status: str = Field(description="running | completed | failed | cancelled")
+    phase: str
+    finished: bool
+    pages_crawled: int
+    pages_known: int = Field(description="URLs discovered so far (grows while crawling)")
+    percent: int = Field(description="pages_crawled of pages_known, 0-100")
+    phases: list[Phase]
+    health_score: int | None = Field(description="0-100 once completed")
+    error_code: str | None
+    error_detail: str | None = Field(description="What went wrong, for people, when the audit failed")
+    created_at: datetime
+    completed_at: datetime | None
+
+
+class AuditRow(BaseModel):
+    id: UUID
+    project_id: int
+    status: str
+    pages_crawled: int
+    health_score: int | None
+    created_at: datetime
+
+
+class AuditPage(BaseModel):
+    count: int
+    page: int
+    has_more: bool
+    audits: list[AuditRow]
+
+
+class IssueType(BaseModel):
+    type: str
+    title: str
+    severity: str
+    count: int = Field(description="Findings of the type")
+    pages: int = Field(description="Distinct pages affected (0 for a site-wide finding)")
+    site_wide: bool = Field(description="A finding about the whole site; it counts as affecting every page")
+    share_percent: float = Field(description="Of the crawled pages")
+    priority: float
+    how_to_fix: str
+
+
+class Summary(BaseModel):
+    audit_id: UUID
+    status: str
+    final: bool = Field(description="False while the audit runs: counts are of what was found so far")
+    health_score: int | None
+    pages_crawled: int
+    issues_total: int
+    counts_by_severity: dict[str, int] = Field(description="critical, warning, info")
+    priority_rule: str
+    top_issues: list[IssueType] = Field(description="Highest priority first (see priority_rule)")
+
+
+class Issue(BaseModel):
+    id: UUID
+    type: str
+    title: str
+    severity: str
+    page_id: UUID | None
+    page_url: str
+    details: dict
+
+
+class IssuePage(BaseModel):
+    count: int
+    page: int
+    has_more: bool
+    issues: list[Issue]
+
+
+class Column(BaseModel):
+    key: str
+    label: str
+
+
+class Evidence(BaseModel):
+    issue_type: str
+    title: str
+    unit: str = Field(description="What one finding is: pages, links, redirect chains, ...")
+    count: int = Field(description="Findings (issues) of the type, over all pages")
+    page: int
+    has_more: bool
+    columns: list[Column]
+    rows: list[dict] = Field(description="One dict per row, keyed by the columns' keys")
+    note: str = Field(description="What the rows leave out, if anything")
+
+
+class PageRow(BaseModel):
+    id: UUID
+    url: str
+    status_code: int | None
+    fetch_class: str
+    is_indexable: bool
+    depth: int | None
+    title: str
+    response_time_ms: int | None
+    word_count: int
+    inlinks: int
+    issues: int
+
+
+class PagePage(BaseModel):
+    count: int
+    page: int
+    has_more: bool
+    pages: list[PageRow]
+
+
+class PageIssue(BaseModel):
+    type: str
+    title: str
+    severity: str
+    count: int
+    columns: list[Column]
+    rows: list[dict] = Field(description="The evidence, keyed by the columns' keys (the first ones)")
+
+
+class Inlink(BaseModel):
+    source_page_id: UUID
+    source_url: str
+    anchor_text: str
+    nofollow: bool
+
+
+class Outlink(BaseModel):
+    target_url: str
+    anchor_text: str
+    nofollow: bool
+    internal: bool
+
+
+class PageDetail(BaseModel):
+    id: UUID
+    url: str
+    status_code: int | None
+    fetch_class: str
+    fetch_error: str
+    redirect_url: str
+    canonical_url: str
+    title: str
+    meta_description: str | None
+    h1: str
+    is_indexable: bool
+    depth: int | None
+    in_sitemap: bool
+    response_time_ms: int | None
+    word_count: int
+    issues: list[PageIssue]
+    inlinks_count: int
+    inlinks: list[Inlink] = Field(description="The first ones; inlinks_count is exact")
+    outlinks_count: int
+    outlinks: list[Outlink] = Field(description="The first ones; outlinks_count is exact")
+
+
+class ComparisonRow(BaseModel):
+    type: str
+    severity: str
+    new: int
+    fixed: int
+    persisting: int
+
+
+class Comparison(BaseModel):
+    audit_id: UUID
+    base_audit_id: UUID
+    totals: dict[str, int] = Field(description="new, fixed, persisting")
+    by_type: list[ComparisonRow]
+
+
+class ExportLinks(BaseModel):
+    audit_id: UUID
+    issues_csv: str
+    issues_json: str
+    pages_csv: str
+    pages_json: str
+    report_resource: str = Field(description="The Markdown report, as an MCP resource URI")
+    how_to_download: str

@@ -1,0 +1,663 @@
+"""Reads of the pages grid, the page detail and the performance screen.
+
+The grid is a crawler's main table: views (all pages, titles, meta descriptions, H1, canonicals, directives),
+each with its own filters (missing, duplicate, over/under N characters, non-indexable, …) and default columns,
+a column chooser, and the inlinks count computed in the database. The filtered queryset is the one the
+on-screen table pages through and the one the exports stream, so an export has exactly the rows on screen.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from django.conf import settings
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, Length
+from django.http import Http404
+
+from audits.checks.registry import CHECKS_BY_TYPE, PAGE_TYPES, SEVERITIES, CheckSpec
+from audits.comparison import check_spec
+from audits.evidence import count_label, evidence_columns, evidence_count_unit, evidence_records, flat
+from audits.models import Audit, Issue, LighthouseResult, Page
+from audits.selectors import page_inlinks_count
+from scratchpad.models import LinkEdge
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+LINKS_PER_PAGE = 50
+ISSUE_ROWS_PER_TYPE = 20  # evidence rows shown per issue type on a page; the issue's own screen has them all
+COLS_COOKIE_PREFIX = "sw_cols_"  # + view key: the chosen columns, remembered for the next visit
+COLS_COOKIE_MAX_AGE_S = 365 * 24 * 3600
+
+
+def _threshold(issue_type: str, key: str, default: int) -> int:
+    spec = CHECKS_BY_TYPE.get(issue_type)
+    return int(spec.thresholds.get(key, default)) if spec else default
+
+
+# --- columns and views -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PageColumn:
+    key: str
+    label: str
+    sort: str = ""  # key in PAGE_SORTS; "" when the column is not sortable
+    num: bool = False
+    help: str = ""
+
+
+COLUMNS = {
+    c.key: c
+    for c in (
+        PageColumn("url", "URL", "url"),
+        PageColumn("status", "Status", "status", True),
+        PageColumn("fetch", "Fetch"),
+        PageColumn("indexable", "Indexable"),
+        PageColumn("depth", "Depth", "depth", True, "Clicks from the start page"),
+        PageColumn("inlinks", "Inlinks", "inlinks", True, "Links to this URL from crawled pages"),
+        PageColumn("title", "Title", "title"),
+        PageColumn("title_len", "Title chars", "title_len", True),
+        PageColumn("description", "Meta description"),
+        PageColumn("description_len", "Description chars", "description_len", True),
+        PageColumn("h1", "First H1", "h1"),
+        PageColumn("h1_len", "H1 chars", "h1_len", True),
+        PageColumn("h1_count", "H1s", "h1_count", True),
+        PageColumn("canonical", "Canonical"),
+        PageColumn("meta_robots", "Meta robots"),
+        PageColumn("x_robots", "X-Robots-Tag"),
+        PageColumn("time", "Response", "time", True),
+        PageColumn("size", "Size", "size", True),
+        PageColumn("words", "Words", "words", True),
+        PageColumn("sitemap", "In sitemap"),
+        PageColumn("issues", "Issues", "issues", True),
+    )
+}
+
+PAGE_SORTS = {
+    "url": ("url",),
+    "status": ("status_code", "url"),
+    "depth": ("depth", "url"),
+    "inlinks": ("inlinks", "url"),
+    "title": ("title", "url"),
+    "title_len": ("title_len", "url"),
+    "description_len": ("description_len", "url"),
+    "h1": ("h1", "url"),
+    "h1_len": ("h1_len", "url"),
+    "h1_count": ("h1_count", "url"),
+    "time": ("response_time_ms", "url"),
+    "size": ("bytes", "url"),
+    "words": ("word_count", "url"),
+    "issues": ("issues_count", "url"),
+}
+SORT_LABELS = {
+    "url": "URL",
+    "status": "Status code",
+    "depth": "Depth",
+    "inlinks": "Inlinks",
+    "title": "Title",
+    "title_len": "Title length",
+    "description_len": "Description length",
+    "h1": "H1",
+    "h1_len": "H1 length",
+    "h1_count": "H1 count",
+    "time": "Response time",
+    "size": "Size",
+    "words": "Words",
+    "issues": "Issues",
+}
+
+# Filters of the text views; `over`/`under` compare with N characters (the view's default N is the check's).
+TEXT_FILTERS = (
+    ("missing", "Missing"),
+    ("duplicate", "Duplicate"),
+    ("over", "Over N characters"),
+    ("under", "Under N characters"),
+    ("non_indexable", "Non-indexable"),
+)
+
+
+@dataclass(frozen=True)
+class PageView:
+    key: str
+    label: str
+    columns: tuple[str, ...]  # shown by default, in order
+    filters: tuple[tuple[str, str], ...] = ()
+    text_field: str = ""  # the Page field the missing/duplicate/length filters look at
+    over_chars: int = 0
+    under_chars: int = 0
+    html_only: bool = False  # only 2xx HTML pages have a title, a description, an H1, a canonical
+
+
+VIEWS = {
+    v.key: v
+    for v in (
+        PageView(
+            "all",
+            "All pages",
+            ("url", "status", "indexable", "depth", "inlinks", "title", "time", "words", "issues"),
+            (("non_indexable", "Non-indexable"),),
+        ),
+        PageView(
+            "titles",
+            "Titles",
+            ("url", "title", "title_len", "indexable", "inlinks"),
+            TEXT_FILTERS,
+            "title",
+            _threshold("title-too-long", "max_chars", 60),
+            _threshold("title-too-short", "min_chars", 10),
+            True,
+        ),
+        PageView(
+            "descriptions",
+            "Meta descriptions",
+            ("url", "description", "description_len", "indexable"),
+            TEXT_FILTERS,
+            "meta_description",
+            _threshold("meta-description-too-long", "max_chars", 160),
+            _threshold("meta-description-too-short", "min_chars", 70),
+            True,
+        ),
+        PageView(
+            "h1",
+            "H1",
+            ("url", "h1", "h1_len", "h1_count", "indexable"),
+            (*TEXT_FILTERS[:2], ("multiple", "More than one H1"), *TEXT_FILTERS[2:]),
+            "h1",
+            70,
+            5,
+            True,
+        ),
+        PageView(
+            "canonicals",
+            "Canonicals",
+            ("url", "canonical", "status", "indexable"),
+            (
+                ("missing", "Missing"),
+                ("self", "Self-referencing"),
+                ("other", "Canonicalised to another URL"),
+                ("non_indexable", "Non-indexable"),
+            ),
+            html_only=True,
+        ),
+        PageView(
+            "directives",
+            "Directives",
+            ("url", "meta_robots", "x_robots", "status", "indexable"),
+            (
+                ("any", "Any robots directive"),
+                ("noindex", "noindex"),
+                ("nofollow", "nofollow"),
+                ("non_indexable", "Non-indexable"),
+            ),
+        ),
+    )
+}
+DEFAULT_VIEW = "all"
+
+
+def view_for(key: str) -> PageView:
+    return VIEWS.get(key) or VIEWS[DEFAULT_VIEW]
+
+
+def columns_for(view: PageView, chosen: list[str] | None) -> list[PageColumn]:
+    """The columns to show: the chosen ones (URL always first), else the view's defaults."""
+    keys = [k for k in (chosen or []) if k in COLUMNS and k != "url"] if chosen else list(view.columns[1:])
+    return [COLUMNS["url"], *(COLUMNS[k] for k in dict.fromkeys(keys))]
+
+
+# --- the grid ---------------------------------------------------------------------------------------------
+
+
+def page_issue_type_choices(*, audit: Audit) -> list[tuple[str, str]]:
+    """Page-level issue types present in the audit, for the "Has issue" filter (site-wide findings such as
+    duplicate groups or orphan pages are not a property of one page: they have their own screens)."""
+    present = Issue.objects.filter(audit=audit, type__in=PAGE_TYPES).order_by().values_list("type", flat=True)
+    types = sorted(set(present))
+    return [(t, CHECKS_BY_TYPE[t].title) for t in types]
+
+
+def issues_count_subquery():
+    return Coalesce(
+        Subquery(
+            Issue.objects.filter(page_id=OuterRef("pk"))
+            .order_by()
+            .values("page_id")
+            .annotate(n=Count("id"))
+            .values("n")[:1],
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+
+
+def _text_filter(pages: QuerySet, base: QuerySet, view: PageView, show: str, chars: int | None) -> QuerySet:
+    name = view.text_field
+    present = ~Q(**{name: ""}) & Q(**{f"{name}__isnull": False})
+    if show == "missing":
+        return pages.filter(~present)
+    if show == "duplicate":
+        # One GROUP BY over the audit's pages, joined as a set: linear, where a per-row EXISTS is quadratic.
+        repeated = base.filter(present).order_by().values(name).annotate(n=Count("id")).filter(n__gt=1).values(name)
+        return pages.filter(present, **{f"{name}__in": repeated})
+    if show == "multiple":
+        return pages.filter(h1_count__gt=1)
+    length = Length(name)
+    if show == "over":
+        return pages.alias(text_len=length).filter(text_len__gt=chars if chars is not None else view.over_chars)
+    if show == "under":
+        limit = chars if chars is not None else view.under_chars
+        return pages.filter(present).alias(text_len=length).filter(text_len__lt=limit)
+    return pages
+
+
+def page_filter(
+    *,
+    audit: Audit,
+    view: str = DEFAULT_VIEW,
+    show: str = "",
+    chars: int | None = None,
+    status: str = "",
+    fetch_class: str = "",
+    indexable: str = "",
+    issue_type: str = "",
+    url_contains: str = "",
+) -> QuerySet:
+    """The audit's pages that pass the filters of one view. `show` is one of the view's filters;
+    `chars` is N of the over/under filters (the view's default when None); status is "404", "4xx" or
+    "none" (no HTTP answer); indexable is "yes" | "no"."""
+    spec = view_for(view)
+    pages = Page.objects.filter(audit=audit)
+    if spec.html_only:
+        pages = pages.filter(status_code__gte=200, status_code__lt=300, content_type__in=HTML_TYPES)
+    elif spec.key == "directives":
+        pages = pages.filter(status_code__isnull=False)
+    base = pages
+    if show == "non_indexable":
+        pages = pages.filter(is_indexable=False)
+    elif spec.text_field and show in dict(spec.filters):
+        pages = _text_filter(pages, base, spec, show, chars)
+    elif spec.key == "canonicals":
+        if show == "missing":
+            pages = pages.filter(canonical_url="", canonical_header="")
+        elif show == "self":
+            pages = pages.filter(Q(canonical_url=F("url")) | Q(canonical_url="", canonical_header=F("url")))
+        elif show == "other":
+            pages = (
+                pages.exclude(canonical_url="", canonical_header="")
+                .exclude(canonical_url=F("url"))
+                .exclude(canonical_url="", canonical_header=F("url"))
+            )
+    elif spec.key == "directives":
+        if show == "any":
+            pages = pages.exclude(meta_robots="", x_robots_tag="")
+        elif show in ("noindex", "nofollow"):
+            pages = pages.filter(Q(meta_robots__icontains=show) | Q(x_robots_tag__icontains=show))
+
+    if status == "none":
+        pages = pages.filter(status_code__isnull=True)
+    elif len(status) == 3 and status.endswith("xx") and status[0].isdigit():
+        low = int(status[0]) * 100
+        pages = pages.filter(status_code__gte=low, status_code__lt=low + 100)
+    elif status.isdigit():
+        pages = pages.filter(status_code=int(status))
+    if fetch_class:
+        pages = pages.filter(fetch_class=fetch_class)
+    if indexable in ("yes", "no"):
+        pages = pages.filter(is_indexable=indexable == "yes")
+    if issue_type:
+        pages = pages.filter(Exists(Issue.objects.filter(page_id=OuterRef("pk"), type=issue_type)))
+    if url_contains:
+        pages = pages.filter(url__icontains=url_contains)
+    return pages
+
+
+def _ordering(sort: str) -> list:
+    key = sort.removeprefix("-")
+    fields = PAGE_SORTS.get(key) or PAGE_SORTS["url"]
+    descending = sort.startswith("-") and key in PAGE_SORTS
+    first = F(fields[0]).desc(nulls_last=True) if descending else F(fields[0]).asc(nulls_last=True)
+    return [first, *(F(name).asc() for name in fields[1:]), F("id").asc()]
+
+
+_ANNOTATIONS = {
+    "inlinks": page_inlinks_count,
+    "issues_count": issues_count_subquery,
+    "title_len": lambda: Length("title"),
+    "description_len": lambda: Coalesce(Length("meta_description"), Value(0)),
+    "h1_len": lambda: Length("h1"),
+}
+_NEEDS = {"inlinks": "inlinks", "issues": "issues_count", "title_len": "title_len"}
+_NEEDS.update(description_len="description_len", h1_len="h1_len")
+
+
+def page_list(*, pages: QuerySet, columns: list[PageColumn], sort: str = "url") -> QuerySet:
+    """The filtered pages with what the shown columns and the sort need, annotated in SQL (a subquery per
+    row of the page on screen, the sort's column over the whole filtered set)."""
+    wanted = {_NEEDS[c.key] for c in columns if c.key in _NEEDS}
+    if sort.removeprefix("-") in _NEEDS:
+        wanted.add(_NEEDS[sort.removeprefix("-")])
+    annotations = {name: make() for name, make in _ANNOTATIONS.items() if name in wanted}
+    return (
+        pages.defer("open_graph", "structured_data", "hreflang", "headings", "response_headers")
+        .annotate(**annotations)
+        .order_by(*_ordering(sort))
+    )
+
+
+def page_export_queryset(*, pages: QuerySet, sort: str = "url") -> QuerySet:
+    """What audits.exports streams for the on-screen filters: same rows, same order, with inlinks."""
+    sort_key = sort.removeprefix("-")
+    annotations = {"inlinks": page_inlinks_count()}
+    if sort_key in _NEEDS and _NEEDS[sort_key] != "inlinks":
+        annotations[_NEEDS[sort_key]] = _ANNOTATIONS[_NEEDS[sort_key]]()
+    return pages.annotate(**annotations).order_by(*_ordering(sort))
+
+
+# --- one page ------------------------------------------------------------------------------------------
+
+
+def page_for_audit(*, audit: Audit, page_id) -> Page:
+    page = Page.objects.filter(audit=audit, id=page_id).first()
+    if page is None:
+        raise Http404("No such page")
+    return page
+
+
+@dataclass
+class IssueGroup:
+    type: str
+    severity: str
+    spec: CheckSpec
+    count: int
+    count_label: str  # "3 links", "1 page"
+    columns: list[tuple[str, str]]
+    rows: list[dict] = field(default_factory=list)  # at most ISSUE_ROWS_PER_TYPE
+
+    @property
+    def more(self) -> int:
+        return max(self.count - len(self.rows), 0)
+
+
+def page_issue_groups(*, page: Page) -> list[IssueGroup]:
+    """The page's issues, one group per type (critical first), each with its evidence in named columns.
+    One query: a page's issues are bounded by its links (crawler.limits) plus one per page check."""
+    by_type: dict[str, list[tuple]] = {}
+    severities: dict[str, str] = {}
+    issues = (
+        Issue.objects.filter(page=page)
+        .order_by("type", "id")
+        .values_list("id", "page_id", "page_url", "details", "type", "severity")
+    )
+    for issue_id, page_id, page_url, details, issue_type, severity in issues:
+        by_type.setdefault(issue_type, []).append((issue_id, page_id, page_url, details))
+        severities[issue_type] = severity
+    groups = []
+    for issue_type, rows in by_type.items():
+        columns = [(k, label) for k, label in evidence_columns(issue_type) if k != "page_url"]
+        shown = [row for _page_id, row in evidence_records(issue_type, rows[:ISSUE_ROWS_PER_TYPE])]
+        unit = evidence_count_unit(issue_type)
+        n = len(rows)
+        spec = check_spec(issue_type)
+        groups.append(IssueGroup(issue_type, severities[issue_type], spec, n, count_label(n, unit), columns, shown))
+    rank = {severity: i for i, severity in enumerate(SEVERITIES)}
+    groups.sort(key=lambda g: (rank.get(g.severity, len(rank)), -g.count, g.type))
+    return groups
+
+
+def page_inlinks(*, page: Page) -> QuerySet:
+    """Links from crawled pages of the same audit to this page's URL."""
+    return (
+        LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url)
+        .order_by("source_page__url", "id")
+        .values("id", "source_page_id", "source_page__url", "anchor_text", "nofollow")
+    )
+
+
+def page_outlinks(*, page: Page) -> QuerySet:
+    """Links on this page, each with the crawled page it leads to and that page's status (unique index on
+    (audit, url): one index lookup per row on screen)."""
+    target = Page.objects.filter(audit_id=page.audit_id, url=OuterRef("target_url"))
+    return (
+        LinkEdge.objects.filter(source_page=page)
+        .order_by("id")
+        .annotate(
+            target_page_id=Subquery(target.values("id")[:1]),
+            target_status=Subquery(target.values("status_code")[:1]),
+            target_fetch=Subquery(target.values("fetch_class")[:1]),
+        )
+        .values(
+            "id", "target_url", "anchor_text", "nofollow", "internal", "target_page_id", "target_status", "target_fetch"
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    skipped: bool  # deeper than the previous heading by more than one level (h2 -> h4)
+
+
+def heading_outline(page: Page) -> list[Heading]:
+    outline, previous = [], 0
+    for entry in page.headings or []:
+        if not (isinstance(entry, list) and len(entry) == 2):
+            continue
+        level, text = int(entry[0]), str(entry[1])
+        outline.append(Heading(level, text, previous > 0 and level > previous + 1))
+        previous = level
+    return outline
+
+
+# Google cuts a title at about 600 px and a description at about 920 px on desktop; by characters, which is
+# what can be computed without a font, that is some 60 and 158.
+SERP_TITLE_MAX_CHARS = 60
+SERP_DESCRIPTION_MAX_CHARS = 158
+SERP_ELLIPSIS = " ..."
+
+
+def serp_truncate(text: str, limit: int) -> tuple[str, bool]:
+    """`text` cut as Google does: at the last whole word within `limit` characters, then " ..."."""
+    text = " ".join((text or "").split())
+    if len(text) <= limit:
+        return text, False
+    cut = text[:limit]
+    if " " in cut and not text[limit].isspace():
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:-–—") + SERP_ELLIPSIS, True
+
+
+def serp_breadcrumb(url: str) -> str:
+    """`https://example.com › blog › post`: Google's way of showing a result's URL."""
+    parts = urlsplit(url)
+    segments = [unquote(s) for s in parts.path.split("/") if s]
+    return " › ".join([f"{parts.scheme}://{parts.hostname or ''}", *segments])
+
+
+def serp_preview(page: Page) -> dict:
+    title, title_cut = serp_truncate(page.title or "", SERP_TITLE_MAX_CHARS)
+    description, description_cut = serp_truncate(page.meta_description or "", SERP_DESCRIPTION_MAX_CHARS)
+    return {
+        "title": title,
+        "title_cut": title_cut,
+        "title_chars": len(page.title or ""),
+        "breadcrumb": serp_breadcrumb(page.url),
+        "description": description,
+        "description_cut": description_cut,
+        "description_chars": len(page.meta_description or ""),
+        "title_max": SERP_TITLE_MAX_CHARS,
+        "description_max": SERP_DESCRIPTION_MAX_CHARS,
+    }
+
+
+def response_headers(page: Page) -> list[tuple[str, str]]:
+    headers = page.response_headers if isinstance(page.response_headers, dict) else {}
+    return sorted((str(k), str(v)) for k, v in headers.items())
+
+
+@dataclass(frozen=True)
+class FieldRow:
+    name: str
+    label: str
+    value: object
+    kind: str  # url | pairs | items | bool | datetime | text
+
+
+URL_FIELDS = {"url", "redirect_url", "canonical_url", "canonical_header"}
+SHOWN_ELSEWHERE = {"id", "audit", "headings", "heading_order", "response_headers"}
+FIELD_LABELS = {
+    "url": "URL",
+    "redirect_url": "Redirects to",
+    "canonical_url": "Canonical URL",
+    "canonical_header": "Canonical (Link header)",
+    "response_time_ms": "Response time (ms)",
+    "bytes": "Size (bytes)",
+    "meta_robots": "Meta robots",
+    "x_robots_tag": "X-Robots-Tag",
+    "open_graph": "Open Graph",
+    "h1_count": "H1 count",
+    "heading_counts": "Headings per level",
+    "html_lang": "HTML lang",
+    "hreflang": "hreflang",
+    "structured_data": "Structured data (JSON-LD)",
+    "is_indexable": "Indexable",
+    "fetched_at": "Fetched at (UTC)",
+}
+
+
+def page_fields(page: Page) -> list[FieldRow]:
+    """Every other extracted field of a page in model order (a field added to Page shows up here too);
+    structured values as key/value pairs or items, never as a JSON blob."""
+    rows = []
+    for model_field in Page._meta.concrete_fields:
+        if model_field.name in SHOWN_ELSEWHERE:
+            continue
+        value = getattr(page, model_field.attname)
+        internal = model_field.get_internal_type()
+        if model_field.name in URL_FIELDS:
+            kind = "url"
+        elif internal == "JSONField" and isinstance(value, dict):
+            kind, value = "pairs", [(str(k), flat(v)) for k, v in value.items()]
+        elif internal == "JSONField":
+            kind, value = (
+                "items",
+                [flat(v) if not isinstance(v, list) else " → ".join(map(str, v)) for v in value or []],
+            )
+        elif internal == "BooleanField":
+            kind = "bool"
+        elif internal == "DateTimeField":
+            kind = "datetime"
+        else:
+            kind = "text"
+        label = FIELD_LABELS.get(model_field.name) or str(model_field.verbose_name)
+        rows.append(FieldRow(model_field.name, label[:1].upper() + label[1:], value, kind))
+    return rows
+
+
+# --- Lighthouse ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Vital:
+    field: str
+    label: str
+    name: str
+    good_max: float  # Google's thresholds: good up to good_max, poor above poor_min
+    poor_min: float
+    unit: str  # "ms" or "" (CLS)
+
+
+VITALS = (
+    Vital("lcp_ms", "LCP", "Largest Contentful Paint", 2500, 4000, "ms"),
+    Vital("cls", "CLS", "Cumulative Layout Shift", 0.1, 0.25, ""),
+    Vital("inp_ms", "INP", "Interaction to Next Paint", 200, 500, "ms"),
+    Vital("tbt_ms", "TBT", "Total Blocking Time, the lab stand-in for INP", 200, 600, "ms"),
+    Vital("fcp_ms", "FCP", "First Contentful Paint", 1800, 3000, "ms"),
+    Vital("ttfb_ms", "TTFB", "Time to First Byte", 800, 1800, "ms"),
+)
+VERDICT_LABELS = {"good": "Good", "needs-improvement": "Needs improvement", "poor": "Poor"}
+SCORE_GOOD_MIN = 90  # Lighthouse's colours: 90-100 good, 50-89 needs improvement, 0-49 poor
+SCORE_POOR_BELOW = 50
+SCORE_CATEGORIES = (
+    ("performance", "Performance"),
+    ("accessibility", "Accessibility"),
+    ("best_practices", "Best practices"),
+    ("seo", "SEO"),
+)
+
+
+def vital_verdict(vital: Vital, value) -> str:
+    if value is None:
+        return ""
+    if value <= vital.good_max:
+        return "good"
+    return "needs-improvement" if value <= vital.poor_min else "poor"
+
+
+def _vital_display(vital: Vital, value) -> str:
+    if value is None:
+        return "–"
+    if vital.unit == "":
+        return f"{value:.3f}".rstrip("0").rstrip(".") if value else "0"
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{int(value)} ms"
+
+
+def score_verdict(score) -> str:
+    if score is None:
+        return ""
+    return "good" if score >= SCORE_GOOD_MIN else "poor" if score < SCORE_POOR_BELOW else "needs-improvement"
+
+
+def _run(result: LighthouseResult) -> dict:
+    vitals = []
+    for vital in VITALS:
+        value = getattr(result, vital.field)
+        if vital.field == "inp_ms" and value is None:
+            continue  # a lab run has no interaction: TBT stands in
+        verdict = vital_verdict(vital, value)
+        vitals.append({"vital": vital, "value": _vital_display(vital, value), "verdict": verdict,
+                       "verdict_label": VERDICT_LABELS.get(verdict, "Not measured")})  # fmt: skip
+    scores = [
+        {"label": label, "value": getattr(result, name), "verdict": score_verdict(getattr(result, name))}
+        for name, label in SCORE_CATEGORIES
+    ]
+    summary = result.summary if isinstance(result.summary, dict) else {}
+    opportunities = [
+        {**o, "savings": _vital_display(VITALS[0], o["savings_ms"]) if o.get("savings_ms") else ""}
+        for o in summary.get("opportunities") or []
+    ]
+    return {
+        "result": result,
+        "scores": scores,
+        "vitals": vitals,
+        "opportunities": opportunities,
+        "diagnostics": summary.get("diagnostics") or [],
+    }
+
+
+def lighthouse_pages(*, audit: Audit) -> list[dict]:
+    """The audit's Lighthouse runs, per sampled page (start page first, then by URL), mobile then desktop,
+    each with its scores, vitals with Google's verdicts and the top opportunities and diagnostics (parsed
+    when the run was stored: no report file is opened here)."""
+    results = LighthouseResult.objects.filter(audit=audit).select_related(None).order_by("url", "-strategy")
+    pages: dict[str, dict] = {}
+    for result in results:
+        entry = pages.setdefault(
+            result.url, {"url": result.url, "page_id": result.page_id, "template": result.template, "runs": []}
+        )
+        entry["runs"].append(_run(result))
+    start = audit.site_url or audit.start_url
+    return sorted(pages.values(), key=lambda p: (p["url"] != start, p["url"]))
+
+
+def lighthouse_report_path(*, audit: Audit, result_id) -> tuple[LighthouseResult, Path]:
+    """The stored report file of one of the audit's Lighthouse runs; 404 unless it is inside the audit's
+    report folder and exists."""
+    result = LighthouseResult.objects.filter(audit=audit, id=result_id).first()
+    if result is None or not result.report_path:
+        raise Http404("No such report")
+    folder = (Path(settings.MEDIA_ROOT) / "lighthouse" / str(audit.id)).resolve()
+    path = (Path(settings.MEDIA_ROOT) / result.report_path).resolve()
+    if not path.is_relative_to(folder) or not path.is_file():
+        raise Http404("No such report")
+    return result, path

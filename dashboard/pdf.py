@@ -1,0 +1,113 @@
+"""The report as a PDF: the report's HTML, rendered here with its CSS inlined, printed by Debian's Chromium
+through Playwright. The page is loaded with set_content(), JavaScript off and every request aborted except
+data: URLs, so nothing leaves the process and the printed page cannot fetch anything."""
+
+import threading
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.template.loader import render_to_string
+
+from audits.pipeline.chromium import CHROMIUM_BASE_FLAGS, find_chromium
+
+PDF_CONCURRENT_MAX = 2  # Chromiums printing at once in one web process: each takes ~150 MB
+PDF_WAIT_FOR_SLOT_S = 10  # a request waits this long for a free slot, then is told to retry
+PDF_TIMEOUT_S = 60  # launch + load + print, after which the request gives up
+PDF_STEP_TIMEOUT_MS = 30_000  # Playwright's own bound on each step
+PDF_STYLESHEETS = ("sitewarden.css", "sitewarden/share.css")
+PDF_MARGIN = {"top": "14mm", "bottom": "14mm", "left": "12mm", "right": "12mm"}
+# On top of the product's base flags (headless is Playwright's to set): names resolve to nothing and any
+# request that got past the route handler would meet a closed port on loopback, never the network.
+PDF_CHROMIUM_FLAGS = (
+    *(f for f in CHROMIUM_BASE_FLAGS if not f.startswith("--headless")),
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--proxy-server=http://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--disable-quic",
+)
+
+_slots = threading.BoundedSemaphore(PDF_CONCURRENT_MAX)
+
+
+class PdfUnavailable(Exception):
+    """No PDF now: Chromium is missing, busy or failed. The message is for people."""
+
+
+def report_css() -> str:
+    """The stylesheets the report page links, to inline into the printed HTML (which may fetch nothing)."""
+    parts = []
+    for name in PDF_STYLESHEETS:
+        path = finders.find(name) or (Path(settings.STATIC_ROOT or "") / name)
+        parts.append(Path(path).read_text(encoding="utf-8"))
+    return "\n".join(parts).replace("</", "<\\/")  # the CSS sits in a <style> element
+
+
+def report_pdf(report: dict) -> bytes:
+    """The PDF of a report (dashboard.report.report_summary)."""
+    html = render_to_string("dashboard/share/print.html", {"report": report, "css": report_css()})
+    return html_to_pdf(html)
+
+
+def _abort_unless_data(route) -> None:
+    if route.request.url.startswith("data:"):
+        route.continue_()
+    else:
+        route.abort()
+
+
+def _print(html: str, out: dict) -> None:
+    try:
+        _print_with_chromium(html, out)
+    finally:
+        _slots.release()  # here, not in the request: a print that outlived its request still holds its slot
+
+
+def _print_with_chromium(html: str, out: dict) -> None:
+    # why: imported on use, so a web process that never prints never loads Playwright
+    from playwright.sync_api import Error, sync_playwright
+
+    path, why = find_chromium()
+    if path is None:
+        out["error"] = why
+        return
+    args = list(PDF_CHROMIUM_FLAGS)
+    if "--no-sandbox" not in args:
+        # Containers seldom allow Chromium's sandbox; the page is our own escaped HTML with no script and no
+        # network, so there is nothing for the sandbox to hold in.
+        args.append("--no-sandbox")
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=path, args=args, timeout=PDF_STEP_TIMEOUT_MS)
+            try:
+                context = browser.new_context(java_script_enabled=False, offline=True)
+                context.set_default_timeout(PDF_STEP_TIMEOUT_MS)
+                context.route("**/*", _abort_unless_data)
+                page = context.new_page()
+                page.set_content(html, wait_until="load")
+                page.emulate_media(media="print")
+                out["pdf"] = page.pdf(format="A4", print_background=True, margin=PDF_MARGIN)
+            finally:
+                browser.close()
+    except Error as exc:
+        out["error"] = f"Chromium could not print the report: {str(exc).splitlines()[0][:200]}"
+
+
+def html_to_pdf(html: str) -> bytes:
+    """Print HTML to PDF in a thread of its own: Playwright's sync API refuses to run on a thread that has an
+    event loop (an ASGI server, a test's browser), and the thread bounds the time a request can take."""
+    if not _slots.acquire(timeout=PDF_WAIT_FOR_SLOT_S):
+        raise PdfUnavailable("Other reports are being printed right now; try again in a minute.")
+    out: dict = {}
+    worker = threading.Thread(target=_print, args=(html, out), name="report-pdf", daemon=True)
+    try:
+        worker.start()
+    except BaseException:
+        _slots.release()
+        raise
+    worker.join(PDF_TIMEOUT_S)
+    if worker.is_alive():
+        raise PdfUnavailable("Printing the report took too long; try again.")
+    if "pdf" not in out:
+        raise PdfUnavailable(out.get("error") or "Chromium could not print the report.")
+    return out["pdf"]

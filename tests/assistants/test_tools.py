@@ -1,0 +1,144 @@
+"""The MCP tools in process (the SDK's in-memory client; the transports are tests/assistants/test_e2e_transports.py):
+schemas, refusals with the API's stable codes, throttles shared with the API, revoked tokens, resources."""
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client
+
+from accounts.models import ApiToken
+from accounts.tokens import token_authenticate, token_revoke
+from assistants.identity import stdio_caller
+from assistants.server import server
+from audits.checks.catalogue import render_catalogue
+from audits.priority import PRIORITY_RULE, issue_summary
+from tests.api.conftest import finished_audit
+from tests.factories import ProjectFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the SDK runs each tool in a worker thread
+
+READ_ONLY = {
+    "list_projects", "audit_status", "list_audits", "audit_summary", "list_issues", "issue_evidence",
+    "list_pages", "get_page", "compare_audits", "export_links",
+}  # fmt: skip
+
+
+@pytest.fixture
+def as_caller(monkeypatch):
+    def use(token: str):
+        monkeypatch.setattr(stdio_caller, "plaintext", token)
+
+    return use
+
+
+@pytest.fixture
+def results(token, as_caller):
+    as_caller(token)
+    user = token_authenticate(token).user
+    project = ProjectFactory(owner=user, base_url="http://127.0.0.1:1/")
+    return finished_audit(
+        project,
+        pages={"/": 200, "/a": 200, "/gone": 404},
+        issues=[("missing-title", "critical", "/a"), ("broken-page", "critical", "/gone")],
+        links=[("/", "/a"), ("/", "/gone"), ("/a", "/")],
+    )
+
+
+def calls(*steps) -> list:
+    """Run (tool, arguments) steps in one in-process session; returns each CallToolResult."""
+
+    async def run():
+        async with Client(server) as client:
+            return [await client.call_tool(tool, arguments) for tool, arguments in steps]
+
+    return anyio.run(run)
+
+
+def test_every_tool_has_valid_typed_schemas_and_says_whether_it_writes():
+    async def listed():
+        async with Client(server) as client:
+            return (await client.list_tools()).tools
+
+    tools = anyio.run(listed)
+    assert {t.name for t in tools} >= READ_ONLY | {"create_project", "start_audit", "cancel_audit"}
+    for t in tools:
+        Draft202012Validator.check_schema(t.input_schema)
+        Draft202012Validator.check_schema(t.output_schema)
+        assert t.description and t.annotations.read_only_hint == (t.name in READ_ONLY), t.name
+    start = next(t for t in tools if t.name == "start_audit").input_schema
+    assert start["required"] == ["project_id"] and start["properties"]["lighthouse"]["type"] == "boolean"
+
+
+def test_results_of_a_finished_audit(results):
+    audit = str(results.id)
+    summary, issues, page, stranger_page = calls(
+        ("audit_summary", {"audit_id": audit}),
+        ("list_issues", {"audit_id": audit, "severity": "critical", "url_contains": "/gone"}),
+        ("get_page", {"audit_id": audit, "url": "http://127.0.0.1:1/"}),
+        ("get_page", {"audit_id": audit, "url": "http://127.0.0.1:1/elsewhere"}),
+    )
+    assert summary.structured_content["counts_by_severity"] == {"critical": 2, "warning": 0, "info": 0}
+    assert [t["type"] for t in summary.structured_content["top_issues"]] == ["broken-page", "missing-title"]
+    # the dashboard's rule and figures: a critical on one of three pages is 100 × 1/3
+    assert summary.structured_content["priority_rule"] == PRIORITY_RULE
+    first = summary.structured_content["top_issues"][0]
+    assert (first["priority"], first["share_percent"], first["site_wide"]) == (33.3333, 33.3, False)
+    assert first["priority"] == issue_summary(audit=results)[0].priority
+    assert [i["type"] for i in issues.structured_content["issues"]] == ["broken-page"]
+    assert page.structured_content["outlinks_count"] == 2 and page.structured_content["inlinks_count"] == 1
+    assert stranger_page.is_error and stranger_page.structured_content["code"] == "not_found"
+
+
+def test_refusals_carry_the_apis_codes_and_a_sentence(results):
+    audit, project = str(results.id), results.project
+    taken, port, running, same, unknown_tool_type = calls(
+        ("create_project", {"name": project.name, "base_url": "http://127.0.0.1:2/"}),
+        ("create_project", {"name": "new", "base_url": "http://127.0.0.1:99999/"}),
+        ("cancel_audit", {"audit_id": audit}),
+        ("compare_audits", {"audit_id": audit, "base_audit_id": audit}),
+        ("list_pages", {"audit_id": audit, "issue_type": "no-such-check"}),
+    )
+    for result, code, status in (
+        (taken, "project_name_taken", 409),
+        (port, "validation_error", 400),
+        (running, "audit_not_running", 409),
+        (same, "comparison_same_audit", 400),
+        (unknown_tool_type, "validation_error", 400),
+    ):
+        assert result.is_error
+        body = result.structured_content
+        assert (body["code"], body["status"]) == (code, status), body
+        assert result.content[0].text == f"{code}: {body['detail']}" and body["detail"].endswith(".")
+    assert port.structured_content["field"] == "base_url"
+    assert port.structured_content["errors"] == {"base_url": [{"code": "invalid_port"}]}
+
+
+def test_throttled_with_the_apis_rates_and_counters(results, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"api": "2/min"}}
+    first, second, third = calls(*[("audit_status", {"audit_id": str(results.id)})] * 3)
+    assert not first.is_error and not second.is_error
+    assert third.structured_content["code"] == "throttled" and third.structured_content["status"] == 429
+    assert third.structured_content["retry_after_s"] > 0
+
+
+def test_a_revoked_token_stops_working_at_once(results, token):
+    token_revoke(token=ApiToken.objects.get(prefix=token[:11]))
+    (result,) = calls(("list_projects", {}))
+    assert result.structured_content["code"] == "authentication_failed"
+
+
+def test_resources_catalogue_one_check_and_the_report(results):
+    async def read():
+        async with Client(server) as client:
+            listed = [str(r.uri) for r in (await client.list_resources()).resources]
+            catalogue = await client.read_resource("sitewarden://checks")
+            one = await client.read_resource("sitewarden://checks/missing-title")
+            report = await client.read_resource(f"sitewarden://audits/{results.id}/report.md")
+            return listed, catalogue, one, report
+
+    listed, catalogue, one, report = anyio.run(read)
+    assert listed == ["sitewarden://checks"]
+    assert catalogue.contents[0].text == render_catalogue()
+    assert '"how_to_fix"' in one.contents[0].text and '"severity": "critical"' in one.contents[0].text
+    text = report.contents[0].text
+    assert text.startswith(f"# Audit of {results.project.name}") and "`broken-page`" in text

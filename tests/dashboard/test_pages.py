@@ -1,0 +1,162 @@
+"""The pages grid: views and their filters, the inlinks count, the column chooser, the "Has issue" choices,
+and exports that carry exactly the rows the screen's filters select."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from audits import exports
+from audits.models import Page
+from audits.selectors import page_inlinks_store
+from dashboard import pages as page_reads
+from scratchpad.models import LinkEdge
+from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
+from tests.factories import ProjectFactory
+
+LONG_TITLE = "A title that goes on and on well past the sixty characters a result shows"  # 74 chars
+
+
+@pytest.fixture
+def grid(owner):
+    project = ProjectFactory(owner=owner, name="Grid")
+    audit = finished_audit(project)
+    pages = {
+        "home": make_page(audit, "/", title="Home", meta_description="Welcome to the shop.", h1="Shop"),
+        "a": make_page(audit, "/a", title="Same title", meta_description=None, h1="Alpha"),
+        "b": make_page(audit, "/b", title="Same title", meta_description="", h1="Alpha"),
+        "c": make_page(audit, "/c", title=LONG_TITLE, meta_description="x" * 200, h1="", h1_count=0),
+        "d": make_page(audit, "/d", title="", is_indexable=False, meta_robots="noindex, nofollow", h1="Delta"),
+        "e": make_page(audit, "/e", title="Canon", canonical_url=SITE + "/a", is_indexable=False),
+        "f": make_page(audit, "/f", title="Self", canonical_url=SITE + "/f", x_robots_tag="noindex"),
+        "pdf": make_page(audit, "/file.pdf", title="", content_type="application/pdf"),
+    }
+    # Inlinks: home links to a three times and to b once; a links home.
+    for target, count in (("a", 3), ("b", 1)):
+        for _ in range(count):
+            LinkEdge.objects.create(audit=audit, source_page=pages["home"], target_url=pages[target].url)
+    LinkEdge.objects.create(audit=audit, source_page=pages["a"], target_url=pages["home"].url)
+    make_issue(audit, pages["a"], "missing-meta-description", "warning")
+    make_issue(audit, pages["a"], "duplicate-title", "warning", title="Same title", group_size=2)  # site-wide
+    return audit, pages
+
+
+def _grid_urls(client, audit, **params) -> list[str]:
+    response = client.get(reverse("audits:audit-pages", args=[audit.id]), params)
+    assert response.status_code == 200
+    return [p.url for p in response.context["pages"].object_list]
+
+
+def _export_urls(client, audit, fmt, **params) -> list[str]:
+    response = client.get(reverse("audits:audit-pages-export", args=[audit.id, fmt]), params)
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content).decode()
+    if fmt == "csv":
+        return [row["url"] for row in csv.DictReader(io.StringIO(body))]
+    return [row["url"] for row in json.loads(body)]
+
+
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({"view": "titles", "show": "missing"}, ["/d"]),  # the PDF is not an HTML page: no title expected
+        ({"view": "titles", "show": "duplicate"}, ["/a", "/b"]),
+        ({"view": "titles", "show": "over"}, ["/c"]),  # the check's 60 characters
+        ({"view": "titles", "show": "over", "chars": "4"}, ["/a", "/b", "/c", "/e"]),
+        ({"view": "titles", "show": "under", "chars": "5"}, ["/f", "/"]),  # "Canon" is 5: not under
+        ({"view": "titles", "show": "non_indexable"}, ["/d", "/e"]),
+        ({"view": "descriptions", "show": "missing"}, ["/a", "/b", "/d", "/e", "/f"]),
+        ({"view": "descriptions", "show": "over"}, ["/c"]),
+        ({"view": "h1", "show": "duplicate"}, ["/a", "/b"]),
+        ({"view": "h1", "show": "missing"}, ["/c", "/e", "/f"]),
+        ({"view": "canonicals", "show": "other"}, ["/e"]),
+        ({"view": "canonicals", "show": "self"}, ["/f"]),
+        ({"view": "directives", "show": "noindex"}, ["/d", "/f"]),
+        ({"view": "directives", "show": "nofollow"}, ["/d"]),
+        ({"view": "all", "q": "/file"}, ["/file.pdf"]),
+    ],
+)
+def test_each_view_filter_selects_its_pages_and_the_export_has_exactly_those_rows(owner_client, grid, params, expected):
+    audit, _ = grid
+    shown = _grid_urls(owner_client, audit, **params)
+    assert sorted(shown) == sorted(SITE + path for path in expected)
+    for fmt in ("csv", "json"):
+        assert _export_urls(owner_client, audit, fmt, **params) == shown  # same rows, same order
+
+
+def test_export_follows_the_sort_and_ignores_the_pagination(owner_client, grid, monkeypatch):
+    audit, _ = grid
+    monkeypatch.setattr("dashboard.selectors.PAGE_SIZE", 2)
+    params = {"view": "all", "sort": "-inlinks", "page": "2"}
+    exported = _export_urls(owner_client, audit, "csv", **params)
+    assert len(exported) == 8  # every filtered page, not the screen's page of the list
+    assert exported[:3] == [SITE + "/a", SITE + "/", SITE + "/b"]  # 3, 1, 1 inlinks (URL breaks the tie)
+
+
+def test_inlinks_are_counted_in_the_database(owner_client, grid):
+    audit, pages = grid
+    response = owner_client.get(reverse("audits:audit-pages", args=[audit.id]), {"sort": "-inlinks"})
+    counts = {p.url: p.inlinks for p in response.context["pages"].object_list}
+    assert counts[pages["a"].url] == 3 and counts[pages["b"].url] == 1 and counts[pages["home"].url] == 1
+    assert counts[pages["c"].url] == 0
+    rows = list(csv.DictReader(io.StringIO("".join(exports.pages_csv_rows(audit)))))  # unfiltered, as the API
+    assert {r["url"]: r["inlinks"] for r in rows}[pages["a"].url] == "3"
+
+
+def test_column_chooser_shows_the_ticked_columns_and_remembers_them(owner_client, grid):
+    audit, _ = grid
+    url = reverse("audits:audit-pages", args=[audit.id])
+    default = owner_client.get(url, {"view": "titles"})
+    assert [c.key for c in default.context["columns"]] == list(page_reads.VIEWS["titles"].columns)
+
+    chosen = owner_client.get(url, {"view": "titles", "cols_set": "1", "cols": ["h1", "words", "nonsense"]})
+    assert [c.key for c in chosen.context["columns"]] == ["url", "h1", "words"]
+    html = chosen.content.decode()
+    assert ">First H1<" in html and ">Words<" in html and "Title chars" not in html.split("<table")[1]
+    assert chosen.cookies["sw_cols_titles"].value == "h1.words"
+
+    again = owner_client.get(url, {"view": "titles"})  # the cookie brings the choice back
+    assert [c.key for c in again.context["columns"]] == ["url", "h1", "words"]
+    other_view = owner_client.get(url, {"view": "h1"})  # a choice belongs to its view
+    assert [c.key for c in other_view.context["columns"]] == list(page_reads.VIEWS["h1"].columns)
+    reset = owner_client.get(url, {"view": "titles", "cols_set": "1"})
+    assert [c.key for c in reset.context["columns"]] == list(page_reads.VIEWS["titles"].columns)
+
+
+def test_has_issue_filter_offers_page_level_types_only(owner_client, grid):
+    audit, pages = grid
+    response = owner_client.get(reverse("audits:audit-pages", args=[audit.id]))
+    choices = dict(response.context["form"].fields["issue"].choices)
+    assert "missing-meta-description" in choices
+    assert "duplicate-title" not in choices  # site-wide: it has its own screen
+    filtered = _grid_urls(owner_client, audit, issue="missing-meta-description")
+    assert filtered == [pages["a"].url]
+
+
+def test_a_bad_filter_value_is_ignored_not_an_error(owner_client, grid):
+    audit, _ = grid
+    response = owner_client.get(
+        reverse("audits:audit-pages", args=[audit.id]), {"view": "nope", "show": "bogus", "sort": "x", "chars": "-1"}
+    )
+    assert response.status_code == 200
+    assert response.context["view"].key == "all" and len(response.context["pages"].object_list) == 8
+
+
+def test_pages_of_another_account_are_not_reachable(client, grid, stranger):
+    audit, _ = grid
+    client.force_login(stranger)
+    assert client.get(reverse("audits:audit-pages", args=[audit.id])).status_code == 404
+    assert client.get(reverse("audits:audit-pages-export", args=[audit.id, "csv"])).status_code == 404
+
+
+def test_finalize_stores_the_inlinks_and_the_grid_reads_the_stored_count(owner_client, grid):
+    audit, pages = grid
+    assert page_inlinks_store(audit_id=audit.id) == 8
+    pages["a"].refresh_from_db()
+    assert pages["a"].inlinks_count == 3
+    Page.objects.filter(id=pages["c"].id).update(inlinks_count=42)  # the stored figure wins over a recount
+    counts = {p.url: p.inlinks for p in owner_client.get(
+        reverse("audits:audit-pages", args=[audit.id]), {"sort": "-inlinks"}).context["pages"].object_list}  # fmt: skip
+    assert counts[pages["c"].url] == 42 and counts[pages["a"].url] == 3

@@ -1,0 +1,337 @@
+"""Every dashboard screen in Debian's Chromium, at 1440 and 390 px wide: no horizontal overflow, no console
+errors, and axe-core (the copy inside the pinned Lighthouse package) finds no serious or critical violation.
+
+The data is an audit of a site with planted defects (tests/audits/checks/sites.py: every page case and
+every site-check situation) crawled in-process by the real pipeline, a previous audit of the same project
+to compare with, and audits that are running, failed and cancelled.
+
+SCREENS is the list to extend: a helper who adds a screen adds a Screen to it (for a route outside
+dashboard/urls.py, give `path`). `test_every_dashboard_route_is_a_screen` fails when a GET route of
+dashboard/urls.py is neither a screen nor in NOT_SCREENS, so a new screen cannot be left out.
+Screenshots go to SHOTS_DIR as 12d-<screen>-<width>.png.
+"""
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from django.db.models import Count
+from django.test import Client
+from django.urls import URLPattern, reverse
+from django.utils import timezone
+
+from audits.models import Audit, AuditEvent, Issue, Page
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
+from audits.sharing import share_link_create
+from tests.audits.checks.sites import crawl_site_routes, page_cases, serve
+from tests.dashboard.conftest import PASSWORD
+from tests.factories import AuditEventFactory, AuditFactory, LighthouseResultFactory, ProjectFactory, UserFactory
+from tests.support.workers import REPO_ROOT
+from webhooks.models import WebhookDelivery
+from webhooks.services import webhook_create
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+AXE = REPO_ROOT / "audits" / "lighthouse_runner" / "node_modules" / "axe-core" / "axe.min.js"
+LIGHTHOUSE_FIXTURE = Path(__file__).parent / "fixtures" / "lighthouse_report_mobile.json"
+SHOTS_DIR = Path(os.environ.get("SITEWARDEN_SHOTS_DIR", "/tmp/shots"))
+WIDTHS = (1440, 390)
+HEIGHT = 900
+BLOCKING_IMPACTS = ("serious", "critical")
+UI_TIMEOUT_MS = 15_000
+SITE_MAX_PAGES = 200
+
+
+@dataclass(frozen=True)
+class Screen:
+    """One screen: a dashboard route (its name in the `audits` namespace and how to get its arguments from
+    the world the test built) or a literal path, plus a query string."""
+
+    name: str
+    route: str = ""
+    args: Callable = lambda w: []
+    query: str = ""
+    path: Callable | None = None  # for routes outside dashboard/urls.py: world -> path
+    signed_in: bool = True
+    extra: dict = field(default_factory=dict)
+
+    def url(self, world) -> str:
+        base = self.path(world) if self.path else reverse(f"audits:{self.route}", args=self.args(world))
+        return base + self.query
+
+
+SCREENS: list[Screen] = [
+    Screen("sign-in", path=lambda w: reverse("login"), signed_in=False),
+    Screen("projects", "project-list"),
+    Screen("project", "project-detail", lambda w: [w.project.id]),
+    Screen("project-new", "project-create"),
+    Screen("project-edit", "project-edit", lambda w: [w.project.id]),
+    Screen("webhooks", "project-webhooks", lambda w: [w.project.id]),
+    Screen("audit-start", "audit-new", lambda w: [w.project.id]),
+    Screen("live-running", "audit-detail", lambda w: [w.running.id]),
+    Screen("cancel-confirm", "audit-cancel", lambda w: [w.running.id]),
+    Screen("failed", "audit-detail", lambda w: [w.failed.id]),
+    Screen("cancelled", "audit-detail", lambda w: [w.cancelled.id]),
+    Screen("overview", "audit-detail", lambda w: [w.audit.id]),
+    Screen("issues", "audit-issues", lambda w: [w.audit.id]),
+    Screen("issue-type", "audit-issue-type", lambda w: [w.audit.id, w.issue_type]),
+    Screen("pages", "audit-pages", lambda w: [w.audit.id]),
+    Screen("pages-filtered", "audit-pages", lambda w: [w.audit.id], query="?status=404"),
+    Screen("page-detail", "page-detail", lambda w: [w.audit.id, w.page.id]),
+    Screen("performance", "audit-performance", lambda w: [w.audit.id]),
+    Screen("events", "audit-events", lambda w: [w.audit.id]),
+    Screen("compare", "audit-compare", lambda w: [w.audit.id]),
+    Screen("tokens", "api-tokens"),
+    Screen("share", "audit-share", lambda w: [w.audit.id]),
+    Screen("report-preview", "audit-report-preview", lambda w: [w.audit.id]),
+    Screen("shared-report", path=lambda w: reverse("shared-report", args=[w.share_token]), signed_in=False),
+]
+
+# Routes of dashboard/urls.py that are not screens: downloads, fragments, health, POST-only actions.
+NOT_SCREENS = {
+    "healthz",
+    "audit-live",  # the live block alone (a fragment live.js swaps in), seen inside live-running
+    "audit-export",
+    "lighthouse-report",
+    "audit-delete",
+    "project-schedule",
+    "api-token-revoke",
+    "project-webhook-toggle",
+    "project-webhook-delete",
+    "audit-issue-type-export",
+    "audit-pages-export",
+    "audit-report-pdf",
+    "audit-share-revoke",
+}
+
+
+def test_every_dashboard_route_is_a_screen():
+    from dashboard import urls
+
+    routes = {p.name for p in urls.urlpatterns if isinstance(p, URLPattern) and p.name}
+    covered = {s.route for s in SCREENS if s.route}
+    missing = sorted(routes - covered - NOT_SCREENS)
+    assert not missing, f"dashboard routes with no Screen in SCREENS (or NOT_SCREENS): {missing}"
+
+
+# --- the world ------------------------------------------------------------------------------------------
+
+
+def _crawl(project, base: str) -> Audit:
+    audit = audit_start(project=project, start_url=base + "/", max_pages=SITE_MAX_PAGES, dispatch=False)
+    pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED, audit.error_detail
+    return audit
+
+
+def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
+    project = ProjectFactory(owner=owner, name="Planted defects", base_url=base + "/")
+    previous = _crawl(project, base)
+    audit = _crawl(project, base)
+    # The issue type with the most rows, and the page with the most issues: the busiest screens.
+    issue_type = (
+        Issue.objects.filter(audit=audit).values("type").annotate(n=Count("id")).order_by("-n", "type")[0]["type"]
+    )
+    busiest = (
+        Issue.objects.filter(audit=audit).exclude(page=None).values("page").annotate(n=Count("id")).order_by("-n")
+    )[0]["page"]
+    page = Page.objects.get(id=busiest)
+    home = Page.objects.filter(audit=audit, depth=0).first() or page
+    report_path = ""
+    if LIGHTHOUSE_FIXTURE.exists():
+        report_path = f"lighthouse/{audit.id}/mobile.json"
+        (media_root / report_path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(LIGHTHOUSE_FIXTURE, media_root / report_path)
+    LighthouseResultFactory(
+        audit=audit,
+        page=home,
+        performance=71,
+        accessibility=88,
+        seo=92,
+        lcp_ms=3100,
+        cls_score=0.04,
+        report_path=report_path,
+    )
+    now = timezone.now()
+    running = AuditFactory(project=project, started_at=now, last_progress_at=now)
+    Audit.objects.filter(id=running.id).update(current_phase=Audit.Phase.CRAWLING, pages_crawled=12, pages_total=40)
+    failed = AuditFactory(
+        project=project,
+        status=Audit.Status.FAILED,
+        current_phase=Audit.Phase.FAILED,
+        failed_phase=Audit.Phase.CRAWLING,
+        error_code="worker_lost",
+        error_detail="WorkerLostError: Worker exited prematurely: signal 9 (SIGKILL).",
+        started_at=now - timedelta(minutes=9),
+        completed_at=now - timedelta(minutes=8),
+        pages_crawled=0,
+    )
+    cancelled = AuditFactory(
+        project=project,
+        status=Audit.Status.CANCELLED,
+        current_phase=Audit.Phase.CANCELLED,
+        started_at=now - timedelta(minutes=7),
+        completed_at=now - timedelta(minutes=6),
+        pages_crawled=9,
+        pages_total=30,
+    )
+    AuditEventFactory(audit=cancelled, kind=AuditEvent.Kind.PHASE, message="Phase crawling", data={"phase": "crawling"})
+    webhook = webhook_create(project=project, url=base + "/hooks/sitewarden")
+    WebhookDelivery.objects.create(
+        webhook=webhook,
+        audit=audit,
+        audit_ref=audit.id,
+        event="audit.finished",
+        status="succeeded",
+        attempts=1,
+        last_response_code=200,
+    )
+    _link, share_token = share_link_create(audit=audit, created_by=owner, label="Client")
+    return SimpleNamespace(
+        share_token=share_token,
+        project=project,
+        audit=audit,
+        previous=previous,
+        running=running,
+        failed=failed,
+        cancelled=cancelled,
+        issue_type=issue_type,
+        page=page,
+    )
+
+
+# --- the browser ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def chromium():
+    """Playwright's sync API keeps an event loop in this thread, which makes Django refuse ORM calls as
+    "async-unsafe": the test's own ORM calls are plain synchronous code."""
+    from playwright.sync_api import sync_playwright
+
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    playwright = sync_playwright().start()
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
+        yield browser
+    finally:
+        browser.close()
+        playwright.stop()
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+def _context(browser, live_server, width: int, session: str | None, *, bypass_csp: bool = False):
+    context = browser.new_context(viewport={"width": width, "height": HEIGHT}, bypass_csp=bypass_csp)
+    context.set_default_timeout(UI_TIMEOUT_MS)
+    if session:
+        context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+    return context
+
+
+AXE_RUN = """async () => {
+  const result = await axe.run(document, {resultTypes: ["violations"]});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 3).map(n => n.target.join(" "))}));
+}"""
+
+OVERFLOW = """() => {
+  const doc = document.documentElement, width = window.innerWidth;
+  if (doc.scrollWidth <= width) return null;
+  const wide = [...document.querySelectorAll("body *")].filter(el => {
+    const r = el.getBoundingClientRect();
+    return r.right > width + 1 && !el.closest(".table-wrap, .scroll-box");
+  }).slice(0, 5).map(el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+    (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\\s+/).join(".") : ""));
+  return {scrollWidth: doc.scrollWidth, innerWidth: width, widest: wide};
+}"""
+
+# Things a phone hides without overflowing the page: a tab scrolled out of its row, chart labels on each other.
+TABS_OUT_OF_SIGHT = """() => [...document.querySelectorAll(".tabs a")].filter(a => {
+  const r = a.getBoundingClientRect();
+  return r.left < 0 || r.right > window.innerWidth + 1;
+}).map(a => a.textContent.trim())"""
+
+LABELS_OVERLAPPING = """() => {
+  const out = [];
+  for (const svg of document.querySelectorAll("svg.chart-svg")) {
+    const boxes = [...svg.querySelectorAll("text.label")].map(t => [t.textContent, t.getBoundingClientRect()]);
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [a, ra] = boxes[i], [b, rb] = boxes[j];
+      if (ra.left < rb.right - 1 && rb.left < ra.right - 1 && ra.top < rb.bottom - 1 && rb.top < ra.bottom - 1) {
+        out.push(svg.id || svg.getAttribute("aria-labelledby") + ": " + a + " / " + b);
+      }
+    }
+  }
+  return out;
+}"""
+
+
+def _check_screen(browser, live_server, world, screen: Screen, width: int, session: str) -> list[str]:
+    problems = []
+    url = live_server.url + screen.url(world)
+    cookie = session if screen.signed_in else None
+    context = _context(browser, live_server, width, cookie)
+    tab = context.new_page()
+    errors = []
+    tab.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    response = tab.goto(url, wait_until="networkidle" if screen.name != "live-running" else "load")
+    if response is None or response.status >= 400:
+        problems.append(f"{screen.name}@{width}: HTTP {response.status if response else '?'} for {url}")
+    if screen.signed_in and "/accounts/login/" in tab.url:
+        problems.append(f"{screen.name}@{width}: sent to sign-in")
+    overflow = tab.evaluate(OVERFLOW)
+    if overflow:
+        problems.append(f"{screen.name}@{width}: horizontal overflow {overflow}")
+    if hidden := tab.evaluate(TABS_OUT_OF_SIGHT):
+        problems.append(f"{screen.name}@{width}: tabs out of sight {hidden}")
+    if overlapping := tab.evaluate(LABELS_OVERLAPPING):
+        problems.append(f"{screen.name}@{width}: chart labels overlap {overlapping}")
+    tab.screenshot(path=str(SHOTS_DIR / f"12d-{screen.name}-{width}.png"), full_page=True)
+    if errors:
+        problems.append(f"{screen.name}@{width}: console errors {errors}")
+    context.close()
+
+    # axe-core needs its script injected: this second context bypasses the page's CSP for that alone.
+    context = _context(browser, live_server, width, cookie, bypass_csp=True)
+    tab = context.new_page()
+    tab.goto(url, wait_until="load")
+    tab.add_script_tag(path=str(AXE))
+    violations = [v for v in tab.evaluate(AXE_RUN) if v["impact"] in BLOCKING_IMPACTS]
+    if violations:
+        problems.append(f"{screen.name}@{width}: axe {violations}")
+    context.close()
+    return problems
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_every_screen_fits_a_phone_and_passes_axe(chromium, live_server, settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    SHOTS_DIR.mkdir(parents=True, exist_ok=True)
+    owner = UserFactory(username="screens")
+    owner.set_password(PASSWORD)
+    owner.save()
+    client = Client()
+    client.force_login(owner)
+    session = client.cookies["sessionid"].value
+    routes: dict = {}
+    with serve(routes) as base:
+        routes.update(crawl_site_routes(base, page_cases(base)))
+        world = _world(owner, base, tmp_path / "media")
+        problems = []
+        for width in WIDTHS:
+            for screen in SCREENS:
+                problems += _check_screen(chromium, live_server, world, screen, width, session)
+    assert not problems, "\n".join(problems)
