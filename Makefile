@@ -71,6 +71,7 @@ test-fast: install services
 
 bench: install services
 	$(PY) -m bench.run
+	$(PY) -m bench.near_duplicates
 
 # Each fault of issue 13 against a 2-worker fleet on private PostgreSQL, Redis and RabbitMQ instances it starts
 # itself (ports 5544, 6390, 5682): the machine's own services are never touched. Prints one table.

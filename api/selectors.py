@@ -55,11 +55,13 @@ def page_links(*, page: Page, limit: int = PAGE_LINKS_SHOWN) -> dict:
     inlinks = LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url)
     return {
         "outlinks_count": outlinks.count(),
-        "outlinks": list(outlinks.order_by("id").values("target_url", "anchor_text", "nofollow", "internal")[:limit]),
+        "outlinks": list(
+            outlinks.order_by("id").values("target_url", "link_count", "anchor_text", "nofollow", "internal")[:limit]
+        ),
         "inlinks_count": inlinks.count(),
         "inlinks": list(
             inlinks.order_by("source_page__url", "id").values(
-                "source_page_id", "source_page__url", "anchor_text", "nofollow"
+                "source_page_id", "source_page__url", "link_count", "anchor_text", "nofollow"
             )[:limit]
         ),
     }

@@ -135,6 +135,7 @@ class PageSerializer(serializers.ModelSerializer):
 
 class OutlinkSerializer(serializers.Serializer):
     target_url = serializers.CharField()
+    link_count = serializers.IntegerField(help_text="Links of the page to this target (one row per distinct target)")
     anchor_text = serializers.CharField()
     nofollow = serializers.BooleanField()
     internal = serializers.BooleanField()
@@ -143,6 +144,7 @@ class OutlinkSerializer(serializers.Serializer):
 class InlinkSerializer(serializers.Serializer):
     source_page = serializers.UUIDField(source="source_page_id")
     source_url = serializers.CharField(source="source_page__url")
+    link_count = serializers.IntegerField(help_text="Links of the source page to this page")
     anchor_text = serializers.CharField()
     nofollow = serializers.BooleanField()
 
@@ -160,11 +162,17 @@ class PageDetailSerializer(serializers.ModelSerializer):
     issues = PageIssueSerializer(many=True, read_only=True)
     inlinks_count = serializers.IntegerField(source="link_data.inlinks_count", read_only=True)
     inlinks = InlinkSerializer(
-        source="link_data.inlinks", many=True, read_only=True, help_text="At most 500; inlinks_count is exact"
+        source="link_data.inlinks",
+        many=True,
+        read_only=True,
+        help_text="At most 500; inlinks_count (linking pages) is exact",
     )
     outlinks_count = serializers.IntegerField(source="link_data.outlinks_count", read_only=True)
     outlinks = OutlinkSerializer(
-        source="link_data.outlinks", many=True, read_only=True, help_text="At most 500; outlinks_count is exact"
+        source="link_data.outlinks",
+        many=True,
+        read_only=True,
+        help_text="At most 500; outlinks_count (distinct targets) is exact",
     )
 
     class Meta:

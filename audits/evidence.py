@@ -147,6 +147,19 @@ def _duplicate(key: str, label: str) -> Evidence:
     )
 
 
+def _missing_header() -> Evidence:
+    """A security header missing site-wide: one row per named page, with the counts of the whole site."""
+    return Evidence(
+        UNIT_SITE,
+        (
+            item("url", "Page without the header"),
+            detail("pages_missing", "Pages without it"),
+            detail("pages_checked", "HTML pages checked"),
+        ),
+        expand="examples",
+    )
+
+
 _STATUS = detail("status_code", "Status")
 _LINK_COLUMNS = (
     page("Source page"),
@@ -186,6 +199,9 @@ EVIDENCE: dict[str, Evidence] = {
     "canonicalized-page": Evidence(UNIT_PAGES, (page(), detail("canonical", "Canonical URL"))),
     "canonical-relative": Evidence(
         UNIT_PAGES, (page(), detail("href", "Canonical as written"), detail("resolved", "Resolved to"))
+    ),
+    "canonical-non-http": Evidence(
+        UNIT_PAGES, (page(), detail("href", "Canonical as written"), detail("scheme", "Scheme"))
     ),
     "deep-page": Evidence(UNIT_PAGES, (page(), detail("depth", "Clicks from start"), detail("min_depth", "Limit"))),
     "javascript-rendering-suspected": Evidence(
@@ -243,6 +259,15 @@ EVIDENCE: dict[str, Evidence] = {
         UNIT_PAGES, (page(), computed("links", "Crawlable links", lambda url, details, entry: 0))
     ),
     "too-many-links": Evidence(UNIT_PAGES, (page(), detail("links", "Links"), detail("max_links", "Limit"))),
+    "too-many-link-targets": Evidence(
+        UNIT_PAGES,
+        (
+            page(),
+            detail("links", "Links"),
+            detail("targets_stored", "Targets stored"),
+            detail("links_not_stored", "Links not stored"),
+        ),
+    ),
     "non-descriptive-link-text": Evidence(
         UNIT_PAGES,
         (
@@ -273,8 +298,10 @@ EVIDENCE: dict[str, Evidence] = {
             page(),
             detail("bytes_read", "HTML bytes"),
             detail("max_bytes", "Limit (bytes)"),
-            detail("truncated", "Cut off"),
         ),
+    ),
+    "html-too-large": Evidence(
+        UNIT_PAGES, (page(), detail("bytes_read", "HTML bytes read"), detail("max_bytes", "Read limit (bytes)"))
     ),
     "long-url": Evidence(UNIT_PAGES, (page("URL"), detail("chars", "Characters"), detail("max_chars", "Limit"))),
     "hreflang-invalid": Evidence(
@@ -369,6 +396,63 @@ EVIDENCE: dict[str, Evidence] = {
             detail("urls_pending", "URLs still waiting"),
         ),
     ),
+    # --- content, URLs, security, pixel widths (issue 14b) --------------------------------------------------
+    "title-too-wide": Evidence(
+        UNIT_PAGES,
+        (page(), detail("title", "Title"), detail("width_px", "Width (px)"), detail("max_px", "Limit (px)")),
+    ),
+    "meta-description-too-wide": Evidence(
+        UNIT_PAGES,
+        (
+            page(),
+            detail("description", "Meta description"),
+            detail("width_px", "Width (px)"),
+            detail("max_px", "Limit (px)"),
+        ),
+    ),
+    "lorem-ipsum": Evidence(UNIT_PAGES, (page(), detail("words", "Main text words"))),
+    "near-duplicate-content": Evidence(
+        UNIT_PAGES,
+        (
+            page(),
+            detail("similarity_pct", "Similarity (%)"),
+            detail("most_similar_url", "Most similar page"),
+            detail("near_duplicates", "Near duplicates"),
+            detail("other_urls", "Near duplicates (first 3)"),
+        ),
+    ),
+    "soft-404": Evidence(
+        UNIT_PAGES,
+        (page(), detail("reasons", "Why it looks like an error page"), detail("words", "Main text words")),
+    ),
+    "url-uppercase": Evidence(UNIT_PAGES, (page("URL"), detail("path", "Path"))),
+    "url-underscores": Evidence(UNIT_PAGES, (page("URL"), detail("path", "Path"))),
+    "url-multiple-slashes": Evidence(UNIT_PAGES, (page("URL"), detail("path", "Path"))),
+    "url-non-ascii": Evidence(UNIT_PAGES, (page("URL"), detail("decoded", "Decoded URL"))),
+    "url-spaces": Evidence(UNIT_PAGES, (page("URL"), detail("path", "Path"))),
+    "url-too-many-parameters": Evidence(
+        UNIT_PAGES,
+        (page("URL"), detail("params", "Parameters"), detail("max_params", "Limit"), detail("query", "Query")),
+    ),
+    "url-repetitive-path": Evidence(UNIT_PAGES, (page("URL"), detail("repeated", "Repeated segments"))),
+    "url-tracking-parameters": Evidence(
+        UNIT_PAGES,
+        (page(), item("link", "Linked URL", "href"), item("parameters", "Parameters")),
+        expand="links",
+    ),
+    "form-posts-to-http": Evidence(
+        UNIT_PAGES, (page(), detail("actions", "Form actions (first 5)"), detail("forms_count", "Forms"))
+    ),
+    "target-blank-without-noopener": Evidence(
+        UNIT_PAGES, (page(), detail("links", "Links (first 5)"), detail("links_count", "Links"))
+    ),
+    "protocol-relative-resource": Evidence(
+        UNIT_PAGES, (page(), detail("resources", "Resources (first 5)"), detail("resources_count", "Resources"))
+    ),
+    "missing-hsts": _missing_header(),
+    "missing-x-content-type-options": _missing_header(),
+    "missing-x-frame-options": _missing_header(),
+    "missing-referrer-policy": _missing_header(),
     # --- Lighthouse --------------------------------------------------------------------------------------
     "poor-performance-score": _lighthouse("Performance score"),
     "poor-lcp": _lighthouse("LCP (ms)"),

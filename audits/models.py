@@ -178,6 +178,14 @@ class Page(models.Model):
     )
     word_count = models.PositiveIntegerField(default=0)
     text_hash = models.CharField(max_length=40, blank=True)
+    # Content checks (audits/checks/content.py): the main text without navigation, header, footer and aside.
+    main_text_hash = models.CharField(max_length=40, blank=True, help_text="sha1 of the main text's words")
+    main_words = models.PositiveIntegerField(default=0, help_text="Words of the main text")
+    text_signature = models.TextField(blank=True, help_text="MinHash of the main text's 3-word shingles (base64)")
+    soft_404_hint = models.CharField(max_length=200, blank=True, help_text="Why the page reads like an error page")
+    security_headers = models.JSONField(
+        null=True, blank=True, help_text="Security response headers; null: not recorded"
+    )
     html_lang = models.CharField(max_length=64, blank=True)
     images_total = models.PositiveIntegerField(default=0)
     images_missing_alt = models.PositiveIntegerField(default=0)

@@ -1,7 +1,7 @@
 """Reads of the audit domain. Reads only: the status read that reconciles (writes) is the service
 `audits.pipeline.reconcile.audit_status_refresh`."""
 
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from audits.models import Audit, Issue, Page
@@ -40,7 +40,7 @@ def _inlinks_subquery() -> Subquery:
         LinkEdge.objects.filter(audit_id=OuterRef("audit_id"), target_url=OuterRef("url"))
         .order_by()
         .values("target_url")
-        .annotate(n=Count("id"))
+        .annotate(n=Sum("link_count"))  # an edge is one source page's links to the target, counted
         .values("n")[:1]
     )
     return Subquery(edges, output_field=IntegerField())

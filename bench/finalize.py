@@ -385,6 +385,7 @@ def synthetic_crawl_create(*, pages: int = DEFAULT_PAGES, seed: int = 0, name: s
             heading_order=([1] * p.h1_count + [2, 3, 3, 2, 3, 3, 2, 3]) if html else [],
             word_count=300 + (i * 13) % 900 if html else 0,
             text_hash=p.text_hash if html else "",
+            main_text_hash=p.text_hash if html else "",  # the planted pages have no boilerplate
             html_lang=p.lang if html else "",
             images_total=6 if html else 0,
             images_missing_alt=p.images_missing_alt,

@@ -58,7 +58,7 @@ class FetchResult:
     link_headers: list[str] = field(default_factory=list)  # raw values of every Link header
     content_type: str = ""  # media type only, lower-cased, e.g. "text/html"
     charset: str | None = None  # from the Content-Type header
-    body: bytes = b""  # only read for HTML (up to MAX_HTML_BYTES); empty for other types
+    body: bytes = b""  # only read for HTML (up to MAX_HTML_BYTES, 15 MiB); empty for other types
     bytes_read: int = 0  # len(body): decoded bytes kept (<= the cap)
     truncated: bool = False  # body was longer than the cap
     redirect_url: str | None = None  # absolute Location of a 3xx, resolved against `url`
@@ -298,8 +298,10 @@ class _ZlibDecoder:
         # stream, falling back to raw deflate (what some servers send) on the first error.
         self._obj = zlib.decompressobj(32 + zlib.MAX_WBITS if self._gzip else zlib.MAX_WBITS)
         self._started = False
+        self.pending = b""  # input left over when max_length was reached: decoded by the next call
 
     def decompress(self, data: bytes, max_length: int) -> bytes:
+        data = self.pending + data if self.pending else data
         out = []
         while data and max_length > 0:
             try:
@@ -316,10 +318,12 @@ class _ZlibDecoder:
             if self._obj.eof:
                 data = self._obj.unused_data
                 if not (self._gzip and data[:2] == b"\x1f\x8b"):
+                    data = b""
                     break  # trailing junk after the stream is ignored, as browsers do
                 self._obj = zlib.decompressobj(32 + zlib.MAX_WBITS)  # next gzip member
             else:
                 data = self._obj.unconsumed_tail  # non-empty only when max_length was reached
+        self.pending = data
         return b"".join(out)
 
 
@@ -431,25 +435,29 @@ def _read_body(result: FetchResult, resp, cap: int) -> bool:
     decoder = _ZlibDecoder(coding) if coding in ("gzip", "x-gzip", "deflate") else None
     # Unknown codings (we never ask for them) are left to urllib3, which bounds its decoders too.
     let_urllib3_decode = decoder is None and coding not in ("", "identity")
-    chunks: list[bytes] = []
-    size = 0
+    # One growing buffer, cut in place: a 15 MiB page is held once while reading, twice only for the moment
+    # it becomes bytes (a list of chunks joined and then sliced would hold it three times).
+    buffer = bytearray()
     complete = False
     try:
-        while size <= cap:
-            amt = limits.READ_CHUNK_BYTES if decoder else min(limits.READ_CHUNK_BYTES, cap + 1 - size)
-            data = resp.raw.read(amt, decode_content=let_urllib3_decode)
-            if not data:
-                complete = True
-                break
-            result.wire_bytes += len(data)
+        while len(buffer) <= cap:
+            if decoder is not None and decoder.pending:
+                data = b""  # decode what came before reading more: a bomb inflates one step at a time
+            else:
+                amt = limits.READ_CHUNK_BYTES if decoder else min(limits.READ_CHUNK_BYTES, cap + 1 - len(buffer))
+                data = resp.raw.read(amt, decode_content=let_urllib3_decode)
+                if not data:
+                    complete = True
+                    break
+                result.wire_bytes += len(data)
             if decoder is not None:
-                data = decoder.decompress(data, cap + 1 - size)
-            chunks.append(data)
-            size += len(data)
+                data = decoder.decompress(data, min(cap + 1 - len(buffer), limits.DECODE_STEP_BYTES))
+            buffer += data
     finally:
-        body = b"".join(chunks)
-        result.truncated = size > cap
-        result.body = body[:cap]
+        result.truncated = len(buffer) > cap
+        del buffer[cap:]
+        result.body = bytes(buffer)
+        del buffer
         result.bytes_read = len(result.body)
     return complete
 

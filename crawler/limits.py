@@ -3,7 +3,11 @@
 USER_AGENT_PRODUCT = "Sitewarden"
 
 # Bodies
-MAX_HTML_BYTES = 1024 * 1024  # HTML read up to 1 MiB; past that the page is marked truncated (large-html)
+# HTML is read up to 15 MiB, what Googlebot reads of a page; past that the page is marked truncated
+# (html-too-large). Read into one buffer and parsed in PARSE_FEED_BYTES steps, so a page costs its bytes, its
+# tree and one step, never a decoded copy of the whole text on top.
+MAX_HTML_BYTES = 15 * 1024 * 1024
+PARSE_FEED_BYTES = 1024 * 1024
 MAX_ROBOTS_BYTES = 500 * 1024
 MAX_SITEMAP_BYTES = 10 * 1024 * 1024  # per sitemap document, after decompression
 MAX_SITEMAP_DOCUMENTS = 300
@@ -20,11 +24,15 @@ MAX_REDIRECT_HOPS = 10
 NORMALIZE_CACHE_ENTRIES = 20_000  # per process; ~5 MB at typical URL lengths
 
 # Per page extraction
-MAX_LINKS_PER_PAGE = 1000  # links parsed from one page
+# Every link of a page is counted; links to one URL are folded into one target (count, first anchor), and
+# targets past this many distinct URLs are counted but not kept (too-many-link-targets): ~10 MB at most.
+MAX_LINK_TARGETS_PER_PAGE = 50_000
+MAX_ANCHOR_TEXTS_PER_PAGE = 5_000  # distinct link texts kept for the link-text check
 MAX_IMAGES_PER_PAGE = 1000
 MAX_HEADINGS_PER_PAGE = 200
 MAX_HREFLANG_PER_PAGE = 200
 MAX_LISTED_RESOURCES_PER_PAGE = 20  # image srcs without alt, insecure resources: examples, not inventories
+MAX_MAIN_WORDS_KEPT = 5000  # main-text words kept per page for near-duplicate signatures and soft-404 patterns
 MAX_ANCHOR_TEXT_CHARS = 200
 MAX_ROBOTS_INVALID_LINES = 100
 
@@ -38,6 +46,7 @@ WATCHDOG_RETRY_S = 0.25  # after the deadline, how often the watchdog re-tries t
 HTTP_POOL_MAXSIZE = 16  # connections kept per host: one per crawl thread
 HTTP_POOL_HOSTS = 16  # per-host pools a session keeps
 READ_CHUNK_BYTES = 64 * 1024
+DECODE_STEP_BYTES = 1024 * 1024  # gzip/deflate decoded at most this much per step (a bomb grows the body in steps)
 MAX_ERROR_MESSAGE_CHARS = 500
 
 

@@ -1,25 +1,41 @@
 """HTML -> PageData: everything the checks and the frontier need from one page, as plain Python."""
 
+import codecs
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from urllib.parse import urljoin
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import lxml.html
 from lxml import etree
-from w3lib.encoding import html_to_unicode
+from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
 from crawler import limits
 from crawler.urls import normalize
 
 
-@dataclass
+@dataclass(slots=True)
 class Link:
+    """One distinct target of a page's links: every <a href>/<area href> to the same URL folds into it."""
+
     url: str  # absolute, normalised (crawler.urls.normalize); links that do not normalise are dropped
-    anchor: str  # visible text (or img alt), whitespace-collapsed, <= 200 chars
-    nofollow: bool  # rel contains nofollow (or the page is meta nofollow)
-    tag: str = "a"  # a | area
+    anchor: str  # the first non-empty visible text (or img alt) of the links to url, collapsed, <= 200 chars
+    # Every link to url is nofollow (rel, or the page is meta nofollow): one followed link is enough for a
+    # search engine to follow the URL, so a target is nofollow only when all its links are.
+    nofollow: bool
+    tag: str = "a"  # a | area, of the first link
+    count: int = 1  # links on the page to url
+    internal: bool = True  # by the is_internal given to parse_html (default: same host as the page)
+
+
+@dataclass(slots=True)
+class AnchorUse:
+    """One distinct link text of a page, for the link-text check (same-page #fragment links included)."""
+
+    count: int
+    href: str  # the first link with this text: absolute, fragment kept
 
 
 @dataclass
@@ -40,10 +56,14 @@ class PageData:
     images_total: int = 0
     images_missing_alt: int = 0  # <img> without an alt attribute (alt="" is fine)
     images_missing_alt_srcs: list[str] = field(default_factory=list)  # up to 20
-    links: list[Link] = field(default_factory=list)  # <= MAX_LINKS_PER_PAGE, document order, duplicates kept
-    # Crawlable <a href>/<area href> (http(s), not "#…"), before the cap. Past the cap they are counted
-    # with a cheap scheme test instead of full normalisation.
+    # Distinct targets in the order first linked, <= MAX_LINK_TARGETS_PER_PAGE; links_total and the internal and
+    # external totals count every crawlable <a href>/<area href> (http(s), not "#…"), capped or not.
+    links: list[Link] = field(default_factory=list)
     links_total: int = 0
+    internal_links_total: int = 0
+    external_links_total: int = 0
+    links_not_stored: int = 0  # links to targets past MAX_LINK_TARGETS_PER_PAGE (counted, not kept)
+    anchor_texts: dict[str, AnchorUse] = field(default_factory=dict)  # <= MAX_ANCHOR_TEXTS_PER_PAGE
     hreflang: list[tuple[str, str]] = field(default_factory=list)  # (hreflang value, absolute href)
     jsonld_blocks: int = 0
     jsonld_invalid: int = 0
@@ -53,6 +73,17 @@ class PageData:
     app_root: bool = False  # an empty app root element like <div id="root|app|__next|__nuxt">
     encoding: str = ""  # the encoding the text was decoded with
     base_url: str = ""  # <base href> if any, else the page URL
+    # Main text: <main>/[role=main] when the page has one, else the visible text minus nav, header, footer and
+    # aside, so two pages sharing a template are not duplicates of each other (content checks).
+    main_text_hash: str = ""  # sha1 hex of the main text's words, lower-cased, joined by one space
+    main_word_count: int = 0
+    main_words: list[str] = field(default_factory=list)  # the first MAX_MAIN_WORDS_KEPT words, lower-cased
+    lorem_ipsum: bool = False  # "lorem ipsum" placeholder text in the main text
+    # Security signals, examples up to MAX_LISTED_RESOURCES_PER_PAGE each, resolved against the base URL.
+    form_http_actions: list[str] = field(default_factory=list)  # <form> whose action resolves to http://
+    protocol_relative_resources: list[str] = field(default_factory=list)  # src/href written "//host/…"
+    blank_without_noopener: list[str] = field(default_factory=list)  # target=_blank to another origin, no noopener
+    blank_without_noopener_total: int = 0
 
 
 _WS = re.compile(r"\s+")
@@ -75,7 +106,6 @@ _BLOCK_TAGS = frozenset(
 )
 
 # XPath sources, evaluated with root.xpath(): compiled XPath objects are not shared across threads.
-_X_LINKS = "//a[@href] | //area[@href]"
 _X_TITLES = "//title[not(ancestor::svg)]"
 _X_HEADINGS = "//h1 | //h2 | //h3 | //h4 | //h5 | //h6"
 _X_RESOURCES = (
@@ -96,38 +126,80 @@ def _rel_tokens(el) -> set[str]:
     return set((el.get("rel") or "").lower().split())
 
 
-def _decode(body: bytes, content_type_charset: str | None) -> tuple[str, str]:
+def _encoding(body: bytes, content_type_charset: str | None) -> tuple[str, int]:
+    """(encoding, bytes of BOM to skip), as w3lib's html_to_unicode decides it: BOM, then the header, then
+    <meta charset>/http-equiv, then utf-8 (undecodable bytes become replacement characters)."""
+    bom_encoding, bom = read_bom(body)
+    if bom_encoding is not None:
+        return bom_encoding, len(bom)
     header = f"text/html; charset={content_type_charset}" if content_type_charset else None
-    # BOM, then the header, then <meta charset>/http-equiv, then utf-8 with replacement characters.
-    encoding, text = html_to_unicode(header, body)
-    return encoding, text
+    encoding = http_content_type_encoding(header) or html_body_declared_encoding(body)
+    if encoding in ("utf-16", "utf-32"):
+        encoding += "-be"
+    return encoding or "utf8", 0
 
 
-def _build_tree(text: str):
-    text = _XML_DECLARATION.sub("", text, count=1).translate(_CONTROL_CHARS)
-    if not text.strip():
-        return None
-    # Parse UTF-8 bytes with the encoding forced: no second guessing of the charset by libxml2, and
-    # no "unicode strings with encoding declaration" refusal for XHTML.
+def _decoded_steps(body: bytes, encoding: str, start: int) -> Iterator[str]:
+    """The body decoded PARSE_FEED_BYTES at a time: a 15 MiB page is never held as one decoded string."""
+    errors = "replace"
+    if "18030" in encoding and codecs.lookup(encoding).name == "gb18030":
+        errors = "w3lib_gb18030_replace"  # registered by w3lib.encoding: a lead 0x80 is the euro sign
+    decoder = codecs.getincrementaldecoder(encoding)(errors)
+    step = limits.PARSE_FEED_BYTES
+    for offset in range(start, len(body), step):
+        yield decoder.decode(body[offset : offset + step])
+    yield decoder.decode(b"", final=True)
+
+
+def _build_tree(body: bytes, encoding: str, start: int):
+    # Fed to libxml2 as UTF-8 with the encoding forced: no second guessing of the charset by libxml2, and no
+    # "unicode strings with encoding declaration" refusal for XHTML.
     parser = lxml.html.HTMLParser(
         recover=True, encoding="utf-8", remove_comments=True, remove_pis=True, no_network=True
     )
-    return etree.fromstring(text.encode("utf-8", "surrogatepass"), parser)
+    fed = False
+    for text in _decoded_steps(body, encoding, start):
+        if not fed:
+            text = _XML_DECLARATION.sub("", text, count=1)
+            if not text.strip():
+                continue  # leading whitespace; a body of nothing else has no tree
+        parser.feed(text.translate(_CONTROL_CHARS).encode("utf-8", "surrogatepass"))
+        fed = True
+    return parser.close() if fed else None
 
 
-def parse_html(body: bytes, url: str, *, content_type_charset: str | None = None) -> PageData:
-    """Parse an HTML body fetched from `url`. Never raises on bad markup: worst case an empty PageData."""
+def parse_html(
+    body: bytes,
+    url: str,
+    *,
+    content_type_charset: str | None = None,
+    is_internal: Callable[[str], bool] | None = None,
+) -> PageData:
+    """Parse an HTML body fetched from `url`. Never raises on bad markup: worst case an empty PageData.
+
+    `is_internal(normalised url)` sorts links into internal and external (default: same host as `url`)."""
     page = PageData(base_url=url)
+    body = body or b""
     try:
-        page.encoding, text = _decode(body or b"", content_type_charset)
-        root = _build_tree(text)
+        page.encoding, start = _encoding(body, content_type_charset)
+        root = _build_tree(body, page.encoding, start)
     except (ValueError, LookupError, etree.LxmlError):
         return page
     if root is None:
         return page
-    for step in (_head, _links, _images_and_resources, _scripts, _headings_and_roots, _visible_text):
+    if is_internal is None:
+        host = urlsplit(url).hostname
+
+        def is_internal(target: str) -> bool:
+            return urlsplit(target).hostname == host
+
+    steps = (
+        _head, _links, _images_and_resources, _scripts, _headings_and_roots, _security_signals, _main_text,
+        _visible_text,
+    )  # fmt: skip
+    for step in steps:
         try:
-            step(root, page, url)
+            step(root, page, url, is_internal) if step is _links else step(root, page, url)
         except (ValueError, TypeError, LookupError, etree.LxmlError):
             # One broken part of a hostile page must not cost the others.
             continue
@@ -192,39 +264,63 @@ def _page_nofollow(meta_robots: str) -> bool:
     return "nofollow" in directives or "none" in directives
 
 
-def _looks_crawlable(href: str) -> bool:
-    scheme = _SCHEME.match(href)
-    return scheme is None or scheme.group(1).lower() in ("http", "https")
+def _anchor_text(el) -> str:
+    anchor = _collapse(el.get("alt") if el.tag == "area" else el.text_content())
+    if not anchor:
+        for img in el.iter("img"):
+            anchor = _collapse(img.get("alt"))
+            if anchor:
+                break
+    return anchor[: limits.MAX_ANCHOR_TEXT_CHARS]
 
 
-def _links(root, page: PageData, url: str) -> None:
+def _note_anchor(page: PageData, anchor: str, href: str) -> None:
+    if not anchor:
+        return
+    use = page.anchor_texts.get(anchor)
+    if use is not None:
+        use.count += 1
+    elif len(page.anchor_texts) < limits.MAX_ANCHOR_TEXTS_PER_PAGE:
+        page.anchor_texts[anchor] = AnchorUse(1, href)
+
+
+def _links(root, page: PageData, url: str, is_internal: Callable[[str], bool]) -> None:
+    """Every link, counted and folded by target while walking (memory grows with distinct targets, capped,
+    never with links); same-page "#…" links only feed the link-text check."""
     page_nofollow = _page_nofollow(page.meta_robots)
     base = page.base_url
-    for el in root.xpath(_X_LINKS):
-        href = el.get("href").strip()
-        if not href or href.startswith("#"):
+    here = urldefrag(url)[0]
+    targets: dict[str, Link] = {}
+    for el in root.iter("a", "area"):
+        href = el.get("href")
+        href = href.strip() if href is not None else ""
+        if not href:
             continue
-        if len(page.links) >= limits.MAX_LINKS_PER_PAGE:
-            page.links_total += _looks_crawlable(href)
+        if href.startswith("#"):
+            _note_anchor(page, _anchor_text(el), here + href)
             continue
         target = normalize(href, base)
         if target is None:
             continue
         page.links_total += 1
-        anchor = _collapse(el.text_content())
-        if not anchor:
-            for img in el.iter("img"):
-                anchor = _collapse(img.get("alt"))
-                if anchor:
-                    break
-        page.links.append(
-            Link(
-                url=target,
-                anchor=anchor[: limits.MAX_ANCHOR_TEXT_CHARS],
-                nofollow=page_nofollow or "nofollow" in _rel_tokens(el),
-                tag=el.tag,
-            )
-        )
+        anchor = _anchor_text(el)
+        nofollow = page_nofollow or "nofollow" in _rel_tokens(el)
+        link = targets.get(target)
+        if link is not None:
+            link.count += 1
+            link.nofollow = link.nofollow and nofollow
+            link.anchor = link.anchor or anchor
+            internal = link.internal
+        else:
+            internal = bool(is_internal(target))
+            if len(targets) < limits.MAX_LINK_TARGETS_PER_PAGE:
+                targets[target] = Link(target, anchor, nofollow, el.tag, 1, internal)
+            else:
+                page.links_not_stored += 1
+        page.internal_links_total += internal
+        page.external_links_total += not internal
+        _note_anchor(page, anchor, target)
+    page.links = list(targets.values())
 
 
 def _images_and_resources(root, page: PageData, url: str) -> None:
@@ -303,25 +399,159 @@ def _headings_and_roots(root, page: PageData, url: str) -> None:
     page.app_root = any(not el.text_content().strip() for el in root.xpath(_X_APP_ROOTS))
 
 
+class _WordStream:
+    """Words of text arriving in pieces ("a<b>b</b>" is one word), counted and hashed as they come: a big page's
+    text is never held whole. The hash is sha1 of the words joined by one space, lower-cased."""
+
+    def __init__(self):
+        self.count = 0
+        self._hash = hashlib.sha1()  # noqa: S324 - a fingerprint for duplicate detection, not security
+        self._carry: list[str] = []  # pieces of a word that may go on in the next piece of text
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        words = text.split()
+        if not words or text[0].isspace():
+            self._flush()
+        if not words:
+            return
+        self._carry.append(words[0])
+        if len(words) > 1:
+            self._flush()
+            self._emit(words[1:-1])
+            self._carry.append(words[-1])
+        if text[-1].isspace():
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._carry:
+            self._emit(["".join(self._carry)])
+            self._carry = []
+
+    def _emit(self, words: list[str]) -> None:
+        if words:
+            joined = " ".join(words).lower()
+            self._hash.update(((" " if self.count else "") + joined).encode("utf-8"))
+            self.count += len(words)
+
+    def close(self) -> str:
+        self._flush()
+        return self._hash.hexdigest() if self.count else ""
+
+
+class _MainWords(_WordStream):
+    """The main text's words: counted and hashed like the visible text, the first ones kept, lorem ipsum noticed."""
+
+    def __init__(self):
+        super().__init__()
+        self.kept: list[str] = []
+        self.lorem = False
+        self._last = ""
+
+    def _emit(self, words: list[str]) -> None:
+        if words:
+            room = limits.MAX_MAIN_WORDS_KEPT - len(self.kept)
+            if room > 0:
+                self.kept.extend(w.lower() for w in words[:room])
+            if not self.lorem:
+                joined = self._last + " " + " ".join(words).lower()
+                self.lorem = _LOREM.search(joined) is not None
+                self._last = words[-1].lower()
+        super()._emit(words)
+
+
+_LOREM = re.compile(r"\blorem\s+ipsum\b")
+_BOILERPLATE_TAGS = frozenset(("nav", "header", "footer", "aside"))
+_BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary"))
+_X_MAIN = "//main[not(ancestor::main)] | //*[@role='main'][not(ancestor::main)][not(ancestor::*[@role='main'])]"
+
+
+def _main_text(root, page: PageData, url: str) -> None:
+    """Words of the main content, walked without changing the tree (_visible_text, after it, strips it)."""
+    mains = root.xpath(_X_MAIN)
+    words = _MainWords()
+    for scope in mains or [root]:
+        walk = etree.iterwalk(scope, events=("start", "end"))
+        for event, el in walk:
+            tag = el.tag if isinstance(el.tag, str) else ""
+            if event == "start":
+                skip = tag in _INVISIBLE or (
+                    not mains
+                    and (tag in _BOILERPLATE_TAGS or (el.get("role") or "").strip().lower() in _BOILERPLATE_ROLES)
+                )
+                if skip:
+                    walk.skip_subtree()
+                    continue
+                if tag in _BLOCK_TAGS:
+                    words.add(" ")
+                words.add(el.text)
+            else:
+                if tag in _BLOCK_TAGS:
+                    words.add(" ")
+                if el is not scope:
+                    words.add(el.tail)
+        words.add(" ")
+    page.main_text_hash = words.close()
+    page.main_word_count = words.count
+    page.main_words = words.kept
+    page.lorem_ipsum = words.lorem
+
+
+_X_SUBRESOURCES = "//script[@src] | //img[@src] | //iframe[@src] | //link[@href] | //source[@src] | //embed[@src]"
+
+
+def _security_signals(root, page: PageData, url: str) -> None:
+    """Forms posting to http, protocol-relative subresources, target=_blank links to other origins without
+    noopener: examples only, capped."""
+    cap = limits.MAX_LISTED_RESOURCES_PER_PAGE
+    base = page.base_url
+    for form in root.iter("form"):
+        if len(page.form_http_actions) >= cap:
+            break
+        action = (form.get("action") or "").strip()
+        resolved = urljoin(base, action) if action else base
+        if resolved.lower().startswith("http://") and resolved not in page.form_http_actions:
+            page.form_http_actions.append(resolved)
+    for el in root.xpath(_X_SUBRESOURCES):
+        if len(page.protocol_relative_resources) >= cap:
+            break
+        if el.tag == "link" and not _rel_tokens(el) & {"stylesheet", "icon", "preload", "modulepreload"}:
+            continue
+        ref = ((el.get("href") if el.tag == "link" else el.get("src")) or "").strip()
+        if ref.startswith("//") and ref not in page.protocol_relative_resources:
+            page.protocol_relative_resources.append(ref)
+    here = urlsplit(url)
+    for a in root.iter("a", "area"):
+        if (a.get("target") or "").strip().lower() != "_blank":
+            continue
+        href = (a.get("href") or "").strip()
+        if not href or href.startswith("#") or _rel_tokens(a) & {"noopener", "noreferrer"}:
+            continue
+        target = urlsplit(urljoin(base, href))
+        if target.scheme not in ("http", "https") or (target.scheme, target.netloc) == (here.scheme, here.netloc):
+            continue
+        page.blank_without_noopener_total += 1
+        if len(page.blank_without_noopener) < cap:
+            page.blank_without_noopener.append(target.geturl())
+
+
 def _visible_text(root, page: PageData, url: str) -> None:
     # Last step: it strips invisible subtrees from the tree in place.
     etree.strip_elements(root, *_INVISIBLE, with_tail=False)
-    parts: list[str] = []
+    words = _WordStream()
     for event, el in etree.iterwalk(root, events=("start", "end")):
         if event == "start":
             if el.tag in _BLOCK_TAGS:
-                parts.append(" ")
-            if el.text:
-                parts.append(el.text)
+                words.add(" ")
+            words.add(el.text)
         else:
             if el.tag in _BLOCK_TAGS:
-                parts.append(" ")
-            if el.tail and el is not root:
-                parts.append(el.tail)
-    words = "".join(parts).split()
-    page.word_count = len(words)
-    if words:
-        page.text_hash = hashlib.sha1(" ".join(words).lower().encode("utf-8")).hexdigest()  # noqa: S324
+                words.add(" ")
+            if el is not root:
+                words.add(el.tail)
+    page.text_hash = words.close()
+    page.word_count = words.count
 
 
 def parse_link_header(values: list[str]) -> list[tuple[str, str]]:

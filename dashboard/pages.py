@@ -409,7 +409,7 @@ def page_inlinks(*, page: Page) -> QuerySet:
     return (
         LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url)
         .order_by("source_page__url", "id")
-        .values("id", "source_page_id", "source_page__url", "anchor_text", "nofollow")
+        .values("id", "source_page_id", "source_page__url", "anchor_text", "nofollow", "link_count")
     )
 
 
@@ -426,7 +426,15 @@ def page_outlinks(*, page: Page) -> QuerySet:
             target_fetch=Subquery(target.values("fetch_class")[:1]),
         )
         .values(
-            "id", "target_url", "anchor_text", "nofollow", "internal", "target_page_id", "target_status", "target_fetch"
+            "id",
+            "target_url",
+            "link_count",
+            "anchor_text",
+            "nofollow",
+            "internal",
+            "target_page_id",
+            "target_status",
+            "target_fetch",
         )
     )
 

@@ -7,6 +7,6 @@ MAX_HANDOUTS_PER_URL = 10
 # A URL whose fetch was started this often (one at a time, after its chunk died) without finishing
 # is taken to kill its worker and is recorded as an error page.
 MAX_CAREFUL_STARTS_PER_URL = 2
-LINKS_STORED_PER_PAGE = 500
+# Links stored per page: every distinct target, up to crawler.limits.MAX_LINK_TARGETS_PER_PAGE (one edge each).
 NEW_URLS_PER_BATCH = 20_000
 SQL_IN_BATCH = 900  # values per IN (...) list: well under SQLite's variable limit

@@ -74,12 +74,16 @@ class CrawlChunk(models.Model):
 
 
 class LinkEdge(models.Model):
+    """One distinct target of a crawled page's links: a page linking a URL ten times is one edge with
+    link_count 10, so no finding depends on where on the page a link sits (crawler.parse folds them)."""
+
     audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="link_edges")
     source_page = models.ForeignKey("audits.Page", on_delete=models.CASCADE, related_name="outlinks")
     target_url = models.TextField()
-    anchor_text = models.CharField(max_length=200, blank=True)
-    nofollow = models.BooleanField(default=False)
+    anchor_text = models.CharField(max_length=200, blank=True, help_text="The first non-empty text of its links")
+    nofollow = models.BooleanField(default=False, help_text="Every link of the page to the target is nofollow")
     internal = models.BooleanField(default=True)
+    link_count = models.PositiveIntegerField(default=1, help_text="Links of the source page to the target")
 
     class Meta:
         indexes = [models.Index(fields=["audit", "target_url"], name="linkedge_audit_target")]

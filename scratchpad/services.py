@@ -16,7 +16,6 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 from django.utils import timezone
 
 from scratchpad.limits import (
-    LINKS_STORED_PER_PAGE,
     MAX_CAREFUL_STARTS_PER_URL,
     MAX_HANDOUTS_PER_URL,
     NEW_URLS_PER_BATCH,
@@ -59,13 +58,16 @@ class NewURL:
     pattern: str = ""  # URL shape; new link-found URLs beyond max_per_pattern of one shape are dropped
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edge:
+    """One distinct target of a page's links (see LinkEdge)."""
+
     source_page_id: object
     target_url: str
     anchor_text: str
     nofollow: bool
     internal: bool
+    link_count: int = 1
 
 
 def _claimable(audit_id, now):
@@ -300,23 +302,23 @@ def chunk_mark_resent(*, chunk: CrawlChunk) -> bool:
 
 
 def _replace_edges(audit_id, edges: list[Edge]) -> None:
-    # Delete-then-insert per source page keeps a replayed batch from duplicating edges.
+    # Delete-then-insert per source page keeps a replayed batch from duplicating edges. The parser already
+    # folded each page's links into distinct targets (and capped them); a page that comes twice in one batch
+    # (a replay) keeps one edge per target.
     by_source: dict = {}
     for edge in edges:
-        kept = by_source.setdefault(edge.source_page_id, [])
-        if len(kept) < LINKS_STORED_PER_PAGE:
-            kept.append(edge)
+        by_source.setdefault(edge.source_page_id, {}).setdefault(edge.target_url, edge)
     if not by_source:
         return
     LinkEdge.objects.filter(audit_id=audit_id, source_page_id__in=list(by_source)).delete()
     rows = [
-        (audit_id, e.source_page_id, e.target_url, e.anchor_text[:200], e.nofollow, e.internal)
+        (audit_id, e.source_page_id, e.target_url, e.anchor_text[:200], e.nofollow, e.internal, e.link_count)
         for kept in by_source.values()
-        for e in kept
+        for e in kept.values()
     ]
     if connection.vendor == "postgresql":
         # COPY: the link graph is the bulk of what a crawl writes (hundreds of rows per batch).
-        columns = "audit_id, source_page_id, target_url, anchor_text, nofollow, internal"
+        columns = "audit_id, source_page_id, target_url, anchor_text, nofollow, internal, link_count"
         with connection.cursor() as cursor:
             with cursor.cursor.copy(f"COPY {LinkEdge._meta.db_table} ({columns}) FROM STDIN") as copy:
                 for row in rows:
@@ -325,9 +327,15 @@ def _replace_edges(audit_id, edges: list[Edge]) -> None:
     LinkEdge.objects.bulk_create(
         [
             LinkEdge(
-                audit_id=a, source_page_id=src, target_url=url, anchor_text=anchor, nofollow=nofollow, internal=inside
+                audit_id=a,
+                source_page_id=src,
+                target_url=url,
+                anchor_text=anchor,
+                nofollow=nofollow,
+                internal=inside,
+                link_count=count,
             )
-            for a, src, url, anchor, nofollow, inside in rows
+            for a, src, url, anchor, nofollow, inside, count in rows
         ],
         batch_size=1000,
     )

@@ -6,7 +6,12 @@ PageData (None when the page was not parsed) and the FetchResult.
 
 import re
 
+from audits.checks.content import content_page_checks
+from audits.checks.pixels import pixel_checks
 from audits.checks.registry import PAGE_TYPES, CheckSettings, make_issue
+from audits.checks.security import security_page_checks
+from audits.checks.urls import url_checks
+from crawler.limits import MAX_HTML_BYTES
 from crawler.parse import PageData
 from crawler.urls import normalize
 
@@ -29,7 +34,11 @@ CHALLENGE_TITLE_MARKERS = re.compile(
     r"just a moment|attention required|checking your browser|captcha|verify you are (a )?human|are you a robot"
 )
 NON_DESCRIPTIVE_LINK_TEXTS = frozenset({"click here", "here", "more", "read more", "learn more", "link", "this page"})
-_LINK_TEXT_NOISE = re.compile(r"[\s.,:;!?…»«>→\-–—()\[\]\"']+")
+# Decoration around a link's words ("Read more »", "here.", "→ more"), never characters that make it another
+# text: "--link" (a command-line option) and "link()" (a function) are names, not "link".
+_LINK_TEXT_DECORATION = " \t\n.,:;!?…»«›‹>→←<–—|"
+_LINK_TEXT_WRAPPERS = {"(": ")", "[": "]", '"': '"', "'": "'", "“": "”", "‘": "’"}
+_URL_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):", re.IGNORECASE)
 
 # Robots directives that take a value ("max-snippet: 20"): not a user-agent prefix.
 _VALUE_DIRECTIVES = frozenset(
@@ -139,7 +148,22 @@ def blocked_reason(result, data) -> str | None:
 
 
 def _link_text_key(anchor: str) -> str:
-    return _LINK_TEXT_NOISE.sub(" ", anchor.lower()).strip()
+    """The words of a link text, lower-cased, without decoration around them: "Read more »" -> "read more",
+    "(here)" -> "here"; "--link" and "link()" stay what they are."""
+    text = " ".join(anchor.lower().split()).strip(_LINK_TEXT_DECORATION)
+    if len(text) > 2 and _LINK_TEXT_WRAPPERS.get(text[0]) == text[-1]:
+        text = text[1:-1].strip(_LINK_TEXT_DECORATION)
+    return text
+
+
+def _canonical_problem(href: str) -> str | None:
+    """canonical-relative or canonical-non-http for a canonical href as written, or None when it is absolute
+    http(s)."""
+    if re.match(r"^https?://", href, re.IGNORECASE):
+        return None
+    scheme = _URL_SCHEME.match(href)
+    # "c:/x" would read as a scheme too; one letter is a Windows drive, written where a path was meant.
+    return "canonical-non-http" if scheme and len(scheme.group(1)) > 1 else "canonical-relative"
 
 
 def page_issues(page, data, result, settings: CheckSettings) -> list:
@@ -192,6 +216,7 @@ def page_issues(page, data, result, settings: CheckSettings) -> list:
         add("deep-page", depth=page.depth, min_depth=limit("deep-page", "min_depth"))
     if len(page.url) > limit("long-url", "max_chars"):
         add("long-url", chars=len(page.url), max_chars=limit("long-url", "max_chars"))
+    url_checks(page, data, add, limit)
     if settings.site_https and page.url.lower().startswith("http://"):
         add("insecure-page", https_url="https://" + page.url[len("http://") :])
 
@@ -201,6 +226,9 @@ def page_issues(page, data, result, settings: CheckSettings) -> list:
         data = PageData()  # an empty 200 HTML answer: judged as the empty page it is
 
     _content_checks(page, data, result, add, limit)
+    pixel_checks(data, add, limit)
+    content_page_checks(page, data, add, limit)
+    security_page_checks(page, data, add, settings)
     return found
 
 
@@ -227,8 +255,12 @@ def _content_checks(page, data, result, add, limit) -> None:
     indexable = page.is_indexable and not noindex and canonical in ("", page.url)
     if canonical and canonical != page.url:
         add("canonicalized-page", canonical=canonical)
-    if data.canonicals and not re.match(r"^https?://", data.canonicals[0], re.IGNORECASE):
+    problem = _canonical_problem(data.canonicals[0]) if data.canonicals else None
+    if problem == "canonical-relative":
         add("canonical-relative", href=data.canonicals[0][:500], resolved=canonical or None)
+    elif problem == "canonical-non-http":
+        scheme = _URL_SCHEME.match(data.canonicals[0]).group(1).lower()
+        add("canonical-non-http", href=data.canonicals[0][:500], scheme=scheme)
 
     words = data.word_count
     if (
@@ -292,16 +324,26 @@ def _content_checks(page, data, result, add, limit) -> None:
         )
 
     # Links
-    if indexable and data.links_total == 0:
-        add("no-outgoing-links")
+    if indexable and data.links_total == 0 and not result.truncated:
+        add("no-outgoing-links")  # (a page cut at the cap may link past it: html-too-large says so)
     if data.links_total > limit("too-many-links", "max_links"):
         add("too-many-links", links=data.links_total, max_links=limit("too-many-links", "max_links"))
-    vague = [link for link in data.links if _link_text_key(link.anchor) in NON_DESCRIPTIVE_LINK_TEXTS]
+    if data.links_not_stored:
+        add(
+            "too-many-link-targets",
+            targets_stored=len(data.links),
+            links_not_stored=data.links_not_stored,
+            links=data.links_total,
+        )
+    # Every link text, same-page "#…" links included; a text used by many links counts each of them.
+    vague = [
+        (text, use) for text, use in data.anchor_texts.items() if _link_text_key(text) in NON_DESCRIPTIVE_LINK_TEXTS
+    ]
     if vague:
         add(
             "non-descriptive-link-text",
-            links_count=len(vague),
-            links=[{"href": link.url, "text": link.anchor} for link in vague[:EXAMPLES_MAX]],
+            links_count=sum(use.count for _, use in vague),
+            links=[{"href": use.href, "text": text} for text, use in vague[:EXAMPLES_MAX]],
         )
 
     if not data.has_viewport:
@@ -320,8 +362,10 @@ def _content_checks(page, data, result, add, limit) -> None:
         add("invalid-structured-data", invalid_blocks=data.jsonld_invalid, jsonld_blocks=data.jsonld_blocks)
     max_bytes = limit("large-html", "max_bytes")
     size = max(len(result.body), result.bytes_read)
-    if result.truncated or size > max_bytes:
-        add("large-html", bytes_read=size, truncated=result.truncated, max_bytes=max_bytes)
+    if result.truncated:
+        add("html-too-large", bytes_read=size, max_bytes=MAX_HTML_BYTES)
+    elif size > max_bytes:
+        add("large-html", bytes_read=size, max_bytes=max_bytes)
 
     invalid = [(lang, href, why) for lang, href in data.hreflang if (why := hreflang_problem(lang))]
     if invalid:

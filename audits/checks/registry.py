@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass, field
 
 from audits.models import Issue, issue_id_for
-from crawler.limits import MAX_HTML_BYTES
+from crawler.limits import MAX_HTML_BYTES, MAX_LINK_TARGETS_PER_PAGE
 
 logger = logging.getLogger(__name__)
 
@@ -18,7 +18,8 @@ CRITICAL, WARNING, INFO = Issue.Severity.CRITICAL.value, Issue.Severity.WARNING.
 SEVERITIES = (CRITICAL, WARNING, INFO)
 SCOPES = ("page", "site", "lighthouse")
 
-HTML_BODY_CAP_BYTES = MAX_HTML_BYTES  # the crawler reads nothing past it, so no check can ask for more
+HTML_BODY_CAP_BYTES = MAX_HTML_BYTES  # the crawler reads nothing past it (15 MiB), so no check can ask for more
+LARGE_HTML_DEFAULT_BYTES = 1024 * 1024  # heavy to download and parse long before a crawler stops reading
 
 
 @dataclass(frozen=True)
@@ -44,32 +45,38 @@ CATEGORIES: dict[str, str] = {
     "content": "Content",
     "performance": "Performance",
     "security": "Security",
+    "urls": "URLs",
     "international": "International",
 }
 _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
     "crawlability": (
         "blocked-page", "rate-limited-page", "server-error", "broken-page", "fetch-error", "non-html-content",
         "javascript-rendering-suspected", "robots-txt-invalid", "sitemap-missing", "crawl-rate-limited",
-        "max-pages-reached",
+        "max-pages-reached", "html-too-large",
     ),
     "indexability": (
         "noindex-page", "nofollow-page", "canonical-conflict", "canonicalized-page", "canonical-relative",
-        "canonical-target-not-ok", "sitemap-url-not-indexable",
+        "canonical-non-http", "canonical-target-not-ok", "sitemap-url-not-indexable",
     ),
     "links": (
         "broken-internal-link", "internal-link-to-redirect", "redirect-chain", "redirect-loop",
         "meta-refresh-redirect", "no-outgoing-links", "too-many-links", "non-descriptive-link-text", "deep-page",
-        "orphan-page", "long-url",
+        "orphan-page", "too-many-link-targets",
     ),
     "metadata": (
         "missing-title", "multiple-titles", "title-too-long", "title-too-short", "duplicate-title",
         "missing-meta-description", "meta-description-too-long", "meta-description-too-short",
         "duplicate-meta-description", "invalid-structured-data", "missing-viewport", "missing-html-lang",
+        "title-too-wide", "meta-description-too-wide",
     ),
     "content": ("missing-h1", "multiple-h1", "heading-order-skip", "thin-content", "duplicate-content",
-                "images-missing-alt"),
+                "images-missing-alt", "near-duplicate-content", "soft-404", "lorem-ipsum"),
     "performance": ("slow-response", "large-html", "poor-performance-score", "poor-lcp", "poor-cls"),
-    "security": ("mixed-content", "insecure-page"),
+    "security": ("mixed-content", "insecure-page", "form-posts-to-http", "target-blank-without-noopener",
+                 "protocol-relative-resource", "missing-hsts", "missing-x-content-type-options",
+                 "missing-x-frame-options", "missing-referrer-policy"),
+    "urls": ("long-url", "url-uppercase", "url-underscores", "url-multiple-slashes", "url-non-ascii", "url-spaces",
+             "url-too-many-parameters", "url-repetitive-path", "url-tracking-parameters"),
     "international": ("hreflang-invalid", "hreflang-missing-return-link"),
 }  # fmt: skip
 _CATEGORY_OF = {issue_type: category for category, types in _CATEGORY_TYPES.items() for issue_type in types}
@@ -147,6 +154,12 @@ CHECKS: tuple[CheckSpec, ...] = (
         "canonical-relative", INFO, _P, "Relative canonical URL",
         "The canonical href is relative; a mistake in the base URL then points it at the wrong page.",
         "Write the canonical as an absolute URL including https:// and the host.",
+    ),
+    _spec(
+        "canonical-non-http", WARNING, _P, "Canonical URL not http(s)",
+        "The canonical href is an absolute URL of another scheme (file:///, ftp://, …), often a path from the "
+        "build machine; search engines ignore it, so the page has no canonical in effect.",
+        "Write the canonical as the page's public https:// URL; check the template or build step that wrote it.",
     ),
     _spec(
         "deep-page", INFO, _P, "Deep in the site",
@@ -239,6 +252,13 @@ CHECKS: tuple[CheckSpec, ...] = (
         {"max_links": 250},
     ),
     _spec(
+        "too-many-link-targets", INFO, _P, "Too many distinct link targets",
+        f"The page links to more than {MAX_LINK_TARGETS_PER_PAGE:,} distinct URLs: every link was counted, but the "
+        f"links to URLs past the first {MAX_LINK_TARGETS_PER_PAGE:,} were neither stored nor followed, so their "
+        "targets' inlinks and broken links are incomplete.",
+        "Split the page into smaller ones (pagination, per-section indexes) so each lists a manageable set of links.",
+    ),
+    _spec(
         "non-descriptive-link-text", INFO, _P, "Non-descriptive link text",
         'A link\'s text is only "click here", "more" or the like and says nothing about its target.',
         "Use link text that names what the target page is about.",
@@ -275,10 +295,16 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     _spec(
         "large-html", WARNING, _P, "Large HTML",
-        "The HTML document is very large; crawlers may stop reading before the end.",
+        "The HTML document is very large: slow to download and parse, for visitors and crawlers.",
         "Move inline data, scripts and styles out of the HTML and paginate long lists.",
+        {"max_bytes": LARGE_HTML_DEFAULT_BYTES},
         {"max_bytes": HTML_BODY_CAP_BYTES},
-        {"max_bytes": HTML_BODY_CAP_BYTES},
+    ),
+    _spec(
+        "html-too-large", WARNING, _P, "HTML over 15 MB",
+        "The HTML is larger than 15 MiB, all that Googlebot reads of a page: text and links past that point are "
+        "ignored by Google and were not read by this audit either.",
+        "Cut the page below 15 MiB: move inline data, scripts and styles out and paginate long lists.",
     ),
     _spec(
         "long-url", INFO, _P, "Long URL",
@@ -290,6 +316,85 @@ CHECKS: tuple[CheckSpec, ...] = (
         "hreflang-invalid", WARNING, _P, "Invalid hreflang",
         "An hreflang value is not a valid language(-region) code or x-default, so it is ignored.",
         'Use ISO 639-1 language codes with optional ISO 3166-1 regions, e.g. "en", "en-GB", "x-default".',
+    ),
+    _spec(
+        "title-too-wide", WARNING, _P, "Title too wide",
+        "The title is wider than Google shows on desktop (Arial 20 px, about 580 px); the end is cut off with …, "
+        "however few characters it has.",
+        "Shorten the title or use narrower words; keep what matters in the first 580 px.",
+        {"max_px": 580},
+    ),
+    _spec(
+        "meta-description-too-wide", INFO, _P, "Meta description too wide",
+        "The meta description is wider than Google's desktop snippet (Arial 14 px, about 920 px); the rest is cut.",
+        "Shorten the description so its point fits in the first 920 px.",
+        {"max_px": 920},
+    ),
+    _spec(
+        "lorem-ipsum", WARNING, _P, "Placeholder text (lorem ipsum)",
+        'The page\'s main text contains "lorem ipsum" placeholder text: a draft went live.',
+        "Replace the placeholder with the real text, or unpublish the page until it is written.",
+    ),
+    _spec(
+        "url-uppercase", INFO, _P, "Uppercase in URL",
+        "The URL's path has capital letters; paths are case-sensitive, so /Page and /page can be two duplicates.",
+        "Use lower-case URLs and 301-redirect the mixed-case ones to them.",
+    ),
+    _spec(
+        "url-underscores", INFO, _P, "Underscores in URL",
+        "The URL's path uses underscores; search engines read hyphens, not underscores, as word separators.",
+        "Use hyphens between words in new URLs; redirect (301) old ones only when you change them anyway.",
+    ),
+    _spec(
+        "url-multiple-slashes", WARNING, _P, "Multiple slashes in URL",
+        'The URL\'s path has "//"; usually a template joining paths badly, giving one page several URLs.',
+        "Fix the link or template that builds the URL, and redirect the double-slash URL to the clean one.",
+    ),
+    _spec(
+        "url-non-ascii", INFO, _P, "Non-ASCII characters in URL",
+        "The URL's path or query has non-ASCII characters; they are percent-encoded when shared and some tools "
+        "mangle them.",
+        "Prefer ASCII slugs (transliterate), or make sure every link uses the same encoded form.",
+    ),
+    _spec(
+        "url-spaces", WARNING, _P, "Spaces in URL",
+        "The URL has spaces (%20): links break when copied and the URL is hard to read.",
+        "Replace spaces with hyphens and redirect (301) the old URL.",
+    ),
+    _spec(
+        "url-too-many-parameters", INFO, _P, "Too many URL parameters",
+        "The URL has many query parameters; such URLs multiply (filters, sorts) and waste the crawl budget.",
+        "Keep parameters for what changes the content; link the clean URL and canonicalize the variants.",
+        {"max_params": 3},
+    ),
+    _spec(
+        "url-repetitive-path", INFO, _P, "Repeated path segment",
+        "A segment repeats in the URL's path (/shop/shop/, /a/b/a/b/): often relative links that stack up.",
+        "Fix the relative links (use root-relative /paths) and redirect the repeated URL.",
+    ),
+    _spec(
+        "url-tracking-parameters", WARNING, _P, "Tracking or session parameters in internal links",
+        "The page links to internal URLs with utm_*, gclid, fbclid or session id parameters: every variant is "
+        "crawled as its own URL and analytics attribute visits wrongly.",
+        "Link the clean URL; keep campaign tags for links from other sites and ids in cookies.",
+    ),
+    _spec(
+        "form-posts-to-http", WARNING, _P, "Form posts to http",
+        "A <form> on an https page (or https site) sends its data to an http URL: it travels unencrypted and "
+        "browsers warn before sending.",
+        "Point the form's action at the https URL (or a relative one).",
+    ),
+    _spec(
+        "target-blank-without-noopener", INFO, _P, "target=_blank without noopener",
+        'A link to another site opens a new tab (target="_blank") without rel="noopener": in older browsers the '
+        "opened page can navigate this one (tabnabbing).",
+        'Add rel="noopener" (or "noopener noreferrer") to links that open other sites in a new tab.',
+    ),
+    _spec(
+        "protocol-relative-resource", INFO, _P, "Protocol-relative resource",
+        'A script, stylesheet, image or frame is loaded from a "//host/…" URL: over http pages it is fetched '
+        "unencrypted, and the pattern is obsolete.",
+        "Write the resource URL with https://.",
     ),
     # --- site checks ---------------------------------------------------------------------------------
     _spec(
@@ -325,8 +430,46 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     _spec(
         "duplicate-content", WARNING, _S, "Duplicate content",
-        "Several indexable pages have the same visible text.",
+        "Several indexable pages have the same main text (navigation, header, footer and aside left out).",
         "Keep one version: redirect or canonicalize the others to it.",
+    ),
+    _spec(
+        "near-duplicate-content", WARNING, _S, "Near-duplicate content",
+        "An indexable page's main text is nearly the same as another's (share of 3-word sequences in common); "
+        "search engines pick one and ignore the others.",
+        "Merge the pages, make each one distinct, or canonicalize the variants to the main one.",
+        {"min_similarity_pct": 90, "min_words": 50},
+        {"min_similarity_pct": 100},
+    ),
+    _spec(
+        "soft-404", WARNING, _S, "Soft 404",
+        "A page answers 200 but reads like an error page (its title, heading or text says not found), or the same "
+        "tiny text is served on many URLs: search engines treat it as a 404 and waste crawls on it.",
+        "Answer 404 or 410 for pages that do not exist (or redirect them to a real replacement).",
+        {"max_words": 50, "min_pages": 5},
+    ),
+    _spec(
+        "missing-hsts", WARNING, _S, "No HSTS header",
+        "https pages come without Strict-Transport-Security, so a visitor's first request can be downgraded to "
+        "http.",
+        'Send "Strict-Transport-Security: max-age=31536000; includeSubDomains" on every https response.',
+    ),
+    _spec(
+        "missing-x-content-type-options", INFO, _S, "No X-Content-Type-Options",
+        'HTML pages come without "X-Content-Type-Options: nosniff", so browsers may guess content types.',
+        'Send "X-Content-Type-Options: nosniff" on every response (server or CDN configuration).',
+    ),
+    _spec(
+        "missing-x-frame-options", INFO, _S, "No clickjacking protection",
+        "HTML pages have neither X-Frame-Options nor a Content-Security-Policy frame-ancestors directive: any "
+        "site can frame them (clickjacking).",
+        "Send \"Content-Security-Policy: frame-ancestors 'self'\" (or X-Frame-Options: SAMEORIGIN).",
+    ),
+    _spec(
+        "missing-referrer-policy", INFO, _S, "No Referrer-Policy",
+        "HTML pages come without a Referrer-Policy header; browsers' defaults differ on what they send to other "
+        "sites.",
+        'Send "Referrer-Policy: strict-origin-when-cross-origin" (or stricter).',
     ),
     _spec(
         "orphan-page", WARNING, _S, "Orphan page",

@@ -11,8 +11,10 @@ import uuid
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Window
 
+from audits.checks.content import near_duplicates, soft_404s
 from audits.checks.page import hreflang_problem, robots_directives
 from audits.checks.registry import SITE_TYPES, CheckSettings, make_issue
+from audits.checks.security import HEADER_TYPES, security_header_checks
 from audits.models import Issue, Page
 from crawler.discovery import invalid_lines
 from scratchpad.models import Frontier, LinkEdge
@@ -85,10 +87,16 @@ def run_site_checks(audit) -> None:
         for issue_type, column in (
             ("duplicate-title", "title"),
             ("duplicate-meta-description", "meta_description"),
-            ("duplicate-content", "text_hash"),
+            ("duplicate-content", "main_text_hash"),
         ):
             if enabled(issue_type):
                 _duplicates(audit, out, issue_type, column)
+        if enabled("near-duplicate-content"):
+            near_duplicates(audit, out, _judged_pages(audit.id))
+        if enabled("soft-404"):
+            soft_404s(audit, out, _judged_pages(audit.id))
+        if any(enabled(t) for t in HEADER_TYPES):
+            security_header_checks(audit, out, _judged_pages(audit.id))
         if enabled("canonical-target-not-ok"):
             _canonical_targets(audit, out)
         if enabled("hreflang-missing-return-link"):
@@ -176,7 +184,7 @@ def _link_issues(audit, out: _IssueWriter, issue_type: str) -> None:
     where = f"WHERE e.audit_id = %s AND e.internal = %s AND {condition.format(**tables)}"
     params = [_db_id(audit.id), True, *condition_params]
     sql = f"""
-        SELECT e.source_page_id, s.url, e.target_url, COUNT(*), MIN(e.anchor_text),
+        SELECT e.source_page_id, s.url, e.target_url, SUM(e.link_count), MIN(e.anchor_text),
                t.status_code, t.redirect_url, t.fetch_error
         {joins}
         JOIN {tables["page"]} s ON s.id = e.source_page_id
@@ -347,7 +355,8 @@ def _duplicates(audit, out: _IssueWriter, issue_type: str, column: str) -> None:
         .order_by(column, "url")
         .values_list("id", "url", column, "group_size")
     )
-    label = {"title": "title", "meta_description": "meta_description", "text_hash": "text_hash"}[column]
+    # The main text's fingerprint keeps the details key "text_hash" the evidence columns read.
+    label = {"title": "title", "meta_description": "meta_description", "main_text_hash": "text_hash"}[column]
     group_value = object()
     first_urls: list[str] = []  # the group's first OTHER_URLS_MAX + 1 URLs: enough to name 3 others for anyone
     waiting: list[tuple] = []

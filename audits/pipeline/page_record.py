@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from django.utils import timezone
 
 from audits.checks import page_issues
+from audits.checks.content import content_fields_fill
 from audits.checks.page import challenge_reason, robots_directives
+from audits.checks.security import security_headers_kept
 from audits.limits import PAGE_HEADER_VALUE_MAX_CHARS, PAGE_HEADERS_STORED_MAX, PAGE_HEADING_TEXT_MAX_CHARS
 from audits.models import Issue, Page, page_id_for
 from audits.pipeline.scope import CrawlScope
@@ -73,6 +75,7 @@ def build_page_record(
         in_sitemap=item.in_sitemap,
         x_robots_tag=result.headers.get("x-robots-tag", "")[:500],
         response_headers=_stored_headers(result.headers),
+        security_headers=security_headers_kept(result.headers) if result.status_code is not None else None,
         fetched_at=timezone.now(),
     )
     discovered: list[NewURL] = []
@@ -93,26 +96,28 @@ def build_page_record(
         if rendered_html is not None:
             # The rendered DOM is what a JavaScript-running search engine sees; the response time
             # stays the fetch's own.
-            data = parse_html(rendered_html.encode("utf-8"), item.url, content_type_charset="utf-8")
+            data = parse_html(
+                rendered_html.encode("utf-8"), item.url, content_type_charset="utf-8", is_internal=scope.is_internal
+            )
         else:
-            data = parse_html(result.body, item.url, content_type_charset=result.charset)
+            data = parse_html(result.body, item.url, content_type_charset=result.charset, is_internal=scope.is_internal)
         _fill_from_html(page, data)
+        content_fields_fill(page, data)
         if challenge_reason(result, data):
             page.fetch_class = Page.FetchClass.BLOCKED  # a WAF/bot challenge stands in for the page
         follow_all = page.fetch_class == Page.FetchClass.OK and "nofollow" not in robots_directives(
             page.meta_robots, page.x_robots_tag
         )
         child_depth = None if item.depth is None else item.depth + 1
-        internal = external = 0
+        # One edge per distinct target (its link count, first anchor, nofollow when all its links are): the
+        # parser folded them and counted every link, so no figure depends on where a link sits on the page.
         for link in data.links if page.fetch_class == Page.FetchClass.OK else []:
-            is_internal = scope.is_internal(link.url)
-            internal += is_internal
-            external += not is_internal
-            edges.append(Edge(page.id, link.url, link.anchor, link.nofollow, is_internal))
-            if follow_all and is_internal and (scope.follow_nofollow or not link.nofollow):
+            edges.append(Edge(page.id, link.url, link.anchor, link.nofollow, link.internal, link.count))
+            if follow_all and link.internal and (scope.follow_nofollow or not link.nofollow):
                 new = _queue(scope, link.url, child_depth, Source.LINK)
                 discovered += [new] if new else []
-        page.internal_links, page.external_links = internal, external
+        if page.fetch_class == Page.FetchClass.OK:
+            page.internal_links, page.external_links = data.internal_links_total, data.external_links_total
         # Canonical and hreflang targets are crawled too: their answers decide canonical/hreflang issues.
         for extra in [page.canonical_url, *(href for _, href in data.hreflang)]:
             if extra and extra != item.url and scope.is_internal(extra):

@@ -60,6 +60,8 @@ def owner(db):
 
 
 SITE_WIDE = {"sitemap-missing", "robots-txt-invalid", "crawl-rate-limited", "max-pages-reached"}
+# Security headers are set once for the whole site: one issue per header, its pages listed as rows.
+SITE_WIDE |= {"missing-hsts", "missing-x-content-type-options", "missing-x-frame-options", "missing-referrer-policy"}
 
 
 def keys(issue_type):

@@ -131,19 +131,41 @@ def test_base_href_resolves_links():
     assert [link.url for link in p.links] == ["https://cdn.example.com/sub/x", "https://cdn.example.com/root"]
 
 
-def test_links_skip_non_crawlable_and_keep_duplicates():
+def test_links_skip_non_crawlable_and_fold_duplicates_into_one_target():
     p = page(
         '<a href="#top">t</a><a href="">e</a><a href="javascript:void(0)">j</a><a href="mailto:a@b.c">m</a>'
         '<a href="tel:123">t</a><a>no href</a><a href="/a#frag">A</a><a href="/a">A again</a>'
         '<map><area href="/area" alt="Area"></map><a href="HTTP://EXAMPLE.com:80/b?z=1&amp;a=2">B</a>'
     )
-    assert [(link.url, link.tag) for link in p.links] == [
-        ("https://example.com/a", "a"),
-        ("https://example.com/a", "a"),
-        ("https://example.com/area", "area"),
-        ("http://example.com/b?a=2&z=1", "a"),
+    assert [(link.url, link.tag, link.count, link.anchor) for link in p.links] == [
+        ("https://example.com/a", "a", 2, "A"),
+        ("https://example.com/area", "area", 1, "Area"),
+        ("http://example.com/b?a=2&z=1", "a", 1, "B"),
     ]
     assert p.links_total == 4
+    # http://example.com is another origin than https://example.com, but the same host: internal by default.
+    assert (p.internal_links_total, p.external_links_total) == (4, 0)
+
+
+def test_link_counts_follow_is_internal_and_a_target_is_nofollow_only_when_all_its_links_are():
+    p = page(
+        '<a href="/x" rel="nofollow">x1</a><a href="/x">x2</a><a href="/y" rel="nofollow">y</a>'
+        '<a href="/y" rel="nofollow ugc">y</a><a href="/z"></a><a href="/z">Zed</a><a href="https://other.test/">o</a>',
+        is_internal=lambda url: url.startswith("https://example.com/"),
+    )
+    by_url = {link.url: link for link in p.links}
+    assert not by_url["https://example.com/x"].nofollow and by_url["https://example.com/y"].nofollow
+    assert by_url["https://example.com/z"].anchor == "Zed"  # the first non-empty text
+    assert not by_url["https://other.test/"].internal
+    assert (p.links_total, p.internal_links_total, p.external_links_total) == (7, 6, 1)
+
+
+def test_same_page_fragment_links_feed_the_link_texts_only():
+    p = page('<a href="#usage">click here</a><a href="/a">click here</a><a href="#">Top</a>')
+    assert [link.url for link in p.links] == ["https://example.com/a"] and p.links_total == 1
+    assert p.anchor_texts["click here"].count == 2
+    assert p.anchor_texts["click here"].href == URL + "#usage"
+    assert p.anchor_texts["Top"].href == URL + "#"
 
 
 def test_anchor_text():
@@ -166,12 +188,59 @@ def test_nofollow_from_rel_and_from_meta_robots():
     assert none.links[0].nofollow
 
 
-def test_links_capped_but_counted():
-    links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(10_000))
-    p = page(links + '<a href="mailto:x@y.z">m</a><a href="#x">f</a>')
-    assert len(p.links) == limits.MAX_LINKS_PER_PAGE
-    assert p.links_total == 10_000
-    assert p.links[-1].url == f"https://example.com/p{limits.MAX_LINKS_PER_PAGE - 1}"
+def test_every_link_counts_whatever_its_position():
+    # 4,000 links to 10 targets and one more target at position 3,000: nothing depends on where a link sits.
+    links = [f'<a href="/p{i % 10}">p{i % 10}</a>' for i in range(4_000)]
+    links[3_000] = '<a href="/broken">late</a>'
+    p = page("".join(links) + '<a href="mailto:x@y.z">m</a><a href="#x">f</a>')
+    assert p.links_total == 4_000 and p.internal_links_total == 4_000 and p.links_not_stored == 0
+    counts = {link.url.rsplit("/", 1)[1]: link.count for link in p.links}
+    assert counts["broken"] == 1 and sum(counts.values()) == 4_000 and len(counts) == 11
+
+
+def test_distinct_targets_are_capped_and_the_rest_still_counted(monkeypatch):
+    monkeypatch.setattr(limits, "MAX_LINK_TARGETS_PER_PAGE", 1_000)
+    links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(10_000)) + '<a href="/p5">again</a>'
+    p = page(links + '<a href="https://other.test/">o</a><a href="mailto:x@y.z">m</a>')
+    assert len(p.links) == 1_000 and p.links[-1].url == "https://example.com/p999"
+    assert p.links[5].count == 2  # a stored target keeps counting after the cap
+    assert p.links_total == 10_002 and p.links_not_stored == 9_001
+    assert (p.internal_links_total, p.external_links_total) == (10_001, 1)
+
+
+def test_a_page_of_100000_links_keeps_memory_bounded():
+    import tracemalloc  # why: local, only this test traces allocations
+
+    body = "".join(f'<a href="/p{i % 200}">p{i % 200}</a>' for i in range(100_000)).encode()
+    html = b"<!doctype html><html><body>" + body + b"</body></html>"
+    tracemalloc.start()
+    try:
+        p = parse_html(html, URL)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert p.links_total == 100_000 and len(p.links) == 200
+    # Python objects only (libxml2's tree is not traced): 200 targets and their counts, not 100,000 links.
+    assert peak < 10 * len(html)
+
+
+def test_a_big_page_is_parsed_whole_in_steps():
+    filler = "<p>" + "word " * 220_000 + "</p>"  # 1.1 MB of text: four feed steps in all
+    html = f"<html><head><title>Big</title></head><body>{filler * 3}<a href='/last'>Last</a></body></html>"
+    p = parse_html(html.encode(), URL)
+    assert len(html) > 3 * limits.PARSE_FEED_BYTES
+    assert p.titles == ["Big"] and [link.url for link in p.links] == ["https://example.com/last"]
+    assert p.word_count == 660_001
+    expected = hashlib.sha1(" ".join(["word"] * 660_000 + ["last"]).encode()).hexdigest()  # noqa: S324
+    assert p.text_hash == expected
+
+
+def test_multibyte_characters_split_across_feed_steps_decode_whole(monkeypatch):
+    monkeypatch.setattr(limits, "PARSE_FEED_BYTES", 7)  # every few bytes: splits the 2- and 3-byte characters
+    p = parse_html("<title>Café – naïve</title><p>Grüße aus Köln</p>".encode(), URL)
+    assert p.titles == ["Café – naïve"] and p.word_count == 3
+    latin = parse_html("<title>Caf\xe9</title>".encode("latin-1"), URL, content_type_charset="iso-8859-1")
+    assert latin.titles == ["Café"]
 
 
 def test_meta_tags():
@@ -327,3 +396,48 @@ def test_parse_link_header():
 def test_relative_resources_under_an_http_base_are_insecure():
     p = page('<img src="/x.png"><script src="//cdn.test/a.js"></script>', head='<base href="http://example.com/">')
     assert p.insecure_resources == ["http://example.com/x.png", "http://cdn.test/a.js"]
+
+
+# --- issue 14b: main text, placeholder text, security signals -----------------------------------------
+
+
+def test_main_text_leaves_out_navigation_header_footer_and_aside():
+    p = page(
+        "<header>Site name</header><nav>Home About</nav><h1>Title</h1><p>Body <b>text</b> here</p>"
+        '<aside>Related</aside><div role="navigation">Menu</div><footer>Copyright</footer>'
+    )
+    assert p.main_words == ["title", "body", "text", "here"] and p.main_word_count == 4
+    assert p.main_text_hash == hashlib.sha1(b"title body text here").hexdigest()
+    assert p.word_count > p.main_word_count  # the visible text still counts everything
+    # With a <main>, only its text counts (a header inside an article stays).
+    m = page("<nav>Menu</nav><main><article><header>Article head</header>Words</article></main><p>Outside</p>")
+    assert m.main_words == ["article", "head", "words"]
+    # The same main text under another template: the same fingerprint.
+    other = page("<nav>Other menu entirely</nav><h1>Title</h1><p>Body text here</p><footer>Else</footer>")
+    assert other.main_text_hash == p.main_text_hash
+
+
+def test_main_words_kept_are_capped_and_lorem_ipsum_is_noticed():
+    many = page("<p>" + " ".join(f"w{i}" for i in range(limits.MAX_MAIN_WORDS_KEPT + 10)) + "</p>")
+    assert len(many.main_words) == limits.MAX_MAIN_WORDS_KEPT
+    assert many.main_word_count == limits.MAX_MAIN_WORDS_KEPT + 10
+    assert page("<p>Text. <span>Lorem</span>   Ipsum dolor sit amet</p>").lorem_ipsum
+    assert not page("<p>We live on Lorem Street; ipsum is Latin.</p>").lorem_ipsum
+
+
+def test_security_signals():
+    body = (
+        '<form action="http://other.test/login"></form><form action="/search"></form><form></form>'
+        '<img src="//cdn.test/a.png"><script src="//cdn.test/a.js"></script>'
+        '<link rel="stylesheet" href="//cdn.test/a.css">'
+        '<link rel="alternate" href="//cdn.test/feed">'
+        '<a target="_blank" href="https://other.test/x">x</a><a target="_blank" rel="noopener" href="https://other.test/">y</a>'
+        '<a target="_BLANK" rel="noreferrer" href="https://other.test/z">z</a><a target="_blank" href="/same">same</a>'
+    )
+    https = page(body, url="https://site.test/p")
+    assert https.form_http_actions == ["http://other.test/login"]
+    assert https.protocol_relative_resources == ["//cdn.test/a.png", "//cdn.test/a.js", "//cdn.test/a.css"]
+    assert https.blank_without_noopener == ["https://other.test/x"] and https.blank_without_noopener_total == 1
+    # On an http page every form posts to http: the check decides when that matters (https page or site).
+    http = page(body, url="http://site.test/p")
+    assert http.form_http_actions == ["http://other.test/login", "http://site.test/search", "http://site.test/p"]

@@ -207,3 +207,27 @@ def test_a_chunk_is_taken_by_one_run_at_a_time_and_fences_the_run_it_replaced():
     assert chunk_finish(audit_id=audit.id, lease_key="k", generation=2)
     done = chunk_begin(audit_id=audit.id, lease_key="k", round_no=1, quota=10, lease_s=LEASE_S)
     assert (done.generation, done.held_for_s) == (None, 0.0)
+
+
+def test_edges_are_one_row_per_target_with_their_link_count_and_a_replay_keeps_them_single():
+    from audits.models import Page, page_id_for
+
+    audit = AuditFactory()
+    frontier_seed(audit_id=audit.id, urls=[NewURL("http://127.0.0.1:1/", depth=0, source="start")])
+    (claimed,) = frontier_claim(audit_id=audit.id, lease_key="k", limit=1, lease_s=LEASE_S)
+    page = Page.objects.create(id=page_id_for(audit.id, claimed.url), audit=audit, url=claimed.url, fetch_class="ok")
+    edges = [
+        Edge(page.id, "http://127.0.0.1:1/a", "First A", False, True, 3),
+        Edge(page.id, "http://127.0.0.1:1/b", "", True, True, 1),
+        Edge(page.id, "http://127.0.0.1:1/a", "Again", False, True, 3),  # the same page twice in one batch
+        Edge(page.id, "https://other.test/", "Out", False, False, 2),
+    ]
+    args = dict(audit_id=audit.id, lease_key="k", done_ids=[claimed.id], discovered=[], edges=edges)
+    frontier_record_batch(**args)
+    frontier_record_batch(**args)  # a replayed batch
+    rows = sorted(page.outlinks.values_list("target_url", "anchor_text", "nofollow", "internal", "link_count"))
+    assert rows == [
+        ("http://127.0.0.1:1/a", "First A", False, True, 3),
+        ("http://127.0.0.1:1/b", "", True, True, 1),
+        ("https://other.test/", "Out", False, False, 2),
+    ]

@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from crawler.limits import MAX_HTML_BYTES
+from crawler.limits import MAX_LINK_TARGETS_PER_PAGE as MAX_LINK_TARGETS
 from tests.support.sites import Route, drop_connection, serve_routes
 
 # --- pages -----------------------------------------------------------------------------------------
@@ -295,7 +297,13 @@ def page_cases(base: str) -> list[Case]:
             "canonical-relative",
             ok(page("canonical-relative", head='<link rel="canonical" href="/case/canonical-relative">')),
             {"canonical-relative"},
-            {"canonicalized-page", "canonical-conflict"},
+            {"canonicalized-page", "canonical-conflict", "canonical-non-http"},
+        ),
+        c(
+            "canonical-file",
+            ok(page("canonical-file", head='<link rel="canonical" href="file:///srv/build/index.html">')),
+            {"canonical-non-http"},
+            {"canonical-relative", "canonicalized-page", "canonical-conflict"},
         ),
         # Depth (the crawled site has a chain of links for it)
         c("depth-5", ok(page("depth-5")), {"deep-page"}, crawl=False, depth=5),
@@ -384,6 +392,30 @@ def page_cases(base: str) -> list[Case]:
         c("links-250", ok(page("links-250", links=[("/", "Home page")] * 250)), set(), {"too-many-links"}),
         c("click-here", ok(page("click-here", links=[("/", "Click here!")])), {"non-descriptive-link-text"}),
         c(
+            "fragment-click-here",  # same-page links are links too
+            ok(page("fragment-click-here", links=[("#usage", "click here"), ("#usage", "click here"), ("/", "Home")])),
+            {"non-descriptive-link-text"},
+        ),
+        c(
+            "code-link-texts",  # an option and a function are names, not the word "link"
+            ok(page("code-link-texts", links=[("/", "--link"), ("/", "link()"), ("/", "[link-check]")])),
+            set(),
+            {"non-descriptive-link-text"},
+        ),
+        c(
+            "link-targets-over-cap",
+            ok(page("link-targets-over-cap", links=[(f"/t/{n}", "t") for n in range(MAX_LINK_TARGETS + 1)])),
+            {"too-many-link-targets", "too-many-links"},
+            crawl=False,  # 50,001 URLs to queue: the unit layer is enough
+        ),
+        c(
+            "link-targets-at-cap",
+            ok(page("link-targets-at-cap", links=[(f"/t/{n}", "t") for n in range(MAX_LINK_TARGETS)])),
+            {"too-many-links"},
+            {"too-many-link-targets"},
+            crawl=False,
+        ),
+        c(
             "descriptive-link",
             ok(page("descriptive-link", links=[("/", "Read more about the home page")])),
             set(),
@@ -438,7 +470,14 @@ def page_cases(base: str) -> list[Case]:
         ),
         c("jsonld-broken", ok(page("jsonld-broken", head=JSONLD_BROKEN)), {"invalid-structured-data"}),
         c("jsonld-ok", ok(page("jsonld-ok", head=JSONLD_OK)), set(), {"invalid-structured-data"}),
-        c("large", ok(_big_page("large", 1024 * 1024 + 50_000)), {"large-html"}),
+        c("large", ok(_big_page("large", 1024 * 1024 + 50_000)), {"large-html"}, {"html-too-large"}),
+        # Past the 15 MiB read limit: its only link comes after the cut, which is not "no outgoing links".
+        c(
+            "html-over-15mb",
+            ok(_big_page("html-over-15mb", MAX_HTML_BYTES + 100_000)),
+            {"html-too-large"},
+            {"large-html", "no-outgoing-links"},
+        ),
         c("big-not-truncated", ok(_big_page("big-not-truncated", 1_000_000)), set(), {"large-html"}),
         # hreflang
         c(
@@ -467,6 +506,7 @@ def page_cases(base: str) -> list[Case]:
             {"hreflang-invalid"},
         ),
     ]
+    cases += _issue_14b_cases()
     long_116 = _long_path(base, "long-url-116", 116)
     long_115 = _long_path(base, "long-url-115", 115)
     cases += [
@@ -474,6 +514,108 @@ def page_cases(base: str) -> list[Case]:
         c("long-url-115", ok(page("long-url-115")), set(), {"long-url"}, path=long_115),
     ]
     return cases
+
+
+def _issue_14b_cases() -> list[Case]:
+    """URL form, placeholder text, security signals and pixel widths: each planted, with a twin that must not fire."""
+    ok = html_route
+    c = Case
+    return [
+        # URLs (robots.txt disallows /private/: the tracking links are judged, never crawled)
+        c("url-upper", ok(page("url-upper")), {"url-uppercase"}, path="/case/URL-Upper"),
+        c("url-lower", ok(page("url-lower")), set(), {"url-uppercase"}, path="/case/url-lower"),
+        c("url-under", ok(page("url-under")), {"url-underscores"}, path="/case/url_under"),
+        c("url-hyphen", ok(page("url-hyphen")), set(), {"url-underscores"}, path="/case/url-hyphen"),
+        c("url-double", ok(page("url-double")), {"url-multiple-slashes"}, path="/case//url-double"),
+        c("url-single", ok(page("url-single")), set(), {"url-multiple-slashes"}, path="/case/url-single/"),
+        c("url-cafe-accent", ok(page("url-cafe-accent")), {"url-non-ascii"}, path="/case/caf%C3%A9"),
+        c("url-cafe", ok(page("url-cafe")), set(), {"url-non-ascii"}, path="/case/cafe"),
+        c("url-space", ok(page("url-space")), {"url-spaces"}, path="/case/with%20space"),
+        c("url-no-space", ok(page("url-no-space")), set(), {"url-spaces"}, path="/case/without-space"),
+        c("url-params-4", ok(page("url-params-4")), {"url-too-many-parameters"}, path="/case/params-4?a=1&b=2&c=3&d=4"),
+        c(
+            "url-params-3",
+            ok(page("url-params-3")),
+            set(),
+            {"url-too-many-parameters"},
+            path="/case/params-3?a=1&b=2&c=3",
+        ),
+        c("url-repeat", ok(page("url-repeat")), {"url-repetitive-path"}, path="/case/shop/shop/item"),
+        c("url-dated", ok(page("url-dated")), set(), {"url-repetitive-path"}, path="/case/shop/2020/01/01"),
+        c(
+            "tracking-link",
+            ok(page("tracking-link", links=[("/", "Home page"), ("/private/offer?utm_source=news", "Our offer")])),
+            {"url-tracking-parameters"},
+        ),
+        c(
+            "plain-param-link",
+            ok(page("plain-param-link", links=[("/", "Home page"), ("/private/offer?page=2", "Our offer")])),
+            set(),
+            {"url-tracking-parameters"},
+        ),
+        # Placeholder text
+        c("lorem", ok(page("lorem", body="<p>Lorem ipsum dolor sit amet, consectetur.</p>")), {"lorem-ipsum"}),
+        c("lorem-street", ok(page("lorem-street", body="<p>Visit us on Lorem Street.</p>")), set(), {"lorem-ipsum"}),
+        # Security
+        c(
+            "form-to-http",
+            ok(page("form-to-http", body='<form method="post" action="http://example.com/login"></form>')),
+            {"form-posts-to-http"},
+            crawl=False,
+            as_url="https",
+        ),
+        c(
+            "form-relative",
+            ok(page("form-relative", body='<form method="post" action="/login"></form>')),
+            set(),
+            {"form-posts-to-http"},
+            crawl=False,
+            as_url="https",
+        ),
+        c(
+            "blank-opener",
+            ok(page("blank-opener", body='<a target="_blank" href="http://example.com/">Example site</a>')),
+            {"target-blank-without-noopener"},
+        ),
+        c(
+            "blank-noopener",
+            ok(
+                page(
+                    "blank-noopener",
+                    body='<a target="_blank" rel="noopener" href="http://example.com/">Example site</a>'
+                    '<a target="_blank" href="/">Home in a new tab</a>',
+                )
+            ),
+            set(),
+            {"target-blank-without-noopener"},
+        ),
+        c(
+            "protocol-relative",
+            ok(page("protocol-relative", body='<img src="//cdn.example.com/a.png" alt="a">')),
+            {"protocol-relative-resource"},
+        ),
+        c(
+            "absolute-resource",
+            ok(page("absolute-resource", body='<img src="https://cdn.example.com/a.png" alt="a">')),
+            set(),
+            {"protocol-relative-resource"},
+        ),
+        # Pixel widths: 35 W are 661 px (under 60 characters), 60 i are 266 px.
+        c("title-wide", ok(page("title-wide", title="W" * 35)), {"title-too-wide"}, {"title-too-long"}),
+        c("title-narrow", ok(page("title-narrow", title="i" * 60)), set(), {"title-too-wide", "title-too-long"}),
+        c(
+            "desc-wide",
+            ok(page("desc-wide", description="W" * 100 + ".")),
+            {"meta-description-too-wide"},
+            {"meta-description-too-long"},
+        ),
+        c(
+            "desc-narrow",
+            ok(page("desc-narrow", description="i" * 159 + ".")),
+            set(),
+            {"meta-description-too-wide", "meta-description-too-long"},
+        ),
+    ]
 
 
 # --- the crawled site: every page case plus the site-check situations ------------------------------
@@ -488,6 +630,44 @@ HOME_LINKS = [
     "/desc-a", "/desc-b", "/en", "/de", "/fr", "/es", "/missing", "/forbidden", "/canon-bad", "/canon-redirect",
     "/canon-ok", "/linked-and-in-sitemap", "/noindex-in-sitemap", DEEP_CHAIN[0],
 ]  # fmt: skip
+# Content (issue 14b): near duplicates at 95 % and (twin) 70 %, soft 404s by wording and by a tiny text on
+# 5 URLs (min_pages), and their twins: an article about 404s, the same tiny text on only 4 URLs.
+NEAR_DUPLICATE_PATHS = ["/near-a", "/near-b", "/near-c", "/near-d"]
+SOFT_404_PATHS = ["/soft/not-found", "/soft/seite-fehlt", *(f"/soft/gone-{n}" for n in range(1, 6))]
+SOFT_404_TWINS = ["/soft/article-404", *(f"/soft/four-{n}" for n in range(1, 5))]
+HOME_LINKS += NEAR_DUPLICATE_PATHS + SOFT_404_PATHS + SOFT_404_TWINS
+
+
+def shared_text(vocabulary: str, words: int, replaced_from: int | None = None) -> str:
+    """`words` distinct words; from `replaced_from` on they are other words (the rest of the text is the same)."""
+    end = words if replaced_from is None else replaced_from
+    return " ".join([f"{vocabulary}{i}" for i in range(end)] + [f"other{vocabulary}{i}" for i in range(end, words)])
+
+
+def _content_routes() -> dict:
+    ok = html_route
+
+    def text_page(name: str, text: str) -> str:
+        return page(name, h1="Our catalogue", words=0, body=f"<p>{text}</p>")
+
+    routes = {
+        # 400 words; /near-b differs in its last 20 (95 % the same), /near-d in its last 120 (70 %).
+        "/near-a": ok(text_page("near-a", shared_text("alpha", 400))),
+        "/near-b": ok(text_page("near-b", shared_text("alpha", 400, replaced_from=380))),
+        "/near-c": ok(text_page("near-c", shared_text("beta", 400))),
+        "/near-d": ok(text_page("near-d", shared_text("beta", 400, replaced_from=280))),
+        "/soft/not-found": ok(page("soft-not-found", title="Page not found", h1="Sorry", words=30)),
+        "/soft/seite-fehlt": ok(page("soft-seite-fehlt", title="Fehler", h1="Seite nicht gefunden", words=30)),
+        "/soft/article-404": ok(
+            page("soft-article-404", title="How we fixed our error pages", h1="Fixing 404 errors on a large site")
+        ),
+    }
+    tiny = "<p>Choose a category below.</p>"
+    for n in range(1, 6):
+        routes[f"/soft/gone-{n}"] = ok(page(f"soft-gone-{n}", h1="Catalogue", words=0, body=tiny))
+    for n in range(1, 5):
+        routes[f"/soft/four-{n}"] = ok(page(f"soft-four-{n}", h1="Products", words=0, body=tiny))
+    return routes
 
 
 def _hreflang_head(base: str, pairs: list[tuple[str, str]]) -> str:
@@ -557,6 +737,7 @@ def site_check_routes(base: str) -> dict:
     for n, path in enumerate(DEEP_CHAIN):
         links = [("/", "Home page")] + ([(DEEP_CHAIN[n + 1], "Next deep page")] if n + 1 < len(DEEP_CHAIN) else [])
         routes[path] = ok(page(f"deep{n + 1}", links=links))
+    routes.update(_content_routes())
     return routes
 
 
@@ -565,7 +746,7 @@ def crawl_site_routes(base: str, cases: list[Case]) -> dict:
     routes = site_check_routes(base)
     crawled = [c for c in cases if c.crawl]
     for case in crawled:
-        routes[case.path] = case.route
+        routes[case.path.split("?", 1)[0]] = case.route  # the router ignores the query
     links = [(c.path, f"Case {c.name}") for c in crawled] + [(p, f"Go to {p}") for p in HOME_LINKS]
     routes["/"] = html_route(page("home", links=links, words=len(links) * 3 + 20))
     return routes

@@ -12,6 +12,7 @@ from audits.pipeline.page_record import build_page_record
 from audits.pipeline.scope import CrawlScope
 from crawler.discovery import Robots
 from crawler.fetch import FetchResult, build_session, fetch
+from crawler.limits import MAX_HTML_BYTES
 from crawler.parse import parse_html
 from scratchpad.services import ClaimedURL
 from tests.audits.checks.sites import html_route, page, page_cases, serve
@@ -26,7 +27,7 @@ def case_site():
     with serve(routes) as base:
         cases = page_cases(base)
         for case in cases:
-            routes[case.path] = case.route
+            routes[case.path.split("?", 1)[0]] = case.route  # the router ignores the query
         yield base, {c.name: c for c in cases}
 
 
@@ -100,7 +101,12 @@ def test_details_say_what_was_measured(case_site, session):
     assert "GB" in bad[0]["problem"]
     assert details("canonical-relative", "canonical-relative")["href"] == "/case/canonical-relative"
     assert details("mixed-https", "mixed-content")["resources"] == ["http://cdn.example.com/a.png"]
-    assert details("large", "large-html")["truncated"] is True
+    assert details("large", "large-html") == {"bytes_read": 1024 * 1024 + 50_000, "max_bytes": 1024 * 1024}
+    assert details("html-over-15mb", "html-too-large") == {"bytes_read": MAX_HTML_BYTES, "max_bytes": MAX_HTML_BYTES}
+    assert details("canonical-file", "canonical-non-http") == {"href": "file:///srv/build/index.html", "scheme": "file"}
+    vague = details("fragment-click-here", "non-descriptive-link-text")
+    here = base + "/case/fragment-click-here#usage"
+    assert vague == {"links_count": 2, "links": [{"href": here, "text": "click here"}]}
     error = details("drop-connection", "fetch-error")
     assert error["error_kind"] and error["error"] and error["status_code"] is None
 

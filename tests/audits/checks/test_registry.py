@@ -53,6 +53,30 @@ THRESHOLDS = {
     "poor-performance-score": {"min_score": 50}, "poor-lcp": {"max_ms": 2500}, "poor-cls": {"max_cls": 0.1},
 }  # fmt: skip
 
+# Issue 14b: content, URL, security and pixel-width checks.
+CATALOGUE.update({
+    "title-too-wide": ("warning", "page"), "meta-description-too-wide": ("info", "page"),
+    "lorem-ipsum": ("warning", "page"), "url-uppercase": ("info", "page"), "url-underscores": ("info", "page"),
+    "url-multiple-slashes": ("warning", "page"), "url-non-ascii": ("info", "page"), "url-spaces": ("warning", "page"),
+    "url-too-many-parameters": ("info", "page"), "url-repetitive-path": ("info", "page"),
+    "url-tracking-parameters": ("warning", "page"), "form-posts-to-http": ("warning", "page"),
+    "target-blank-without-noopener": ("info", "page"), "protocol-relative-resource": ("info", "page"),
+    "near-duplicate-content": ("warning", "site"), "soft-404": ("warning", "site"), "missing-hsts": ("warning", "site"),
+    "missing-x-content-type-options": ("info", "site"), "missing-x-frame-options": ("info", "site"),
+    "missing-referrer-policy": ("info", "site"),
+})  # fmt: skip
+THRESHOLDS.update({
+    "title-too-wide": {"max_px": 580}, "meta-description-too-wide": {"max_px": 920},
+    "url-too-many-parameters": {"max_params": 3}, "near-duplicate-content": {"min_similarity_pct": 90, "min_words": 50},
+    "soft-404": {"max_words": 50, "min_pages": 5},
+})  # fmt: skip
+
+# Issue 14a: a canonical of another scheme, a page over the 15 MiB read limit, a page past the stored link targets.
+CATALOGUE.update({
+    "canonical-non-http": ("warning", "page"), "html-too-large": ("warning", "page"),
+    "too-many-link-targets": ("info", "page"),
+})  # fmt: skip
+
 
 def test_registry_is_the_catalogue():
     assert {s.type: (s.severity, s.scope) for s in CHECKS} == CATALOGUE
@@ -88,7 +112,7 @@ def test_validate_overrides_normalises_what_is_valid():
         ({"thresholds": {"title-too-long": {"max_chars": -1}}}, "must be a number >= 0"),
         ({"thresholds": {"title-too-long": {"max_chars": 60.5}}}, "whole number"),
         ({"thresholds": {"title-too-long": {"max_chars": True}}}, "must be a number"),
-        ({"thresholds": {"large-html": {"max_bytes": 5_000_000}}}, "cannot exceed"),
+        ({"thresholds": {"large-html": {"max_bytes": 20_000_000}}}, "cannot exceed"),  # over the 15 MiB read
         ({"severities": {"orphan-page": "urgent"}}, "must be one of critical, warning, info"),
         ({"disabled": ["nope"]}, "unknown check type 'nope'"),
         ({"disabled": "missing-h1"}, "must be a list"),

@@ -32,6 +32,7 @@ def mkpage(audit, path, status=200, **fields) -> Page:
         "depth": 1,
         "title": f"Title of {path}",
         "text_hash": f"hash-{path}",
+        "main_text_hash": f"hash-{path}",
     }
     values.update(fields)
     return Page.objects.create(id=page_id_for(audit.id, url), audit=audit, url=url, status_code=status, **values)
@@ -216,11 +217,11 @@ def test_duplicate_titles_name_the_group_size_and_three_others(audit):
 
 
 def test_duplicate_descriptions_and_content(audit):
-    mkpage(audit, "/a", meta_description="Shared words", text_hash="h1")
-    mkpage(audit, "/b", meta_description="Shared words", text_hash="h1")
-    mkpage(audit, "/c", meta_description=None, text_hash="h2")
-    mkpage(audit, "/d", meta_description=None, text_hash="")
-    mkpage(audit, "/e", meta_description="", text_hash="")
+    mkpage(audit, "/a", meta_description="Shared words", main_text_hash="h1")
+    mkpage(audit, "/b", meta_description="Shared words", main_text_hash="h1")
+    mkpage(audit, "/c", meta_description=None, main_text_hash="h2")
+    mkpage(audit, "/d", meta_description=None, main_text_hash="")
+    mkpage(audit, "/e", meta_description="", main_text_hash="")
     run_site_checks(audit)
     assert set(by_url(audit, "duplicate-meta-description")) == {"/a", "/b"}
     assert set(by_url(audit, "duplicate-content")) == {"/a", "/b"}

@@ -1,0 +1,249 @@
+"""Content checks: placeholder text and soft-404 signs on one page (crawl time), near duplicates and soft 404s
+over the whole crawl (finalize).
+
+Near duplicates: each page's main text becomes a MinHash signature over its 3-word shingles at crawl time
+(`text_signature`, datasketch's MinHash, 128 × 32 bit, base64 on the Page row). Finalize bands the signatures
+the way datasketch's MinHashLSH does (its (bands, rows) choice for the threshold), one band at a time on one numpy
+array, so each page is compared only with the few pages sharing a band with it, never all pairs: the work grows
+with the pages, not their square (bench/near_duplicates.py measures it on 100,000 pages). datasketch's own index
+holds a Python object per page and band: 560 MiB at 100,000 pages against a few MiB here.
+Similarity is the share of 3-word sequences two texts have in common (Dice: 2|A∩B| / (|A|+|B|)), what a person
+means by "95 % the same"; MinHash estimates Jaccard J, and Dice = 2J / (1 + J).
+"""
+
+import base64
+import re
+from collections.abc import Iterator
+
+import numpy as np
+from datasketch import MinHash, MinHashLSH
+from django.db.models import Count
+
+SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
+SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
+SIGNATURE_SCHEME = "affine32"  # datasketch's 32-bit permutations: 4 bytes a value, no bias on large texts
+SHINGLE_WORDS = 3
+LSH_SLACK = 0.1  # the LSH index finds pairs down to this much below the Jaccard asked for; each is then verified
+LSH_THRESHOLD_FLOOR = 0.3
+BAND_KEY_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant (golden ratio): mixes a band's values
+VERIFY_BATCH_PAIRS = 50_000  # candidate pairs compared per numpy step
+CANDIDATES_PER_PAGE_MAX = 200  # pages verified per page: a template with thousands of copies stays linear
+OTHER_URLS_MAX = 3
+SOFT_404_BODY_WORDS_MAX = 150  # error-page wording in the text counts only on a page this short
+SOFT_404_SCAN_WORDS = 60  # the wording must come early in the main text
+SOFT_404_HINT_MAX_CHARS = 200
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+# What error pages say, in the languages most sites are written in. Lower-case, matched on collapsed text.
+ERROR_PHRASES = (
+    # English
+    "page not found", "page cannot be found", "page can't be found", "page could not be found", "not found",
+    "page does not exist", "page doesn't exist", "no longer available", "no longer exists", "nothing was found",
+    "nothing found", "this page isn't available", "we couldn't find", "we can't find", "sorry, we couldn't",
+    # German, French, Spanish, Italian, Portuguese, Dutch
+    "seite nicht gefunden", "nicht gefunden", "existiert nicht", "page introuvable", "page non trouvée",
+    "page inexistante", "n'existe pas", "página no encontrada", "no se encontró", "no existe",
+    "pagina non trovata", "non trovata", "non esiste", "página não encontrada", "não encontrada", "não existe",
+    "pagina niet gevonden", "niet gevonden", "bestaat niet",
+    # Polish, Swedish, Danish/Norwegian, Czech, Turkish, Russian, Ukrainian
+    "nie znaleziono", "strona nie istnieje", "sidan hittades inte", "siden blev ikke fundet", "siden finnes ikke",
+    "stránka nenalezena", "sayfa bulunamadı", "страница не найдена", "не найдено", "сторінку не знайдено",
+    # Japanese, Chinese, Korean
+    "ページが見つかりません", "見つかりませんでした", "页面不存在", "找不到页面", "页面未找到", "找不到網頁",
+    "페이지를 찾을 수 없습니다",
+)  # fmt: skip
+_PHRASES = re.compile("|".join(re.escape(p) for p in ERROR_PHRASES))
+# "404", "Error 404", "404 - Not Found", "Oops! 404": a heading or title that starts or ends with 404.
+_HEADLINE_404 = re.compile(r"^\W*(?:error\W*)?404\b|\b404\W*$|\b(?:error|fehler|erreur|errore)\W+404\b")
+
+
+# --- crawl time ------------------------------------------------------------------------------------
+
+
+def text_signature(words: list[str]) -> str:
+    """MinHash signature of the words' 3-word shingles, base64; "" when the text has no shingle."""
+    if len(words) < SHINGLE_WORDS:
+        return ""
+    shingles = {" ".join(words[i : i + SHINGLE_WORDS]) for i in range(len(words) - SHINGLE_WORDS + 1)}
+    minhash = MinHash(num_perm=SIGNATURE_PERMUTATIONS, seed=SIGNATURE_SEED, scheme=SIGNATURE_SCHEME)
+    minhash.update_batch([s.encode("utf-8") for s in shingles])
+    return base64.b64encode(minhash.hashvalues.astype("<u4").tobytes()).decode("ascii")
+
+
+def signature_values(signature: str) -> np.ndarray | None:
+    """A stored signature back as uint32 values; None when it is missing or not one of ours."""
+    try:
+        raw = base64.b64decode(signature or "", validate=True)
+    except ValueError:
+        return None
+    if len(raw) != SIGNATURE_PERMUTATIONS * 4:
+        return None
+    return np.frombuffer(raw, dtype="<u4").astype(np.uint32)
+
+
+def soft_404_reason(title: str, h1: str, main_words: list[str], main_word_count: int) -> str:
+    """Why a 2xx page reads like an error page (its title, heading or short text), or ""."""
+    for label, text in (("title", title), ("heading", h1)):
+        collapsed = " ".join((text or "").lower().split())
+        match = _PHRASES.search(collapsed) or _HEADLINE_404.search(collapsed)
+        if match:
+            return f"the {label} says {text.strip()[:120]!r}"[:SOFT_404_HINT_MAX_CHARS]
+    if main_word_count <= SOFT_404_BODY_WORDS_MAX:
+        start = " ".join(main_words[:SOFT_404_SCAN_WORDS])
+        match = _PHRASES.search(start)
+        if match:
+            return f"the text says {match.group(0)!r} ({main_word_count} words)"[:SOFT_404_HINT_MAX_CHARS]
+    return ""
+
+
+def content_fields_fill(page, data) -> None:
+    """The content-check fields of a parsed 2xx HTML page (main text fingerprint, signature, soft-404 sign)."""
+    page.main_text_hash = data.main_text_hash
+    page.main_words = data.main_word_count
+    page.text_signature = text_signature(data.main_words)
+    h1 = next((text for level, text in data.headings if level == 1 and text.strip()), "")
+    title = data.titles[0] if data.titles else ""
+    page.soft_404_hint = soft_404_reason(title, h1, data.main_words, data.main_word_count)
+
+
+def content_page_checks(page, data, add, limit) -> None:
+    if data.lorem_ipsum:
+        add("lorem-ipsum", words=data.main_word_count)
+
+
+# --- finalize --------------------------------------------------------------------------------------
+
+
+def dice_from_jaccard(jaccard):
+    return 2 * jaccard / (1 + jaccard)
+
+
+def jaccard_from_dice(dice: float) -> float:
+    return dice / (2 - dice)
+
+
+def lsh_bands(min_similarity: float) -> tuple[int, int]:
+    """(bands, rows per band) datasketch's MinHashLSH picks for the Jaccard a little under the one asked for."""
+    threshold = max(jaccard_from_dice(min_similarity) - LSH_SLACK, LSH_THRESHOLD_FLOOR)
+    lsh = MinHashLSH(threshold=threshold, num_perm=SIGNATURE_PERMUTATIONS)
+    return lsh.b, lsh.r
+
+
+def _band_keys(matrix: np.ndarray, band: int, rows: int) -> np.ndarray:
+    """One 64-bit key per page for one band of its signature (equal bands, equal keys)."""
+    key = np.zeros(len(matrix), dtype=np.uint64)
+    for column in matrix[:, band * rows : (band + 1) * rows].T:
+        key = key * BAND_KEY_MULTIPLIER + column.astype(np.uint64)  # wraps modulo 2^64, as meant
+    return key
+
+
+def _band_pairs(keys: np.ndarray) -> Iterator[tuple[int, int]]:
+    """Pairs of pages sharing a band key: sorted, each page paired with the next few of its bucket only."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(ordered)]
+    for start, end in zip(starts[ends - starts > 1], ends[ends - starts > 1], strict=True):
+        bucket = order[start:end]
+        for offset, page in enumerate(bucket):
+            for other in bucket[offset + 1 : offset + 1 + CANDIDATES_PER_PAGE_MAX]:
+                yield (int(page), int(other)) if page < other else (int(other), int(page))
+
+
+def near_duplicate_groups(rows, *, min_similarity: float):
+    """Near duplicates among `rows` ((key, signature values), one per distinct text), LSH-bucketed.
+
+    Yields (index, [(other index, similarity 0..1), …] best first) for each row with at least one match.
+    Banding as in datasketch's MinHashLSH (its (bands, rows) choice), done band by band on one array: each band
+    is a sort of n 64-bit keys, a bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of it only, and
+    every candidate pair is verified on the whole signature. Memory: the signatures (n × 128 × 4 bytes), one
+    band's keys and the candidate pairs; time: n log n per band.
+    """
+    keys, values = [], []
+    for key, signature in rows:
+        keys.append(key)
+        values.append(signature)
+    if len(values) < 2:
+        return
+    matrix = np.vstack(values)
+    del values
+    bands, band_rows = lsh_bands(min_similarity)
+    candidates: set[tuple[int, int]] = set()
+    for band in range(bands):
+        candidates.update(_band_pairs(_band_keys(matrix, band, band_rows)))
+    pairs = np.array(sorted(candidates), dtype=np.int64).reshape(-1, 2)
+    del candidates
+    matches: dict[int, list[tuple[int, float]]] = {}
+    for start in range(0, len(pairs), VERIFY_BATCH_PAIRS):
+        batch = pairs[start : start + VERIFY_BATCH_PAIRS]
+        similarity = dice_from_jaccard((matrix[batch[:, 0]] == matrix[batch[:, 1]]).mean(axis=1))
+        for (a, b), value in zip(
+            batch[similarity >= min_similarity], similarity[similarity >= min_similarity], strict=True
+        ):
+            matches.setdefault(int(a), []).append((int(b), float(value)))
+            matches.setdefault(int(b), []).append((int(a), float(value)))
+    for index in sorted(matches):
+        found = sorted(matches[index], key=lambda m: (-m[1], keys[m[0]]))
+        yield index, found
+
+
+def near_duplicates(audit, out, judged_pages) -> None:
+    """near-duplicate-content: indexable pages whose main text is at least min_similarity_pct % the same as
+    another's (exact copies are duplicate-content: one of each is compared here)."""
+    settings = out.settings
+    min_similarity = settings.threshold("near-duplicate-content", "min_similarity_pct") / 100
+    min_words = settings.threshold("near-duplicate-content", "min_words")
+    rows = (
+        judged_pages.filter(is_indexable=True, main_words__gte=min_words)
+        .exclude(text_signature="")
+        .order_by("main_text_hash", "url")
+        .values_list("id", "url", "main_text_hash", "text_signature")
+    )
+    pages: list[tuple] = []  # (id, url) of the first page of each distinct main text
+
+    def signatures():
+        last_hash = None
+        for page_id, url, text_hash, signature in rows.iterator(chunk_size=2000):
+            if text_hash == last_hash:
+                continue
+            last_hash = text_hash
+            values = signature_values(signature)
+            if values is not None:
+                pages.append((page_id, url))
+                yield url, values
+
+    for index, matches in near_duplicate_groups(signatures(), min_similarity=min_similarity):
+        page_id, url = pages[index]
+        best, similarity = matches[0]
+        out.add(
+            "near-duplicate-content",
+            page_id=page_id,
+            page_url=url,
+            similarity_pct=round(similarity * 100, 1),
+            most_similar_url=pages[best][1],
+            near_duplicates=len(matches),
+            other_urls=[pages[m][1] for m, _ in matches[:OTHER_URLS_MAX]],
+            min_similarity_pct=settings.threshold("near-duplicate-content", "min_similarity_pct"),
+        )
+
+
+def soft_404s(audit, out, judged_pages) -> None:
+    """soft-404: 2xx HTML pages that read like an error page, or whose tiny main text is the same on many URLs."""
+    settings = out.settings
+    max_words = settings.threshold("soft-404", "max_words")
+    min_pages = settings.threshold("soft-404", "min_pages")
+    ok_html = judged_pages.filter(status_code__gte=200, status_code__lt=300, content_type__in=HTML_TYPES)
+    tiny = ok_html.filter(main_words__lt=max_words).exclude(main_text_hash="")
+    groups = tiny.order_by().values("main_text_hash").annotate(n=Count("id")).filter(n__gte=min_pages)
+    repeated = dict(groups.values_list("main_text_hash", "n"))  # one entry per repeated text, not per page
+    candidates = ok_html.exclude(soft_404_hint="")
+    if repeated:
+        candidates = candidates | tiny.filter(main_text_hash__in=groups.values("main_text_hash"))
+    rows = candidates.order_by("url").values_list("id", "url", "soft_404_hint", "main_text_hash", "main_words")
+    for page_id, url, hint, text_hash, words in rows.iterator(chunk_size=2000):
+        reasons = [hint] if hint else []
+        same_text = repeated.get(text_hash) if words < max_words else None
+        if same_text:
+            reasons.append(f"the same {words}-word text is on {same_text} URLs")
+        if reasons:
+            out.add("soft-404", page_id=page_id, page_url=url, reasons=reasons, words=words, same_text_urls=same_text)

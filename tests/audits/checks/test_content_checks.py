@@ -1,0 +1,187 @@
+"""Content, URL, security and pixel-width checks (issue 14b) on their own: pure functions, and the finalize checks
+on constructed Page rows (PostgreSQL)."""
+
+import numpy as np
+import pytest
+
+from audits.checks import run_site_checks
+from audits.checks.content import (
+    near_duplicate_groups,
+    signature_values,
+    soft_404_reason,
+    text_signature,
+)
+from audits.checks.pixels import DESCRIPTION_FONT_PX, TITLE_FONT_PX, text_width_px
+from audits.checks.security import header_missing, security_headers_kept
+from audits.checks.urls import repeated_segments, tracking_keys
+from audits.models import Issue
+from tests.audits.checks.sites import shared_text
+from tests.audits.checks.test_site_checks import B, audit, mkpage  # noqa: F401 - the audit fixture
+
+# --- near duplicates -------------------------------------------------------------------------------
+
+
+def _signature(text: str) -> np.ndarray:
+    return signature_values(text_signature(text.split()))
+
+
+def test_signature_round_trips_and_is_deterministic():
+    words = shared_text("alpha", 400).split()
+    assert text_signature(words) == text_signature(list(words))
+    assert signature_values(text_signature(words)).shape == (128,)
+    assert text_signature(["two", "words"]) == ""
+    assert signature_values("not base64!") is None and signature_values("") is None
+
+
+def test_near_duplicate_groups_find_95_percent_and_not_70():
+    texts = {
+        "a": shared_text("alpha", 400),
+        "a95": shared_text("alpha", 400, replaced_from=380),
+        "b": shared_text("beta", 400),
+        "b70": shared_text("beta", 400, replaced_from=280),
+        "c": shared_text("gamma", 400),
+    }
+    keys = list(texts)
+    found = dict(near_duplicate_groups(((k, _signature(t)) for k, t in texts.items()), min_similarity=0.9))
+    assert {keys[i] for i in found} == {"a", "a95"}
+    (other, similarity), *_ = found[keys.index("a")]
+    assert keys[other] == "a95" and 0.9 <= similarity <= 1.0
+    # The 70 % pair is found once the threshold is lowered below it: the twin is not missed by accident.
+    lower = dict(near_duplicate_groups(((k, _signature(t)) for k, t in texts.items()), min_similarity=0.6))
+    assert {keys[i] for i in lower} == {"a", "a95", "b", "b70"}
+
+
+@pytest.mark.django_db
+def test_near_duplicate_content_from_page_rows(audit):  # noqa: F811
+    def text_page(path, text, **fields):
+        words = text.split()
+        return mkpage(audit, path, main_words=len(words), text_signature=text_signature(words), **fields)
+
+    text_page("/a", shared_text("alpha", 400), main_text_hash="ha")
+    text_page("/a-copy", shared_text("alpha", 400), main_text_hash="ha")  # an exact copy: duplicate-content
+    text_page("/a95", shared_text("alpha", 400, replaced_from=380), main_text_hash="ha95")
+    text_page("/b", shared_text("beta", 400), main_text_hash="hb")
+    text_page("/b70", shared_text("beta", 400, replaced_from=280), main_text_hash="hb70")
+    text_page("/short", shared_text("alpha", 40), main_text_hash="hs")  # under min_words
+    text_page("/noindex", shared_text("alpha", 400, replaced_from=390), main_text_hash="hn", is_indexable=False)
+    run_site_checks(audit)
+    found = {
+        i.page_url.removeprefix(B): i.details for i in Issue.objects.filter(audit=audit, type="near-duplicate-content")
+    }
+    assert set(found) == {"/a", "/a95"}
+    assert found["/a"]["most_similar_url"] == B + "/a95" and found["/a95"]["most_similar_url"] == B + "/a"
+    assert found["/a"]["min_similarity_pct"] == 90
+
+
+# --- soft 404 --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "title, h1, text",
+    [
+        ("Page not found", "", "some words"),
+        ("404", "Sorry", ""),
+        ("Error 404 | Shop", "", ""),
+        ("Oops", "Seite nicht gefunden", ""),
+        ("Erreur", "Page introuvable", ""),
+        ("Shop", "Ups", "la página no encontrada lo sentimos"),
+        ("Магазин", "Страница не найдена", ""),
+        ("ショップ", "ページが見つかりません", ""),
+    ],
+)
+def test_soft_404_wording_in_several_languages(title, h1, text):
+    words = text.split()
+    assert soft_404_reason(title, h1, words, len(words))
+
+
+@pytest.mark.parametrize(
+    "title, h1, words",
+    [
+        ("How we fixed our error pages", "Fixing 404 errors on a large site", 30),
+        ("Why products are missing from search", "Missing products", 30),
+        ("Shop", "Catalogue", 400),  # error wording deep in a long text is an article, not an error page
+    ],
+)
+def test_soft_404_twins_do_not_fire(title, h1, words):
+    text = ["word"] * 100 + "page not found".split() + ["word"] * (words - 103) if words > 103 else ["word"] * words
+    assert soft_404_reason(title, h1, text, len(text)) == ""
+
+
+@pytest.mark.django_db
+def test_soft_404_from_page_rows(audit):  # noqa: F811
+    mkpage(audit, "/hinted", soft_404_hint="the title says 'Page not found'", main_words=10)
+    for n in range(5):
+        mkpage(audit, f"/tiny-{n}", main_text_hash="tiny", main_words=4)
+    for n in range(4):
+        mkpage(audit, f"/four-{n}", main_text_hash="four", main_words=4)
+    mkpage(audit, "/redirect-hinted", 301, soft_404_hint="the title says '404'")
+    run_site_checks(audit)
+    found = {i.page_url.removeprefix(B): i.details for i in Issue.objects.filter(audit=audit, type="soft-404")}
+    assert set(found) == {"/hinted"} | {f"/tiny-{n}" for n in range(5)}
+    assert found["/tiny-0"]["same_text_urls"] == 5
+
+
+# --- security headers ------------------------------------------------------------------------------
+
+ALL_HEADERS = {
+    "strict-transport-security": "max-age=31536000",
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'self'; frame-ancestors 'none'",
+    "referrer-policy": "strict-origin-when-cross-origin",
+}
+
+
+def test_security_headers_kept_and_judged():
+    kept = security_headers_kept({**ALL_HEADERS, "server": "nginx", "x-frame-options": "DENY"})
+    assert "server" not in kept and kept["x-frame-options"] == "DENY"
+    https = "https://site.test/"
+    assert not any(header_missing(t, https, ALL_HEADERS) for t in ("missing-hsts", "missing-x-frame-options"))
+    assert header_missing("missing-hsts", https, {"strict-transport-security": "max-age=0"})
+    assert not header_missing("missing-hsts", "http://site.test/", {})  # HSTS means nothing over http
+    assert not header_missing("missing-x-frame-options", https, {"x-frame-options": "SAMEORIGIN"})
+    assert header_missing("missing-x-content-type-options", https, {"x-content-type-options": "sniff"})
+
+
+@pytest.mark.django_db
+def test_one_site_issue_per_missing_header_with_its_pages(audit):  # noqa: F811
+    mkpage(audit, "https://site.test/secure", security_headers=ALL_HEADERS)  # the clean twin
+    mkpage(audit, "https://site.test/bare", security_headers={})
+    mkpage(audit, "https://site.test/no-referrer", security_headers={**ALL_HEADERS, "referrer-policy": ""})
+    mkpage(audit, "https://site.test/old-row", security_headers=None)  # crawled before the field: not judged
+    mkpage(audit, "https://site.test/pdf", content_type="application/pdf", security_headers={})
+    run_site_checks(audit)
+    found = {i.type: i for i in Issue.objects.filter(audit=audit, type__startswith="missing-")}
+    assert set(found) == {
+        "missing-hsts", "missing-x-content-type-options", "missing-x-frame-options", "missing-referrer-policy",
+    }  # fmt: skip
+    for issue in found.values():
+        assert issue.page_id is None and issue.details["pages_checked"] == 3
+    assert found["missing-referrer-policy"].details["examples"] == [
+        "https://site.test/bare",
+        "https://site.test/no-referrer",
+    ]
+    assert found["missing-hsts"].details == {
+        "pages_missing": 1,
+        "pages_checked": 3,
+        "examples": ["https://site.test/bare"],
+    }
+
+
+# --- URLs and pixels -------------------------------------------------------------------------------
+
+
+def test_tracking_keys_and_repeated_segments():
+    assert tracking_keys("https://s.test/a?utm_source=x&page=2&GCLID=1") == ["utm_source", "gclid"]
+    assert tracking_keys("https://s.test/a;jsessionid=ABC?x=1") == ["jsessionid"]
+    assert tracking_keys("https://s.test/a?page=2&sort=asc&sidebar=1") == []
+    assert repeated_segments("/shop/shop/item") == ["shop"]
+    assert repeated_segments("/a/b/a/b/") == ["a", "b"]
+    assert repeated_segments("/2020/01/01/post") == []
+
+
+def test_pixel_widths_follow_the_font_metrics():
+    assert text_width_px("W" * 35, TITLE_FONT_PX) == 661  # 35 × 0.944 em × 20 px
+    assert text_width_px("i" * 60, TITLE_FONT_PX) == 266
+    assert text_width_px("a  b", DESCRIPTION_FONT_PX) == text_width_px("a b", DESCRIPTION_FONT_PX)
+    assert text_width_px("日本語", TITLE_FONT_PX) == 60  # full-width: one em each
+    assert text_width_px("é", TITLE_FONT_PX) == text_width_px("e", TITLE_FONT_PX)  # default advance, near "e"
