@@ -24,11 +24,12 @@ from audits.models import (
     Page,
     Project,
     Schedule,
+    ShareLink,
     issue_id_for,
     lighthouse_id_for,
     page_id_for,
 )
-from scratchpad.models import Frontier, LinkEdge, Throttle
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge, Throttle
 from webhooks.models import Webhook, WebhookDelivery
 
 PASSWORD = "pw-for-tests"
@@ -254,6 +255,32 @@ class ThrottleFactory(factory.django.DjangoModelFactory):
         django_get_or_create = ("audit",)
 
     audit = factory.SubFactory(AuditFactory)
+
+
+class CrawlChunkFactory(factory.django.DjangoModelFactory):
+    """A chunk of round 1, queued; its lease key has the shape the pipeline gives (audit:rN:cI)."""
+
+    class Meta:
+        model = CrawlChunk
+
+    audit = factory.SubFactory(AuditFactory)
+    round_no = 1
+    lease_key = factory.LazyAttributeSequence(lambda o, n: f"{o.audit.id}:r{o.round_no}:c{n}")
+    quota = 25
+    sent_at = factory.LazyFunction(timezone.now)
+
+
+class ShareLinkFactory(factory.django.DjangoModelFactory):
+    """A live share link; the plaintext token is `token` (only its sha256 is stored, as audits.sharing does)."""
+
+    class Meta:
+        model = ShareLink
+        exclude = ("token",)
+
+    audit = factory.SubFactory(AuditFactory)
+    token = factory.Sequence(lambda n: f"share-token-{n:06d}")
+    token_hash = factory.LazyAttribute(lambda o: hashlib.sha256(o.token.encode()).hexdigest())
+    label = "client"
 
 
 # --- webhooks ---------------------------------------------------------------------------------------

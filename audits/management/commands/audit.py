@@ -101,8 +101,14 @@ class Command(BaseCommand):
 
     def _watch(self, audit: Audit, worker: threading.Thread | None, bar: "_ProgressBar") -> Audit:
         audit_id = audit.id
+        # An inline run is driven by this process's own thread: reconciling (healing rounds, re-sending chunks)
+        # would make a second driver race it. Its liveness is the thread's, checked below.
+        if worker is not None:
+            read = lambda: Audit.objects.select_related("project").get(id=audit_id)  # noqa: E731
+        else:
+            read = lambda: audit_status_refresh(audit_id=audit_id)  # noqa: E731
         while True:
-            audit = _with_database(lambda: audit_status_refresh(audit_id=audit_id), bar)
+            audit = _with_database(read, bar)
             bar.draw(audit)
             if audit.is_finished:
                 break
