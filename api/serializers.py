@@ -5,6 +5,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audits.checks.registry import CHECKS_BY_TYPE
+from audits.extraction import MAX_EXTRACTORS
+from audits.limits import MAX_LIST_URLS
 from audits.models import Audit, Issue, Page, Project, Schedule
 from audits.projects import MAX_PATTERNS, NUMBER_BOUNDS, PATTERN_MAX_CHARS, PROJECT_NAME_MAX_CHARS
 from webhooks.models import Webhook, WebhookDelivery
@@ -50,6 +52,13 @@ class ProjectSerializer(serializers.ModelSerializer):
     render_budget_pages = _number_field("render_budget_pages")
     max_depth = _number_field("max_depth", allow_null=True)
     max_urls_per_pattern = _number_field("max_urls_per_pattern")
+    extractors = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text=f"Custom extraction, at most {MAX_EXTRACTORS}: "
+        '{"name", "kind": "xpath" | "css" | "regex", "expression", "multiple": false, '
+        '"rule": "" | "missing" | "contains" | "matches", "rule_value"}; expressions are checked on save',
+    )
 
     class Meta:
         model = Project
@@ -57,7 +66,7 @@ class ProjectSerializer(serializers.ModelSerializer):
             "id", "name", "base_url", "max_pages", "include_patterns", "exclude_patterns", "user_agent",
             "auth_username", "auth_password", "has_auth_password", "follow_nofollow", "crawl_subdomains",
             "render_js", "render_budget_pages", "max_depth", "max_urls_per_pattern", "query_policy",
-            "query_keep_keys", "min_request_interval_ms", "max_concurrency", "created_at",
+            "query_keep_keys", "min_request_interval_ms", "max_concurrency", "extractors", "created_at",
         ]  # fmt: skip
         read_only_fields = ["id", "created_at"]
 
@@ -94,8 +103,23 @@ class AuditStartSerializer(serializers.Serializer):
     start_url = serializers.CharField(
         required=False, allow_blank=True, max_length=4096, help_text="Default (also when empty): the project's base URL"
     )
-    max_pages = serializers.IntegerField(required=False, help_text="Default: the project's max pages")
+    max_pages = serializers.IntegerField(
+        required=False, help_text="Default: the project's max pages (with `urls`: the list's length)"
+    )
     lighthouse = serializers.BooleanField(required=False, default=False)
+    urls = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=4096, trim_whitespace=False),
+        required=False,
+        max_length=MAX_LIST_URLS,
+        help_text="List mode: audit exactly these URLs of the project's site, following no links. A bad entry "
+        "refuses the start (invalid_url_list) naming its line (1 = the first entry).",
+    )
+    sitemap_url = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=4096,
+        help_text="Sitemap mode: audit exactly the URLs of this sitemap (an index is followed), following no links",
+    )
 
 
 class IssueSerializer(serializers.ModelSerializer):
@@ -122,7 +146,7 @@ class IssueSummarySerializer(serializers.Serializer):
 PAGE_LIST_FIELDS = [
     "id", "url", "status_code", "fetch_class", "fetch_error", "content_type", "bytes", "truncated",
     "response_time_ms", "depth", "in_sitemap", "title", "is_indexable", "word_count", "internal_links",
-    "external_links", "redirect_url", "canonical_url", "fetched_at",
+    "external_links", "redirect_url", "canonical_url", "fetched_at", "extracted",
 ]  # fmt: skip
 
 

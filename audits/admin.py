@@ -23,7 +23,10 @@ from audits.schedules import PRESETS, _parse_cron, schedule_clear, schedule_set
 from config.admin import INLINE_ROWS, URL_FIELDS_HTTPS, ReadOnlyAdmin, ReadOnlyInline
 from config.forms import SafeJSONField
 
-JSON_FIELDS = {"include_patterns": list, "exclude_patterns": list, "query_keep_keys": list, "check_overrides": dict}
+JSON_FIELDS = {
+    "include_patterns": list, "exclude_patterns": list, "query_keep_keys": list, "check_overrides": dict,
+    "extractors": list,
+}  # fmt: skip
 
 
 # --- projects and audits ---------------------------------------------------------------------------------
@@ -48,7 +51,7 @@ class ProjectAdminForm(forms.ModelForm):
             "account", "owner", "name", "base_url", "max_pages", "include_patterns", "exclude_patterns",
             "user_agent", "auth_username", "auth_password", "follow_nofollow", "crawl_subdomains", "render_js",
             "render_budget_pages", "max_depth", "max_urls_per_pattern", "query_policy", "query_keep_keys",
-            "min_request_interval_ms", "max_concurrency", "check_overrides",
+            "min_request_interval_ms", "max_concurrency", "check_overrides", "extractors",
         )  # fmt: skip
         field_classes = {name: SafeJSONField for name in JSON_FIELDS}
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 
 from audits.checks.registry import CHECKS_BY_TYPE, SEVERITIES, CheckSpec
+from audits.extraction import extractors_to_text
 from audits.models import Audit, Issue, Page
 
 BASELINE_CHOICES_MAX = 50  # completed audits offered as a baseline (newest first)
@@ -129,6 +130,7 @@ CONFIG_LABELS = {
     "min_request_interval_ms": "Interval between requests (ms)",
     "max_concurrency": "Max concurrency",
     "checks": "Check settings",
+    "extractors": "Custom extraction",
 }
 NO_LIMIT_KEYS = {"max_depth"}
 
@@ -155,6 +157,8 @@ def _checks_text(value) -> str:
 def _setting_text(key: str, value) -> str:
     if key == "checks":
         return _checks_text(value or {})
+    if key == "extractors":  # as the project form writes them, one per extractor
+        return "; ".join(extractors_to_text([e]) for e in value if isinstance(e, dict)) if value else "none"
     if value is None:
         return "no limit" if key in NO_LIMIT_KEYS else "–"
     if isinstance(value, bool):

@@ -25,6 +25,7 @@ class ErrorCode(StrEnum):
     INVALID_MAX_PAGES = "invalid_max_pages", HTTPStatus.BAD_REQUEST
     INVALID_CHECK_OVERRIDES = "invalid_check_overrides", HTTPStatus.BAD_REQUEST
     INVALID_SCHEDULE = "invalid_schedule", HTTPStatus.BAD_REQUEST
+    INVALID_URL_LIST = "invalid_url_list", HTTPStatus.BAD_REQUEST
     COMPARISON_SAME_AUDIT = "comparison_same_audit", HTTPStatus.BAD_REQUEST
     COMPARISON_PROJECT_MISMATCH = "comparison_project_mismatch", HTTPStatus.BAD_REQUEST
     # 402: a quota that money or the next month lifts (a client must tell it from a permission problem)

@@ -133,6 +133,21 @@ def _lighthouse(value_label: str) -> Evidence:
     )
 
 
+def _structured(missing_label: str) -> Evidence:
+    """One row per entity lacking properties (a page may carry several)."""
+    return Evidence(
+        UNIT_PAGES,
+        (
+            page(),
+            item("entity_type", "Type", "type"),
+            item("syntax", "Syntax"),
+            item("missing", missing_label),
+            detail("entities_count", "Entities lacking"),
+        ),
+        expand="entities",
+    )
+
+
 def _duplicate(key: str, label: str) -> Evidence:
     return Evidence(
         UNIT_PAGES,
@@ -453,7 +468,80 @@ EVIDENCE: dict[str, Evidence] = {
     "missing-x-content-type-options": _missing_header(),
     "missing-x-frame-options": _missing_header(),
     "missing-referrer-policy": _missing_header(),
+    "custom-extraction": Evidence(
+        UNIT_PAGES,
+        (page(), item("extractor", "Extractor"), item("rule", "Rule"), item("value", "Value")),
+        expand="findings",
+    ),
+    # --- structured data, images, pagination -------------------------------------------------------------
+    "structured-data-missing-required": _structured("Missing required properties"),
+    "structured-data-missing-recommended": _structured("Missing recommended properties"),
+    "image-missing-size": Evidence(
+        UNIT_PAGES,
+        (
+            page(),
+            detail("images_missing_size", "Images without width/height"),
+            detail("images_total", "Images"),
+            detail("srcs", "Image sources (first 5)"),
+        ),
+    ),
+    "image-alt-too-long": Evidence(
+        UNIT_PAGES,
+        (page(), item("src", "Image source"), item("alt_chars", "Alt characters"), detail("max_chars", "Limit")),
+        expand="images",
+    ),
+    "broken-image": Evidence(
+        UNIT_PAGES,
+        (
+            page(),
+            item("src", "Image"),
+            item("status_code", "Status"),
+            item("error", "Error"),
+            detail("images_count", "Broken images on the page"),
+        ),
+        expand="images",
+    ),
+    "image-too-large": Evidence(
+        UNIT_PAGES,
+        (page(), item("src", "Image"), item("kb", "Size (KB)"), detail("max_kb", "Limit (KB)")),
+        expand="images",
+    ),
+    "pagination-broken-sequence": Evidence(
+        UNIT_PAGES,
+        (
+            page(),
+            detail("rel", "Link"),
+            detail("target", "Target"),
+            detail("expected_rel", "Target's link back"),
+            detail("target_points_to", "Which points to"),
+        ),
+    ),
+    "pagination-url-not-ok": Evidence(
+        UNIT_PAGES,
+        (
+            page(),
+            detail("rel", "Link"),
+            detail("target", "Target"),
+            detail("status_code", "Target status"),
+            detail("indexable", "Target indexable"),
+        ),
+    ),
+    "pagination-loop": Evidence(
+        UNIT_PAGES, (page("First page of the loop"), detail("loop_length", "Pages in loop"), detail("urls", "Loop"))
+    ),
     # --- Lighthouse --------------------------------------------------------------------------------------
+    "accessibility-violation": Evidence(
+        UNIT_PAGES,
+        (
+            page("Sampled page"),
+            detail("rule", "axe rule"),
+            detail("impact", "Impact"),
+            detail("description", "Description"),
+            detail("nodes", "Elements"),
+            detail("strategy", "Strategy"),
+        ),
+        order=("page_url", "details__rule", "id"),
+    ),
     "poor-performance-score": _lighthouse("Performance score"),
     "poor-lcp": _lighthouse("LCP (ms)"),
     "poor-cls": _lighthouse("CLS"),

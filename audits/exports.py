@@ -25,7 +25,7 @@ from django.db.models import Count, QuerySet
 
 from audits.checks.registry import CATEGORIES
 from audits.comparison import check_spec
-from audits.evidence import all_evidence_keys, evidence_columns, evidence_queryset, evidence_records
+from audits.evidence import LIST_SEPARATOR, all_evidence_keys, evidence_columns, evidence_queryset, evidence_records
 from audits.models import Audit, Issue, Page
 from audits.selectors import page_inlinks_count
 
@@ -67,6 +67,7 @@ PAGE_FIELDS = (
     "fetched_at",
 )
 PAGE_COLUMNS = (*PAGE_FIELDS, "inlinks")  # inlinks: links to the page from the audit's crawled pages
+EXTRACTED_PREFIX = "extracted."  # + an extractor's name: a pages export column (custom extraction)
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -102,11 +103,32 @@ def _issue_records(audit: Audit) -> Iterator[tuple]:
         yield from _type_records(audit, issue_type, ISSUE_COLUMNS, prefix)
 
 
-def _page_rows(audit: Audit, pages: QuerySet | None) -> Iterator[tuple]:
-    """`pages`: the dashboard's filtered, sorted queryset, annotated with `inlinks` (all pages by URL when None)."""
+def _extractor_names(audit: Audit) -> list[str]:
+    """The custom extractors the audit crawled with (its config snapshot), one export column each."""
+    return [e["name"] for e in (audit.config or {}).get("extractors") or [] if isinstance(e, dict) and e.get("name")]
+
+
+def page_export_columns(audit: Audit) -> tuple:
+    """PAGE_COLUMNS, then `extracted.<name>` for each of the audit's custom extractors."""
+    return (*PAGE_COLUMNS, *(f"{EXTRACTED_PREFIX}{name}" for name in _extractor_names(audit)))
+
+
+def _page_rows(audit: Audit, pages: QuerySet | None = None, *, join_values: bool = True) -> Iterator[tuple]:
+    """`pages`: the dashboard's filtered, sorted queryset, annotated with `inlinks` (all pages by URL when None).
+    Extracted values follow the page's columns: joined into one cell for CSV, a list for JSON."""
     if pages is None:
         pages = Page.objects.filter(audit=audit).annotate(inlinks=page_inlinks_count()).order_by("url")
-    return pages.filter(audit=audit).values_list(*PAGE_COLUMNS).iterator(chunk_size=EXPORT_FETCH_ROWS)
+    names = _extractor_names(audit)
+    if not names:
+        return pages.filter(audit=audit).values_list(*PAGE_COLUMNS).iterator(chunk_size=EXPORT_FETCH_ROWS)
+    rows = pages.filter(audit=audit).values_list(*PAGE_COLUMNS, "extracted").iterator(chunk_size=EXPORT_FETCH_ROWS)
+    return (_with_extracted(row, names, join_values) for row in rows)
+
+
+def _with_extracted(row: tuple, names: list[str], join_values: bool) -> tuple:
+    extracted = row[-1] or {}
+    values = [extracted.get(name) or [] for name in names]
+    return (*row[:-1], *(LIST_SEPARATOR.join(v) if join_values else v for v in values))
 
 
 def _batched(rows: Iterable, size: int = EXPORT_ROWS_PER_CHUNK) -> Iterator[list]:
@@ -168,7 +190,7 @@ def issue_type_csv_rows(audit: Audit, issue_type: str) -> Iterator[str]:
 
 def pages_csv_rows(audit: Audit, pages: QuerySet | None = None) -> Iterator[str]:
     """CSV of the audit's pages (or of `pages`, in its order): a header line, then chunks of lines."""
-    return _csv_chunks(PAGE_COLUMNS, _page_rows(audit, pages))
+    return _csv_chunks(page_export_columns(audit), _page_rows(audit, pages))
 
 
 # --- JSON ----------------------------------------------------------------------------------------------
@@ -206,7 +228,7 @@ def issue_type_json_chunks(audit: Audit, issue_type: str) -> Iterator[str]:
 
 def pages_json_chunks(audit: Audit, pages: QuerySet | None = None) -> Iterator[str]:
     """A JSON array of the audit's pages (or of `pages`, in its order), PAGE_COLUMNS keys, in chunks."""
-    return _json_chunks(PAGE_COLUMNS, _page_rows(audit, pages))
+    return _json_chunks(page_export_columns(audit), _page_rows(audit, pages, join_values=False))
 
 
 def export_filename(audit: Audit, what: str, extension: str) -> str:

@@ -26,6 +26,9 @@ FAILURE_RECORD_RETRY_WINDOW_S = 24 * 3600
 
 DEFAULT_MAX_PAGES = 500
 MAX_PAGES_CEILING = 100_000
+# List mode: URLs one audit takes as a list (a migration's or spot check's list, not a whole site)
+MAX_LIST_URLS = 10_000
+LIST_ERRORS_SHOWN = 20  # invalid lines named in one refusal; the count says how many more
 ERROR_DETAIL_CHARS = 500
 
 # What a page record keeps of a response for the page detail screen (the full response is never stored).

@@ -61,6 +61,12 @@ class Project(models.Model):
         help_text='Per-project checks: {"thresholds": {type: {key: value}}, "severities": {type: severity}, '
         '"disabled": [type]}',
     )
+    extractors = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Custom extraction (audits/extraction.py): [{"name", "kind": xpath|css|regex, "expression", '
+        '"multiple", "rule", "rule_value"}]',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -193,6 +199,16 @@ class Page(models.Model):
     external_links = models.PositiveIntegerField(default=0)
     hreflang = models.JSONField(default=list, blank=True)
     structured_data = models.JSONField(default=dict, blank=True)
+    extracted = models.JSONField(
+        default=dict, blank=True, help_text="Custom extraction: {extractor name: [values]} (audits/extraction.py)"
+    )
+    # Pagination and image checks (audits/checks/pagination.py, images.py).
+    rel_next = models.TextField("rel=next", blank=True, help_text='<link rel="next"> resolved and normalised')
+    rel_prev = models.TextField("rel=prev", blank=True, help_text='<link rel="prev"> resolved and normalised')
+    image_urls = models.JSONField(
+        "Image URLs",
+        default=list, blank=True, help_text="Distinct internal <img> URLs (bounded), for the image pass in finalize"
+    )
     is_indexable = models.BooleanField(default=False)
     fetched_at = models.DateTimeField(null=True, blank=True)
     inlinks_count = models.PositiveIntegerField(

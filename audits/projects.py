@@ -17,10 +17,11 @@ from accounts.models import Account
 from accounts.services import account_get_or_create_for_user
 from audits.checks.registry import validate_overrides
 from audits.errors import AuditRefused
+from audits.extraction import extractors_validate
 from audits.limits import MAX_PAGES_CEILING
 from audits.models import Audit, Project
+from audits.patterns import compile_pattern
 from audits.pipeline.lifecycle import audit_delete
-from audits.pipeline.scope import compile_pattern
 from audits.schedules import schedule_clear
 from crawler.urls import InvalidURL, validate_start_url
 
@@ -48,7 +49,7 @@ BOOLEAN_FIELDS = ("follow_nofollow", "crawl_subdomains", "render_js")
 PROJECT_FIELDS = frozenset(
     {
         "account", "owner", "name", "base_url", "include_patterns", "exclude_patterns", "user_agent",
-        "auth_username", "auth_password", "query_policy", "query_keep_keys", "check_overrides",
+        "auth_username", "auth_password", "query_policy", "query_keep_keys", "check_overrides", "extractors",
         *NUMBER_BOUNDS, *BOOLEAN_FIELDS,
     }
 )  # fmt: skip
@@ -233,6 +234,11 @@ def _checked(field: str, value):
         return _query_keep_keys(value)
     if field == "check_overrides":
         return _check_overrides(value)
+    if field == "extractors":
+        try:
+            return extractors_validate(value)  # every expression compiled now, not found wrong mid-crawl
+        except ValueError as exc:
+            raise _invalid("extractors", "invalid_extractors", str(exc)) from None
     return value  # account, owner: model instances the caller looked up
 
 

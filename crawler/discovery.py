@@ -236,16 +236,18 @@ def fetch_sitemaps(
     max_urls: int,
     allow_private: bool = True,
     pace: Callable[[], None] | None = None,
+    only: list[str] | None = None,
 ) -> SitemapResult:
     """Sitemap URLs from robots.txt and /sitemap.xml, indexes followed; every cap in limits applies.
+    With `only` (list mode's sitemap), those sitemaps and the indexes they name, nothing else.
 
     URLs are normalised and deduplicated but not filtered by site: the caller decides what is internal.
     Never raises; failures are listed in errors (a 404 of the implicit /sitemap.xml is not a failure).
     """
     out = SitemapResult()
-    declared = [u for u in (normalize(s, site_url) for s in robots.sitemaps()) if u]
-    implicit = _origin(site_url) + "/sitemap.xml"
-    queue: deque[tuple[str, int]] = deque((u, 0) for u in dict.fromkeys([*declared, implicit]))
+    declared = [u for u in (normalize(s, site_url) for s in (robots.sitemaps() if only is None else only)) if u]
+    implicit = _origin(site_url) + "/sitemap.xml" if only is None else declared[0] if declared else ""
+    queue: deque[tuple[str, int]] = deque((u, 0) for u in dict.fromkeys([*declared, implicit]) if u)
     queued = {u for u, _ in queue}
     seen_urls: set[str] = set()
     out.sitemaps_found.extend(declared)

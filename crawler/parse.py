@@ -84,6 +84,18 @@ class PageData:
     protocol_relative_resources: list[str] = field(default_factory=list)  # src/href written "//host/…"
     blank_without_noopener: list[str] = field(default_factory=list)  # target=_blank to another origin, no noopener
     blank_without_noopener_total: int = 0
+    # Structured data: one entry per top-level entity, {"syntax": json-ld|microdata|rdfa, "type": short name,
+    # "properties": sorted non-empty property names}, <= MAX_STRUCTURED_ITEMS_PER_PAGE (audits/checks/structured_data)
+    structured_items: list[dict] = field(default_factory=list)
+    # Images (audits/checks/images.py): distinct absolute http(s) srcs, <= MAX_IMAGE_URLS_PER_PAGE, and examples
+    # (<= MAX_LISTED_RESOURCES_PER_PAGE) of <img> without both width and height, and with too long an alt.
+    image_urls: list[str] = field(default_factory=list)
+    images_missing_size: int = 0
+    images_missing_size_srcs: list[str] = field(default_factory=list)
+    image_alts: list[tuple[str, int]] = field(default_factory=list)  # (src, alt length) of the longest alts
+    # <link rel=next/prev> (pagination checks), resolved and normalised; None when absent.
+    rel_next: str | None = None
+    rel_prev: str | None = None
 
 
 _WS = re.compile(r"\s+")
@@ -194,8 +206,8 @@ def parse_html(
             return urlsplit(target).hostname == host
 
     steps = (
-        _head, _links, _images_and_resources, _scripts, _headings_and_roots, _security_signals, _main_text,
-        _visible_text,
+        _head, _links, _images_and_resources, _scripts, _microdata_and_rdfa, _headings_and_roots,
+        _security_signals, _main_text, _visible_text,
     )  # fmt: skip
     for step in steps:
         try:
@@ -250,6 +262,11 @@ def _head(root, page: PageData, url: str) -> None:
         rel = _rel_tokens(link)
         if "canonical" in rel:
             page.canonicals.append(href.strip())
+        if "next" in rel and page.rel_next is None:
+            page.rel_next = normalize(href, page.base_url) or ""
+        if "prev" in rel or "previous" in rel:
+            if page.rel_prev is None:
+                page.rel_prev = normalize(href, page.base_url) or ""
         if "alternate" in rel and link.get("hreflang") is not None:
             if len(page.hreflang) < limits.MAX_HREFLANG_PER_PAGE:
                 target = normalize(href, page.base_url)
@@ -328,6 +345,20 @@ def _images_and_resources(root, page: PageData, url: str) -> None:
         page.images_total += 1
         if page.images_total > limits.MAX_IMAGES_PER_PAGE:
             continue  # counted, not inspected
+        src = (img.get("src") or "").strip()
+        absolute = normalize(src, page.base_url) if src and not src.startswith("data:") else None
+        if absolute and len(page.image_urls) < limits.MAX_IMAGE_URLS_PER_PAGE and absolute not in page.image_urls:
+            page.image_urls.append(absolute)
+        if not (img.get("width") or "").strip() or not (img.get("height") or "").strip():
+            page.images_missing_size += 1
+            if len(page.images_missing_size_srcs) < limits.MAX_LISTED_RESOURCES_PER_PAGE:
+                page.images_missing_size_srcs.append(absolute or src)
+        alt = _collapse(img.get("alt"))
+        if alt and len(page.image_alts) < limits.MAX_LISTED_RESOURCES_PER_PAGE:
+            page.image_alts.append((absolute or src, len(alt)))
+        elif alt and len(alt) > min(n for _, n in page.image_alts):
+            shortest = min(range(len(page.image_alts)), key=lambda i: page.image_alts[i][1])
+            page.image_alts[shortest] = (absolute or src, len(alt))
         if img.get("alt") is None:
             page.images_missing_alt += 1
             if len(page.images_missing_alt_srcs) < limits.MAX_LISTED_RESOURCES_PER_PAGE:
@@ -372,6 +403,63 @@ def _jsonld_types(data, out: list[str]) -> None:
             _jsonld_types(graph, out)
 
 
+def _short_name(value: str) -> str:
+    """ "https://schema.org/Product" / "schema:Product" -> "Product", to compare with JSON-LD's short names."""
+    return value.strip().rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+
+
+def _filled(value) -> bool:
+    return value not in (None, "", [], {}) and not (isinstance(value, str) and not value.strip())
+
+
+def _note_item(page: PageData, syntax: str, types, properties) -> None:
+    if len(page.structured_items) >= limits.MAX_STRUCTURED_ITEMS_PER_PAGE:
+        return
+    names = sorted({_short_name(name) for name in properties})[: limits.MAX_STRUCTURED_PROPERTIES_PER_ITEM]
+    for t in types if isinstance(types, list) else [types]:
+        if isinstance(t, str) and t.strip():
+            page.structured_items.append({"syntax": syntax, "type": _short_name(t), "properties": names})
+
+
+def _jsonld_items(page: PageData, data) -> None:
+    for item in data if isinstance(data, list) else [data]:
+        if not isinstance(item, dict):
+            continue
+        graph = item.get("@graph")
+        if isinstance(graph, (list, dict)):
+            _jsonld_items(page, graph)
+        if "@type" in item:
+            props = [k for k, v in item.items() if not k.startswith("@") and _filled(v)]
+            _note_item(page, "json-ld", item["@type"], props)
+
+
+_X_RDFA = "//*[@typeof]"
+
+
+def _microdata_and_rdfa(root, page: PageData, url: str) -> None:
+    """Microdata and RDFa entities through extruct (the JSON-LD ones come from _scripts' own parse)."""
+    # why: extruct's RDFa pulls in rdflib (~0.6 s to import); only pages with microdata or RDFa pay for it
+    from extruct.rdfa import RDFaExtractor
+    from extruct.w3cmicrodata import MicrodataExtractor  # why: imported with the line above, for the same reason
+
+    if root.xpath(_X_MICRODATA):
+        for item in MicrodataExtractor().extract_items(root, page.base_url):
+            props = [k for k, v in (item.get("properties") or {}).items() if _filled(v)]
+            _note_item(page, "microdata", item.get("type") or [], props)
+    if root.xpath(_X_RDFA):
+        # pyRdfa wants its own DOM: the tree is serialised once, only on the rare pages that carry RDFa.
+        document = lxml.html.tostring(root, encoding="utf-8")
+        try:
+            items = RDFaExtractor().extract(document, base_url=page.base_url)
+        except Exception:  # noqa: BLE001 - pyRdfa/rdflib raise their own types on hostile markup; RDFa is optional
+            items = []
+        for item in items:
+            types = [_short_name(t) for t in item.get("@type") or []]
+            props = [k for k, v in item.items() if not k.startswith("@") and _filled(v)]
+            if types and any("schema.org" in t for t in item.get("@type") or []):
+                _note_item(page, "rdfa", types, props)
+
+
 def _scripts(root, page: PageData, url: str) -> None:
     types: list[str] = []
     for script in root.iter("script"):
@@ -379,9 +467,12 @@ def _scripts(root, page: PageData, url: str) -> None:
         if kind == "application/ld+json":
             page.jsonld_blocks += 1
             try:
-                _jsonld_types(json.loads(script.text or ""), types)
+                data = json.loads(script.text or "")
             except (ValueError, RecursionError):
                 page.jsonld_invalid += 1
+                continue
+            _jsonld_types(data, types)
+            _jsonld_items(page, data)
         elif kind in _JS_TYPES:
             page.scripts_total += 1
     for itemtype in root.xpath(_X_MICRODATA):

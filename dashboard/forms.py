@@ -6,7 +6,9 @@ import re
 from django import forms
 from django.db import models
 
+from audits.extraction import MAX_EXTRACTORS, extractors_from_text, extractors_to_text
 from audits.models import Page, Project, Schedule
+from audits.pipeline.start import Mode, url_list_lines
 from audits.projects import NUMBER_BOUNDS, PROJECT_FIELDS
 from config.forms import parse_json_text
 from dashboard.pages import COLUMNS, SORT_LABELS, VIEWS, view_for
@@ -77,6 +79,22 @@ class ProjectForm(forms.ModelForm):
         required=False,
         help_text="Comma-separated, with the “keep only the listed keys” policy.",
     )
+    extractors = forms.CharField(
+        label="Extractors",
+        required=False,
+        widget=forms.Textarea(
+            attrs={
+                "rows": 4,
+                "spellcheck": "false",
+                "autocapitalize": "off",
+                "placeholder": "price | css | .price::text | contains €\nsku | xpath | //meta[@itemprop='sku']/@content"
+                " | missing",
+            }
+        ),
+        help_text=f"Up to {MAX_EXTRACTORS}, one per line: “name | kind | expression”, kind xpath, css or regex; "
+        "optionally “| multiple” (up to 20 values) and a rule that raises an issue: “| missing”, "
+        "“| contains TEXT” or “| matches REGEX”. Values appear in the pages grid and exports.",
+    )
 
     class Meta:
         model = Project
@@ -101,6 +119,7 @@ class ProjectForm(forms.ModelForm):
             "min_request_interval_ms",
             "max_concurrency",
             "check_overrides",
+            "extractors",
         ]
         labels = {
             "base_url": "Base URL",
@@ -130,6 +149,8 @@ class ProjectForm(forms.ModelForm):
         if isinstance(self.initial.get("check_overrides"), dict):
             overrides = self.initial["check_overrides"]
             self.initial["check_overrides"] = json.dumps(overrides, indent=2) if overrides else ""
+        if isinstance(self.initial.get("extractors"), list):
+            self.initial["extractors"] = extractors_to_text(self.initial["extractors"])
         if isinstance(self.initial.get("query_keep_keys"), list):
             self.initial["query_keep_keys"] = ", ".join(self.initial["query_keep_keys"])
         # The model's limits (max_length, min_value) would refuse first, in other words than the service's
@@ -142,6 +163,12 @@ class ProjectForm(forms.ModelForm):
     def clean_check_overrides(self):
         raw = (self.cleaned_data.get("check_overrides") or "").strip()
         return parse_json_text(raw) if raw else {}
+
+    def clean_extractors(self):
+        try:
+            return extractors_from_text(self.cleaned_data.get("extractors") or "")
+        except ValueError as exc:  # the line cannot be read; audits.projects judges the expressions
+            raise forms.ValidationError(str(exc)) from None
 
     def clean_query_keep_keys(self):
         raw = self.cleaned_data.get("query_keep_keys", "")
@@ -167,13 +194,54 @@ class ProjectForm(forms.ModelForm):
         self.add_error(exc.field if exc.field in self.fields else None, exc.message)
 
 
-class AuditStartForm(forms.Form):
-    """Only shape is checked here: audits.pipeline.start.audit_start is the judge of URL, pages and plan."""
+URL_LIST_FILE_MAX_BYTES = 2 * 1024 * 1024  # 10,000 URLs of ~200 characters
+URL_LIST_FILE_SUFFIXES = (".txt", ".csv")
 
-    start_url = forms.CharField(
-        label="Start URL", max_length=20_000, widget=forms.URLInput(attrs={"placeholder": "https://example.com/"})
+
+class AuditStartForm(forms.Form):
+    """Only shape is checked here: audits.pipeline.start.audit_start is the judge of URL, pages and plan.
+
+    The mode picks what is audited; the fields of the other modes are ignored (and hidden by CSS :has())."""
+
+    mode = forms.ChoiceField(
+        label="What to audit",
+        choices=[
+            (Mode.CRAWL, "Crawl the site, following links"),
+            (Mode.LIST, "A list of URLs (only those pages)"),
+            (Mode.SITEMAP, "The URLs of one sitemap"),
+        ],
+        initial=Mode.CRAWL,
+        required=False,  # absent (an older form, a script): crawl
+        widget=forms.RadioSelect,
     )
-    max_pages = forms.IntegerField(label="Max pages")
+    start_url = forms.CharField(
+        label="Start URL",
+        required=False,
+        max_length=20_000,
+        widget=forms.URLInput(attrs={"placeholder": "https://example.com/"}),
+    )
+    url_list = forms.CharField(
+        label="URLs, one per line",
+        required=False,
+        max_length=URL_LIST_FILE_MAX_BYTES,
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false", "autocapitalize": "off"}),
+        help_text="Pages of this project's site, up to 10,000; the list's length is the page budget. Links on "
+        "them are recorded, not followed.",
+    )
+    url_file = forms.FileField(
+        label="…or upload a file",
+        required=False,
+        help_text="A .txt file with one URL per line, or a .csv file with the URLs in its first column.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".txt,.csv,text/plain,text/csv"}),
+    )
+    sitemap_url = forms.CharField(
+        label="Sitemap URL",
+        required=False,
+        max_length=20_000,
+        widget=forms.URLInput(attrs={"placeholder": "https://example.com/sitemap.xml"}),
+        help_text="Its URLs (and those of the sitemaps an index names) are audited; links are not followed.",
+    )
+    max_pages = forms.IntegerField(label="Max pages", required=False)
     lighthouse = forms.BooleanField(
         label="Run Lighthouse", required=False, help_text="Performance of a sample of pages, mobile and desktop."
     )
@@ -184,11 +252,55 @@ class AuditStartForm(forms.Form):
         label="Exclude patterns", help_text="Regular expressions, one per line; saved to the project."
     )
 
+    def clean(self):
+        data = super().clean()
+        mode = data["mode"] = data.get("mode") or Mode.CRAWL
+        data["urls"] = None
+        if mode == Mode.CRAWL and not (data.get("start_url") or "").strip():
+            self.add_error("start_url", "Enter the address to start from.")
+        if mode == Mode.CRAWL and data.get("max_pages") is None:
+            self.add_error("max_pages", "Enter how many pages to crawl at most.")
+        if mode == Mode.SITEMAP and not (data.get("sitemap_url") or "").strip():
+            self.add_error("sitemap_url", "Enter the address of a sitemap.")
+        if mode == Mode.LIST:
+            upload = data.get("url_file")
+            if upload:
+                data["urls"] = self._file_lines(upload)
+            elif (data.get("url_list") or "").strip():
+                data["urls"] = url_list_lines(data["url_list"])
+            else:
+                self.add_error("url_list", "Paste URLs, one per line, or upload a .txt or .csv file.")
+        return data
+
+    def _file_lines(self, upload) -> list[str] | None:
+        name = (upload.name or "").lower()
+        if not name.endswith(URL_LIST_FILE_SUFFIXES):
+            self.add_error("url_file", "Upload a .txt or .csv file.")
+            return None
+        if upload.size > URL_LIST_FILE_MAX_BYTES:
+            self.add_error("url_file", f"The file is larger than {URL_LIST_FILE_MAX_BYTES // (1024 * 1024)} MB.")
+            return None
+        try:
+            text = upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            self.add_error("url_file", "The file is not UTF-8 text.")
+            return None
+        return url_list_lines(text, first_column=name.endswith(".csv"))
+
     def add_refusal(self, exc) -> None:
         """Show an AuditRefused next to the field it is about, or at the top of the form."""
         hint = REFUSAL_HINTS.get(exc.code, "")
         message = f"{exc.message} {hint}".strip()
-        self.add_error(exc.field if exc.field in self.fields else None, message)
+        field, mode = exc.field, self.cleaned_data.get("mode")
+        if field == "urls" or (field == "max_pages" and mode == Mode.LIST):
+            # about the list (a bad line, too many URLs for the plan): under the file if one was uploaded
+            field = "url_file" if self.cleaned_data.get("url_file") else "url_list"
+        if field == "start_url" and mode != Mode.CRAWL:
+            field = None  # the project's base URL, not a field of this mode: said at the top
+        lines = getattr(exc, "lines", None)
+        if lines:  # each bad line on its own line under the field, after the count
+            message = [exc.message.split(":", 1)[0] + ":", *lines]
+        self.add_error(field if field in self.fields else None, message)
 
 
 class ScheduleForm(forms.Form):
@@ -260,9 +372,12 @@ class PageFilterForm(forms.Form):
     )
     cols_set = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
-    def __init__(self, *args, issue_types=(), **kwargs):
+    def __init__(self, *args, issue_types=(), extra_columns=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.page_view = view_for(self.data.get("view", "") if self.is_bound else "")
+        if extra_columns:  # the audit's custom extraction columns, after the built-in ones
+            extra = [(c.key, f"{c.label} (extracted)") for c in extra_columns]
+            self.fields["cols"].choices = [*self.fields["cols"].choices, *extra]
         self.fields["show"].choices = [("", "All")] + list(self.page_view.filters)
         self.fields["issue"].choices = [("", "Any"), *issue_types]
         self.fields["sort"].choices = [

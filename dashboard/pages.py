@@ -27,6 +27,7 @@ LINKS_PER_PAGE = 50
 ISSUE_ROWS_PER_TYPE = 20  # evidence rows shown per issue type on a page; the issue's own screen has them all
 COLS_COOKIE_PREFIX = "sw_cols_"  # + view key: the chosen columns, remembered for the next visit
 COLS_COOKIE_MAX_AGE_S = 365 * 24 * 3600
+EXTRACTOR_COLUMN_PREFIX = "ex"  # + the extractor's position: the key of a custom extraction column
 
 
 def _threshold(issue_type: str, key: str, default: int) -> int:
@@ -44,6 +45,7 @@ class PageColumn:
     sort: str = ""  # key in PAGE_SORTS; "" when the column is not sortable
     num: bool = False
     help: str = ""
+    extractor: str = ""  # a custom extractor's name: the column shows Page.extracted[extractor]
 
 
 COLUMNS = {
@@ -199,10 +201,23 @@ def view_for(key: str) -> PageView:
     return VIEWS.get(key) or VIEWS[DEFAULT_VIEW]
 
 
-def columns_for(view: PageView, chosen: list[str] | None) -> list[PageColumn]:
-    """The columns to show: the chosen ones (URL always first), else the view's defaults."""
-    keys = [k for k in (chosen or []) if k in COLUMNS and k != "url"] if chosen else list(view.columns[1:])
-    return [COLUMNS["url"], *(COLUMNS[k] for k in dict.fromkeys(keys))]
+def extractor_columns(*, audit: Audit) -> list[PageColumn]:
+    """One optional column per custom extractor the audit crawled with (its config snapshot), keyed
+    `ex0`, `ex1`, … (an extractor's name may hold characters the column cookie cannot)."""
+    extractors = (audit.config or {}).get("extractors") or []
+    names = [e["name"] for e in extractors if isinstance(e, dict) and isinstance(e.get("name"), str)]
+    return [
+        PageColumn(f"{EXTRACTOR_COLUMN_PREFIX}{i}", name, help="Custom extraction", extractor=name)
+        for i, name in enumerate(names)
+    ]
+
+
+def columns_for(view: PageView, chosen: list[str] | None, extra: list[PageColumn] = ()) -> list[PageColumn]:
+    """The columns to show: the chosen ones (URL always first), else the view's defaults. `extra`: columns
+    of this audit only (its custom extractors), choosable like the others."""
+    known = {**COLUMNS, **{c.key: c for c in extra}}
+    keys = [k for k in (chosen or []) if k in known and k != "url"] if chosen else list(view.columns[1:])
+    return [COLUMNS["url"], *(known[k] for k in dict.fromkeys(keys))]
 
 
 # --- the grid ---------------------------------------------------------------------------------------------
@@ -527,7 +542,7 @@ FIELD_LABELS = {
     "heading_counts": "Headings per level",
     "html_lang": "HTML lang",
     "hreflang": "hreflang",
-    "structured_data": "Structured data (JSON-LD)",
+    "structured_data": "Structured data",
     "is_indexable": "Indexable",
     "fetched_at": "Fetched at (UTC)",
 }

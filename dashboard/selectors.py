@@ -89,6 +89,8 @@ ERROR_EXPLANATIONS = {
     "unknown": "An unexpected error stopped the audit. The event log below has the details.",
     "start_url_unreachable": "The start URL could not be fetched (name lookup, connection, TLS or HTTP "
     "error), so there was nothing to crawl. Check the address and that the site is up.",
+    "no_listed_url_allowed": "None of the listed URLs could be crawled: robots.txt or the project's include/exclude "
+    "rules refused them all, or the sitemap named none of the site's pages.",
 }
 
 # Extra words under a refused start, by AuditRefused code (the refusal's own message comes first).
@@ -104,6 +106,7 @@ REFUSAL_HINTS = {
     "audit_capacity_reached": "",
     "insufficient_credits": "Lower the maximum number of pages, or wait for next month's credits.",
     "invalid_schedule": "",
+    "invalid_url_list": "Fix or remove those lines and start again.",
     "invalid_check_overrides": "Fix them in the project's settings.",
 }
 

@@ -141,7 +141,7 @@ def audit_new(request, project_id):
         "include_patterns": project.include_patterns,
         "exclude_patterns": project.exclude_patterns,
     }
-    form = AuditStartForm(request.POST or None, initial=initial)
+    form = AuditStartForm(request.POST or None, request.FILES or None, initial=initial)
     status = 200
     if request.method == "POST":
         status = 400
@@ -157,9 +157,11 @@ def audit_new(request, project_id):
                     )
                     audit = audit_start(
                         project=project,
-                        start_url=data["start_url"],
-                        max_pages=data["max_pages"],
+                        start_url=data["start_url"] if data["mode"] == "crawl" else None,
+                        max_pages=data["max_pages"] if data["mode"] != "list" else None,  # a list: its length
                         lighthouse=data["lighthouse"],
+                        urls=data["urls"],
+                        sitemap_url=data["sitemap_url"] if data["mode"] == "sitemap" else None,
                     )
             except AuditRefused as exc:
                 project.refresh_from_db()
@@ -309,7 +311,11 @@ def audit_issue_type_export(request, audit_id, issue_type, fmt):
 
 
 def _pages_form(request, audit) -> PageFilterForm:
-    return PageFilterForm(request.GET or None, issue_types=page_reads.page_issue_type_choices(audit=audit))
+    return PageFilterForm(
+        request.GET or None,
+        issue_types=page_reads.page_issue_type_choices(audit=audit),
+        extra_columns=page_reads.extractor_columns(audit=audit),
+    )
 
 
 @require_GET
@@ -322,7 +328,7 @@ def audit_pages(request, audit_id):
     chosen = form.chosen_columns()
     if chosen is None and request.COOKIES.get(cookie):
         chosen = request.COOKIES[cookie].split(".")
-    columns = page_reads.columns_for(view, chosen)
+    columns = page_reads.columns_for(view, chosen, page_reads.extractor_columns(audit=audit))
     sort = form.sort_key()
     pages = page_reads.page_filter(audit=audit, **form.filters())
     context = {

@@ -7,9 +7,11 @@ PageData (None when the page was not parsed) and the FetchResult.
 import re
 
 from audits.checks.content import content_page_checks
+from audits.checks.images import image_page_checks
 from audits.checks.pixels import pixel_checks
 from audits.checks.registry import PAGE_TYPES, CheckSettings, make_issue
 from audits.checks.security import security_page_checks
+from audits.checks.structured_data import structured_data_page_checks
 from audits.checks.urls import url_checks
 from crawler.limits import MAX_HTML_BYTES
 from crawler.parse import PageData
@@ -229,6 +231,8 @@ def page_issues(page, data, result, settings: CheckSettings) -> list:
     pixel_checks(data, add, limit)
     content_page_checks(page, data, add, limit)
     security_page_checks(page, data, add, settings)
+    structured_data_page_checks(data, add)
+    image_page_checks(data, add, limit)
     return found
 
 

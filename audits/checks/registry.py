@@ -47,6 +47,11 @@ CATEGORIES: dict[str, str] = {
     "security": "Security",
     "urls": "URLs",
     "international": "International",
+    "structured_data": "Structured data",
+    "images": "Images",
+    "pagination": "Pagination",
+    "accessibility": "Accessibility",
+    "custom": "Custom extraction",
 }
 _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
     "crawlability": (
@@ -78,6 +83,11 @@ _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
     "urls": ("long-url", "url-uppercase", "url-underscores", "url-multiple-slashes", "url-non-ascii", "url-spaces",
              "url-too-many-parameters", "url-repetitive-path", "url-tracking-parameters"),
     "international": ("hreflang-invalid", "hreflang-missing-return-link"),
+    "structured_data": ("structured-data-missing-required", "structured-data-missing-recommended"),
+    "images": ("image-missing-size", "image-alt-too-long", "broken-image", "image-too-large"),
+    "pagination": ("pagination-broken-sequence", "pagination-url-not-ok", "pagination-loop"),
+    "accessibility": ("accessibility-violation",),
+    "custom": ("custom-extraction",),
 }  # fmt: skip
 _CATEGORY_OF = {issue_type: category for category, types in _CATEGORY_TYPES.items() for issue_type in types}
 
@@ -511,7 +521,75 @@ CHECKS: tuple[CheckSpec, ...] = (
         "The crawl stopped at the audit's page limit with URLs still waiting; the site was not fully audited.",
         "Raise the page limit, or narrow the audit with include/exclude patterns.",
     ),
+    _spec(
+        "custom-extraction", WARNING, _P, "Custom extraction rule broken",
+        "A value the project's custom extractors read from the page is missing, lacks the expected text or "
+        "does not match the expected pattern (the project's extractor rules).",
+        "Fix the page's template where the value comes from, or change the extractor's rule in the project "
+        "settings if the rule is wrong.",
+    ),
+    # --- structured data, images (page) -------------------------------------------------------------
+    _spec(
+        "structured-data-missing-required", WARNING, _P, "Rich result: required property missing",
+        "A structured-data entity (JSON-LD, microdata or RDFa) of a rich-result type lacks a property Google "
+        "requires, so the page cannot show as that rich result.",
+        "Add the listed properties to the entity; check it with Google's Rich Results Test.",
+    ),
+    _spec(
+        "structured-data-missing-recommended", INFO, _P, "Rich result: recommended property missing",
+        "A structured-data entity of a rich-result type lacks properties Google recommends; the result shows "
+        "with less information.",
+        "Add the listed properties where the page has that information.",
+    ),
+    _spec(
+        "image-missing-size", INFO, _P, "Images without width and height",
+        "<img> elements without both width and height attributes: the browser cannot reserve their space, so "
+        "the layout shifts as they load (CLS).",
+        "Give every <img> its intrinsic width and height attributes (CSS can still scale it).",
+    ),
+    _spec(
+        "image-alt-too-long", INFO, _P, "Image alt text too long",
+        "Alt text longer than the threshold: screen readers read it all, and long alts are often keyword lists.",
+        "Describe the image in a short phrase; put long descriptions in the page text or a caption.",
+        {"max_chars": 100},
+    ),
+    # --- images, pagination (site) -------------------------------------------------------------------
+    _spec(
+        "broken-image", WARNING, _S, "Broken image",
+        "An internal image the page shows answered 4xx/5xx or not at all: visitors see a broken picture and "
+        "image search drops it (up to 500 distinct images are asked per audit).",
+        "Restore the image, fix the src, or remove the <img>.",
+    ),
+    _spec(
+        "image-too-large", INFO, _S, "Image too large",
+        "An internal image is larger than the threshold (its Content-Length): slow to load, worse LCP on mobile.",
+        "Compress the image, serve a modern format (WebP/AVIF) and sizes that fit the layout (srcset).",
+        {"max_kb": 300},
+    ),
+    # --- pagination (site) ---------------------------------------------------------------------------
+    _spec(
+        "pagination-broken-sequence", WARNING, _S, "Broken pagination sequence",
+        'A page\'s rel="next" target does not point back to it with rel="prev" (or the reverse), so the series '
+        "does not chain.",
+        'Make each page\'s rel="next" and the next page\'s rel="prev" name each other.',
+    ),
+    _spec(
+        "pagination-url-not-ok", WARNING, _S, "Paginated URL not indexable",
+        'A rel="next"/"prev" target answered non-2xx, is noindex or canonicalized elsewhere.',
+        "Point pagination links at final, indexable pages of the series.",
+    ),
+    _spec(
+        "pagination-loop", WARNING, _S, "Pagination loop",
+        'Following rel="next" comes back to a page already in the series: crawlers go round in circles.',
+        'End the series: the last page has no rel="next".',
+    ),
     # --- Lighthouse checks ---------------------------------------------------------------------------
+    _spec(
+        "accessibility-violation", WARNING, _L, "Accessibility violation",
+        "axe-core (in the Lighthouse run of a sampled page) found a serious or critical accessibility failure; "
+        "critical ones are reported as critical unless the project sets the severity.",
+        "Fix the listed rule on the offending elements (the Lighthouse report names them); see the axe rule docs.",
+    ),
     _spec(
         "poor-performance-score", WARNING, _L, "Poor performance score",
         "Lighthouse scored the page's performance low (mobile or desktop).",

@@ -12,7 +12,9 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Window
 
 from audits.checks.content import near_duplicates, soft_404s
+from audits.checks.images import IMAGE_SITE_TYPES, image_answers, image_site_checks
 from audits.checks.page import hreflang_problem, robots_directives
+from audits.checks.pagination import pagination_checks
 from audits.checks.registry import SITE_TYPES, CheckSettings, make_issue
 from audits.checks.security import HEADER_TYPES, security_header_checks
 from audits.models import Issue, Page
@@ -74,6 +76,9 @@ def run_site_checks(audit) -> None:
     settings = CheckSettings.for_audit(audit)
     frontier = _frontier_counts(audit.id)
     kept = FRONTIER_CHECK_TYPES if frontier is None else ()
+    # Network before the transaction: the image pass asks the site, and no transaction waits on it.
+    images = any(settings.enabled(t) for t in IMAGE_SITE_TYPES)
+    answers = image_answers(audit, _judged_pages(audit.id)) if images else {}
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type__in=[t for t in SITE_CHECK_TYPES if t not in kept]).delete()
         out = _IssueWriter(audit.id, settings)
@@ -97,6 +102,11 @@ def run_site_checks(audit) -> None:
             soft_404s(audit, out, _judged_pages(audit.id))
         if any(enabled(t) for t in HEADER_TYPES):
             security_header_checks(audit, out, _judged_pages(audit.id))
+        if images:
+            max_kb = settings.threshold("image-too-large", "max_kb")
+            image_site_checks(out, _judged_pages(audit.id), answers, enabled, max_kb)
+        if any(enabled(t) for t in ("pagination-broken-sequence", "pagination-url-not-ok", "pagination-loop")):
+            pagination_checks(audit, out, _judged_pages(audit.id), enabled)
         if enabled("canonical-target-not-ok"):
             _canonical_targets(audit, out)
         if enabled("hreflang-missing-return-link"):

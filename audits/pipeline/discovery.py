@@ -7,6 +7,7 @@ from audits.models import Audit
 from audits.pipeline.lifecycle import audit_fail, audit_set_phase
 from audits.pipeline.politeness import DiscoveryPacer
 from audits.pipeline.scope import CrawlScope, audit_site_auth, url_pattern
+from audits.pipeline.start import Mode, audit_mode
 from crawler import limits as crawl_limits
 from crawler.discovery import fetch_robots, fetch_sitemaps
 from crawler.fetch import build_session, fetch
@@ -45,6 +46,10 @@ def audit_discover(*, audit_id) -> bool:
 
     scope = CrawlScope.for_audit(audit)
     pace.use_crawl_delay(scope.robots.crawl_delay_s())
+    mode = audit_mode(audit)
+    if mode == Mode.LIST:
+        pace.hand_over()
+        return _seed_listed(audit, scope, config_urls=audit.config.get("list_urls") or [], sitemaps=None)
     sitemaps = fetch_sitemaps(
         session,
         scope.site_url,
@@ -52,8 +57,11 @@ def audit_discover(*, audit_id) -> bool:
         max_urls=crawl_limits.sitemap_url_cap(audit.max_pages),
         allow_private=settings.ALLOW_PRIVATE_TARGETS,
         pace=pace,
+        only=[audit.config["sitemap_url"]] if mode == Mode.SITEMAP else None,
     )
     pace.hand_over()
+    if mode == Mode.SITEMAP:
+        return _seed_listed(audit, scope, config_urls=sitemaps.urls, sitemaps=sitemaps)
     seeds = [NewURL(audit.start_url, depth=0, source=Source.START, pattern=url_pattern(audit.start_url))]
     skipped = 0
     for url in sitemaps.urls:
@@ -76,6 +84,59 @@ def audit_discover(*, audit_id) -> bool:
         # without them and says so here instead of failing.
         "skipped_patterns": scope.skipped_patterns,
     }
+    return audit_set_phase(audit_id=audit.id, phase=Audit.Phase.CRAWLING, discovery=discovery)
+
+
+def _seed_listed(audit: Audit, scope: CrawlScope, *, config_urls: list[str], sitemaps) -> bool:
+    """List and sitemap mode: exactly the given URLs at depth 0 (the page budget's worth, in the list's order),
+    each still asked of robots.txt and the include/exclude rules; what they refuse is counted and named."""
+    in_sitemap = sitemaps is not None
+    source = Source.SITEMAP if in_sitemap else Source.START
+    seeds: list[NewURL] = []
+    refused: list[str] = []
+    off_site = 0
+    for url in config_urls:
+        if not scope.is_internal(url):
+            off_site += 1  # a sitemap may name other hosts; a list was checked against the site at start
+            continue
+        url = scope.rewrite(url)
+        if not scope.allows(url, 0):
+            refused.append(url)
+            continue
+        seeds.append(NewURL(url, depth=0, source=source, in_sitemap=in_sitemap, pattern=url_pattern(url)))
+    seeds = list({s.url: s for s in seeds}.values())[: audit.max_pages]
+    frontier_seed(audit_id=audit.id, urls=seeds)
+    discovery = {
+        **audit.discovery,
+        "mode": audit_mode(audit),
+        "listed_urls": len(config_urls),
+        "listed_urls_seeded": len(seeds),
+        # robots.txt and the project's exclude rules still apply to a list: what they refused is reported
+        "listed_urls_disallowed": len(refused),
+        "listed_urls_disallowed_examples": refused[:20],
+        "listed_urls_off_site": off_site,
+        "crawl_delay_s": scope.robots.crawl_delay_s(),
+        "skipped_patterns": scope.skipped_patterns,
+        "list_mode_note": "Links are recorded but not followed: orphan pages and click depth are not judged.",
+    }
+    if in_sitemap:
+        discovery |= {
+            "sitemaps": sitemaps.sitemaps_found[:50],
+            "sitemap_documents": sitemaps.documents_fetched,
+            "sitemap_urls": len(sitemaps.urls),
+            "sitemap_urls_out_of_scope": off_site + len(refused),
+            "sitemap_capped": sitemaps.capped,
+            "sitemap_errors": sitemaps.errors[:20],
+        }
+    if not seeds:
+        Audit.objects.filter(id=audit.id).update(discovery=discovery)  # what was refused, for the person
+        audit_fail(
+            audit_id=audit.id,
+            code="no_listed_url_allowed",
+            detail="None of the listed URLs may be crawled (robots.txt, the project's rules or an empty sitemap).",
+            phase=Audit.Phase.DISCOVERY,
+        )
+        return False
     return audit_set_phase(audit_id=audit.id, phase=Audit.Phase.CRAWLING, discovery=discovery)
 
 

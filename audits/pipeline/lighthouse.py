@@ -43,6 +43,8 @@ LIGHTHOUSE_ERROR_MAX_CHARS = 500
 LIGHTHOUSE_CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 LIGHTHOUSE_SUMMARY_ITEMS = 5  # opportunities and diagnostics kept per run for the performance screen
 LIGHTHOUSE_PASSING_SCORE = 0.9  # an audit scored at or above this is not worth showing (Lighthouse's "passed")
+ACCESSIBILITY_IMPACTS = ("critical", "serious")  # axe-core impacts turned into issues, worst first
+ACCESSIBILITY_VIOLATIONS_KEPT = 20  # failed rules kept per run in the summary
 STRATEGIES = (LighthouseResult.Strategy.MOBILE, LighthouseResult.Strategy.DESKTOP)
 
 RUNNER_DIR = Path(__file__).resolve().parent.parent / "lighthouse_runner"  # audits/lighthouse_runner
@@ -237,10 +239,34 @@ def report_summary(report: dict) -> dict:
                 diagnostics.append(_item(ref["id"], audit, score=audit["score"]))
     diagnostics.sort(key=lambda item: (item["score"], item["id"]))
     return {
+        "accessibility_violations": accessibility_violations(report),
         "opportunities": opportunities[:LIGHTHOUSE_SUMMARY_ITEMS],
         "diagnostics": diagnostics[:LIGHTHOUSE_SUMMARY_ITEMS],
         "speed_index_ms": _ms(_numeric(audits, "speed-index")),
     }
+
+
+def accessibility_violations(report: dict) -> list[dict]:
+    """Failed axe-core rules of impact serious or critical, from the accessibility category: rule id, impact,
+    description and the number of offending nodes; worst first, bounded."""
+    audits = report.get("audits") or {}
+    refs = ((report.get("categories") or {}).get("accessibility") or {}).get("auditRefs") or []
+    found = []
+    for ref in refs:
+        audit = audits.get(ref.get("id")) or {}
+        details = audit.get("details") or {}
+        impact = ((details.get("debugData") or {}).get("impact") or "").lower()
+        if audit.get("score") == 0 and impact in ACCESSIBILITY_IMPACTS:
+            found.append(
+                {
+                    "rule": ref["id"],
+                    "impact": impact,
+                    "description": _short((audit.get("title") or ref["id"]).replace("`", "")),
+                    "nodes": len(details.get("items") or []),
+                }
+            )
+    found.sort(key=lambda item: (ACCESSIBILITY_IMPACTS.index(item["impact"]), item["rule"]))
+    return found[:ACCESSIBILITY_VIOLATIONS_KEPT]
 
 
 def parse_report(report: dict) -> dict:
@@ -488,6 +514,21 @@ def lighthouse_issues_for_audit(*, audit) -> list[Issue]:
 
     results = LighthouseResult.objects.filter(audit_id=audit.id, status=LighthouseResult.Status.OK)
     for row in results.order_by("url", "strategy"):
+        # One issue per page and rule: a rule failing on mobile and desktop is one fault of the page.
+        for violation in (row.summary or {}).get("accessibility_violations") or []:
+            issue = make_issue(
+                audit.id,
+                "accessibility-violation",
+                page_id=row.page_id,
+                page_url=row.url,
+                details={**violation, "strategy": row.strategy},
+                dedupe_key=violation["rule"],
+                settings=check_settings,
+            )
+            if issue is not None and issue.id not in issues:
+                if violation["impact"] == "critical" and "accessibility-violation" not in check_settings.severities:
+                    issue.severity = Issue.Severity.CRITICAL
+                issues[issue.id] = issue
         if row.performance is not None and row.performance < min_score:
             add(row, "poor-performance-score", row.performance, min_score, "score")
         if row.lcp_ms is not None and row.lcp_ms > max_lcp_ms:

@@ -2,6 +2,7 @@
 outgoing link edges and the in-scope URLs it leads to. Runs in a fetch thread and touches no database."""
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.utils import timezone
 
@@ -9,6 +10,7 @@ from audits.checks import page_issues
 from audits.checks.content import content_fields_fill
 from audits.checks.page import challenge_reason, robots_directives
 from audits.checks.security import security_headers_kept
+from audits.extraction import extract, extraction_issues
 from audits.limits import PAGE_HEADER_VALUE_MAX_CHARS, PAGE_HEADERS_STORED_MAX, PAGE_HEADING_TEXT_MAX_CHARS
 from audits.models import Issue, Page, page_id_for
 from audits.pipeline.scope import CrawlScope
@@ -50,7 +52,10 @@ def fetch_class_for(result: FetchResult) -> str:
 
 
 def _queue(scope: CrawlScope, url: str, depth: int | None, source: str, hops: int = 0) -> NewURL | None:
-    """The frontier entry for an internal URL a page leads to, or None when the scope refuses it."""
+    """The frontier entry for an internal URL a page leads to, or None when the scope refuses it (always in
+    list mode: the listed URLs are the audit; links, redirects and canonicals are recorded, not crawled)."""
+    if not scope.follow_links:
+        return None
     url = scope.rewrite(url)
     if not scope.allows(url, depth):
         return None
@@ -102,6 +107,11 @@ def build_page_record(
         else:
             data = parse_html(result.body, item.url, content_type_charset=result.charset, is_internal=scope.is_internal)
         _fill_from_html(page, data)
+        if scope.extractors:  # the project's custom extraction, read from the HTML the page fields came from
+            if rendered_html is not None:
+                page.extracted = extract(scope.extractors, rendered_html.encode("utf-8"), charset="utf-8")
+            else:
+                page.extracted = extract(scope.extractors, result.body, charset=result.charset)
         content_fields_fill(page, data)
         if challenge_reason(result, data):
             page.fetch_class = Page.FetchClass.BLOCKED  # a WAF/bot challenge stands in for the page
@@ -125,6 +135,8 @@ def build_page_record(
                 discovered += [new] if new else []
     page.is_indexable = _is_indexable(page)
     issues = page_issues(page, data, result, scope.checks)
+    if page.extracted:
+        issues += extraction_issues(page, scope.extractors, scope.checks)
     return PageRecord(item, page, discovered, edges, issues)
 
 
@@ -160,7 +172,14 @@ def _fill_from_html(page: Page, data: PageData) -> None:
         "jsonld_blocks": data.jsonld_blocks,
         "jsonld_invalid": data.jsonld_invalid,
         "types": data.structured_data_types[:50],
+        # Summary per page: entities by syntax and type, with their property names (audits/checks/structured_data).
+        "items": data.structured_items,
+        "rich_types": sorted({item["type"] for item in data.structured_items}),
     }
+    page.rel_next = data.rel_next or ""
+    page.rel_prev = data.rel_prev or ""
+    host = urlsplit(page.url).hostname
+    page.image_urls = [src for src in data.image_urls if urlsplit(src).hostname == host]
 
 
 def _is_indexable(page: Page) -> bool:

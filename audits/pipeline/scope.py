@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import re2
-
 from audits.checks import CheckSettings
+from audits.extraction import compile_extractors
 from audits.models import Audit, Project
+from audits.patterns import compile_pattern
 from crawler import limits as crawl_limits
 from crawler.auth import SiteBasicAuth, site_basic_auth
 from crawler.discovery import Robots
@@ -25,34 +25,6 @@ _NUMERIC = re.compile(r"^\d+$")
 _ID_LIKE = re.compile(r"^(?=.*\d)[0-9a-f-]{8,}$", re.IGNORECASE)  # hex ids, UUIDs, hashes
 DEFAULT_MAX_URLS_PER_PATTERN = 2000
 logger = logging.getLogger(__name__)
-
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # a refused pattern is the person's mistake, not an error for the worker log
-_BACKREFERENCE = re.compile(r"invalid escape sequence: \\[1-9]")
-_LOOKAROUND = re.compile(r"invalid perl operator: \(\?<?[=!]")
-
-
-def compile_pattern(pattern: str):
-    """`pattern` compiled for RE2, matched with .search() on a URL as re.search would. ValueError, with a
-    sentence a person understands, when it is not a valid regular expression or needs backtracking."""
-    if not isinstance(pattern, str):
-        raise ValueError("A pattern must be text.")
-    try:
-        return re2.compile(pattern, _RE2_OPTIONS)
-    except re2.error as exc:
-        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-    shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
-    if _BACKREFERENCE.search(reason) or "(?P=" in pattern:  # RE2 only says "invalid perl operator: (?P"
-        raise ValueError(
-            f"“{shown}” uses a backreference (\\1 or (?P=name)), which is not supported: patterns run on a "
-            "linear-time engine so that no URL can make them slow. Write the repeated part out instead."
-        )
-    if _LOOKAROUND.search(reason):
-        raise ValueError(
-            f"“{shown}” uses a lookahead or lookbehind ((?=, (?!, (?<=, (?<!), which is not supported: "
-            "patterns run on a linear-time engine. Use an include rule together with an exclude rule instead."
-        )
-    raise ValueError(f"“{shown}” is not a valid regular expression ({reason}).")
 
 
 def _compile_stored(patterns, kind: str, audit_id) -> tuple[list, list[str]]:
@@ -84,6 +56,10 @@ def url_pattern(url: str) -> str:
     return "/".join(segments)[:180] + ("?" + "&".join(keys) if keys else "")[:60]
 
 
+def _extractors(stored) -> list:
+    return compile_extractors(stored)
+
+
 @dataclass
 class CrawlScope:
     start_url: str
@@ -99,6 +75,8 @@ class CrawlScope:
     query_keep_keys: frozenset = frozenset()
     checks: CheckSettings = field(default_factory=CheckSettings)
     skipped_patterns: list[str] = field(default_factory=list)  # stored patterns RE2 refused, one note each
+    extractors: list = field(default_factory=list)  # the project's custom extractors, compiled (audits/extraction.py)
+    follow_links: bool = True  # False in list mode: links are recorded as edges, never queued
 
     @classmethod
     def for_audit(cls, audit: Audit) -> "CrawlScope":
@@ -119,6 +97,8 @@ class CrawlScope:
             query_keep_keys=frozenset(config.get("query_keep_keys", [])),
             checks=CheckSettings.for_audit(audit),
             skipped_patterns=skipped_include + skipped_exclude,
+            extractors=_extractors(config.get("extractors")),
+            follow_links=config.get("mode", "crawl") == "crawl",
         )
 
     def __post_init__(self):

@@ -1,8 +1,16 @@
 """Stage 1, start: validate the request, check the account's plan, reserve credits, create the running
 audit and, after commit, hand it to the workers (discovery). Any refusal is AuditRefused and leaves nothing.
-A scheduled run (`schedule_run`) is an ordinary start, skipped while the project's last audit still runs."""
+A scheduled run (`schedule_run`) is an ordinary start, skipped while the project's last audit still runs.
 
+List mode: `urls` (a list) or `sitemap_url` audits exactly those URLs, links recorded but not followed. Each
+URL must be a valid public http(s) URL of the project's site (its host, www. or not, subdomains when the
+project crawls them): politeness, robots.txt and the project's basic auth are per site, and an audit
+reports on one site. A bad line refuses the whole start with its line number; nothing is stored."""
+
+import csv
+import io
 import logging
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import transaction
@@ -14,14 +22,82 @@ from accounts.services import credits_entry, units_needed
 from audits.checks.registry import validate_overrides
 from audits.dispatch import DISCOVER, task_send
 from audits.errors import AuditRefused, ErrorCode
-from audits.limits import MAX_PAGES_CEILING
+from audits.limits import LIST_ERRORS_SHOWN, MAX_LIST_URLS, MAX_PAGES_CEILING
 from audits.models import Audit, AuditEvent, Project
 from audits.pipeline.lifecycle import audit_event
 from audits.projects import url_checked
+from crawler.urls import SiteMatcher
 
 logger = logging.getLogger(__name__)
 Status = Audit.Status
 EventKind = AuditEvent.Kind
+
+
+class Mode(StrEnum):
+    """What an audit crawls (Audit.config["mode"]; absent on audits made before list mode means crawl)."""
+
+    CRAWL = "crawl"  # the site, from the start URL and the sitemaps, following links
+    LIST = "list"  # exactly config["list_urls"]
+    SITEMAP = "sitemap"  # exactly the URLs of config["sitemap_url"] (an index is followed)
+
+
+def audit_mode(audit: Audit) -> str:
+    return (audit.config or {}).get("mode") or Mode.CRAWL
+
+
+def url_list_lines(text: str, *, first_column: bool = False) -> list[str]:
+    """The lines of a pasted or uploaded list, one entry per line so that line numbers stay the file's; with
+    first_column (a .csv file), each row's first cell."""
+    if not first_column:
+        return text.splitlines()
+    cells = [row[0] if row else "" for row in csv.reader(io.StringIO(text))]
+    if cells and "://" not in cells[0]:
+        cells[0] = ""  # a header row ("url", "Address"): skipped, the numbers stay the file's
+    return cells
+
+
+def _list_checked(project: Project, urls: list, field: str) -> list[str]:
+    """The normalised, deduplicated URLs of a list. Blank lines and # comments are skipped (their numbers
+    still count); any invalid line refuses the whole list, naming each bad line (the first 20)."""
+    site = SiteMatcher(project.base_url, include_subdomains=project.crawl_subdomains)
+    if not isinstance(urls, list | tuple) or not urls:
+        raise AuditRefused(ErrorCode.INVALID_URL_LIST, "Give at least one URL, one per line.", field=field)
+    kept: dict[str, None] = {}
+    errors: list[str] = []
+    for number, raw in enumerate(urls, start=1):
+        if not isinstance(raw, str):
+            errors.append(f"line {number}: not text")
+            continue
+        line = raw.strip().lstrip("\ufeff")
+        if not line or line.startswith("#"):
+            continue
+        try:
+            url = url_checked(line, field=field)
+        except AuditRefused as exc:
+            errors.append(f"line {number}: {exc.message}")
+            continue
+        if not site.matches(url):
+            errors.append(f"line {number}: {line[:80]} is not on this project's site ({project.base_url})")
+            continue
+        kept[url] = None
+    if errors:
+        more = f" (and {len(errors) - LIST_ERRORS_SHOWN} more)" if len(errors) > LIST_ERRORS_SHOWN else ""
+        refusal = AuditRefused(
+            ErrorCode.INVALID_URL_LIST,
+            f"{len(errors)} line(s) are not URLs this audit can take{more}: " + "; ".join(errors[:LIST_ERRORS_SHOWN]),
+            field=field,
+        )
+        refusal.lines = errors[:LIST_ERRORS_SHOWN]  # one by one, for a form to list under the field
+        raise refusal
+    if not kept:
+        raise AuditRefused(ErrorCode.INVALID_URL_LIST, "The list has no URLs, only blank lines.", field=field)
+    if len(kept) > MAX_LIST_URLS:
+        raise AuditRefused(
+            ErrorCode.INVALID_URL_LIST,
+            f"A list audits at most {MAX_LIST_URLS} URLs; this one has {len(kept)}.",
+            field=field,
+        )
+    return list(kept)
 
 
 def audit_start(
@@ -32,16 +108,43 @@ def audit_start(
     lighthouse: bool = False,
     scheduled: bool = False,
     dispatch: bool = True,
+    urls: list[str] | None = None,
+    sitemap_url: str | None = None,
 ) -> Audit:
     """Validate, check the plan, reserve credits and create a running audit; after commit, hand it to
     the workers (unless dispatch=False). Refusals raise AuditRefused with a stable code and leave nothing.
+
+    `urls` (list mode) or `sitemap_url` (sitemap mode) audit exactly those URLs and follow no links; a list's
+    page budget defaults to its length.
     """
+    if urls is not None and sitemap_url:
+        raise AuditRefused(ErrorCode.INVALID_URL_LIST, "Give a list of URLs or a sitemap URL, not both.", field="urls")
+    mode, list_urls, sitemap = Mode.CRAWL, None, None
+    if urls is not None:
+        mode, list_urls = Mode.LIST, _list_checked(project, urls, "urls")
+    elif sitemap_url:
+        mode, sitemap = Mode.SITEMAP, url_checked(sitemap_url, field="sitemap_url")
+        if not SiteMatcher(project.base_url, include_subdomains=project.crawl_subdomains).matches(sitemap):
+            raise AuditRefused(
+                ErrorCode.INVALID_URL,
+                f"The sitemap must be on this project's site ({project.base_url}).",
+                field="sitemap_url",
+            )
+    # In list mode the start URL only locates the site (robots.txt, redirects): it is not crawled unless listed.
     url = url_checked(start_url or project.base_url, field="start_url")
+    if max_pages is None and list_urls is not None:
+        max_pages = min(len(list_urls), MAX_PAGES_CEILING)
     pages = project.max_pages if max_pages is None else max_pages
     if not isinstance(pages, int) or isinstance(pages, bool) or pages < 1 or pages > MAX_PAGES_CEILING:
         raise AuditRefused(
             ErrorCode.INVALID_MAX_PAGES,
             f"Max pages must be a whole number from 1 to {MAX_PAGES_CEILING}.",
+            field="max_pages",
+        )
+    if list_urls is not None and len(list_urls) > pages:
+        raise AuditRefused(
+            ErrorCode.INVALID_MAX_PAGES,
+            f"The list has {len(list_urls)} URLs and the audit may crawl {pages} pages: raise max pages or shorten it.",
             field="max_pages",
         )
     try:
@@ -67,9 +170,15 @@ def audit_start(
         "max_urls_per_pattern": project.max_urls_per_pattern,
         "query_policy": project.query_policy,
         "query_keep_keys": list(project.query_keep_keys or []),
+        "extractors": list(project.extractors or []),  # custom extraction, as saved (audits/extraction.py)
         "min_request_interval_ms": project.min_request_interval_ms,
         "max_concurrency": project.max_concurrency,
+        "mode": str(mode),
     }
+    if list_urls is not None:
+        config["list_urls"] = list_urls
+    if sitemap is not None:
+        config["sitemap_url"] = sitemap
     now = timezone.now()
     with transaction.atomic():
         # One start at a time per account, so two concurrent starts cannot both pass the limits.
@@ -87,11 +196,24 @@ def audit_start(
         credits_entry(
             audit=audit, kind=CreditEntry.Kind.RESERVE, units=units_needed(max_pages=pages, lighthouse=lighthouse)
         )
-        audit_event(audit_id=audit.id, kind=EventKind.STARTED, message=f"Audit of {url} started", max_pages=pages)
+        audit_event(
+            audit_id=audit.id,
+            kind=EventKind.STARTED,
+            message=_started_message(mode, url, list_urls, sitemap),
+            max_pages=pages,
+        )
         if dispatch:
             task_send(DISCOVER, str(audit.id))  # after commit: the workers never see an uncommitted audit
     logger.info("audit started", extra={"audit_id": str(audit.id), "url": url, "max_pages": pages})
     return audit
+
+
+def _started_message(mode: str, url: str, list_urls: list[str] | None, sitemap: str | None) -> str:
+    if mode == Mode.LIST:
+        return f"Audit of a list of {len(list_urls)} URLs on {url} started"
+    if mode == Mode.SITEMAP:
+        return f"Audit of the URLs in {sitemap} started"
+    return f"Audit of {url} started"
 
 
 def _check_plan(*, account: Account, project: Project, pages: int, lighthouse: bool) -> None:

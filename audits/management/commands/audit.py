@@ -1,4 +1,5 @@
-"""`manage.py audit URL`: run an audit from the shell, with progress on stderr and an optional JSON result.
+"""`manage.py audit URL` (or `--list FILE`, `--sitemap-only URL`): run an audit from the shell, with progress
+on stderr and an optional JSON result.
 
 The watcher outlives database outages (a restart, a failover, a read-only spell): it reconnects and keeps
 watching, and reports the audit's true outcome once the database answers again.
@@ -12,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -24,7 +26,7 @@ from audits.models import Audit
 from audits.outages import is_transient_db_error
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.reconcile import audit_status_refresh
-from audits.pipeline.start import audit_start
+from audits.pipeline.start import audit_start, url_list_lines
 from audits.projects import project_get_or_create, url_checked
 from audits.selectors import audit_summary, issues_by_severity
 
@@ -37,6 +39,7 @@ DB_RETRY_FIRST_S = 0.5
 DB_RETRY_MAX_S = 5.0
 DB_OUTAGE_GIVE_UP_S = 1800
 INLINE_JOIN_TIMEOUT_S = 30
+LIST_FILE_MAX_CHARS = 4 * 1024 * 1024  # 10,000 URLs (audits.limits.MAX_LIST_URLS) with room for long ones
 T = TypeVar("T")
 
 
@@ -44,7 +47,26 @@ class Command(BaseCommand):
     help = "Audit a site. Exit 0 when the audit completed, 1 when it failed, 2 on bad arguments."
 
     def add_arguments(self, parser):
-        parser.add_argument("url")
+        parser.add_argument(
+            "url",
+            nargs="?",
+            default=None,
+            help="Start URL (with --list or --sitemap-only: the site; default: their host)",
+        )
+        parser.add_argument(
+            "--list",
+            dest="list_file",
+            metavar="FILE",
+            default=None,
+            help="Audit exactly the URLs in FILE (one per line; a .csv's first column), following no links",
+        )
+        parser.add_argument(
+            "--sitemap-only",
+            dest="sitemap_only",
+            metavar="URL",
+            default=None,
+            help="Audit exactly the URLs of this sitemap, following no links",
+        )
         parser.add_argument("--max-pages", type=int, default=None)
         parser.add_argument("--project", default=None, help="Project name (default: the URL's host)")
         parser.add_argument("--json", action="store_true", help="Print one JSON object on stdout at the end")
@@ -67,8 +89,18 @@ class Command(BaseCommand):
             sys.stderr.write(f"error: {message}\n")
             sys.exit(EXIT_BAD_ARGUMENTS)
 
-    def handle(self, *args, url, max_pages, project, json: bool, inline, lighthouse: bool, **options):
-        start_url = url_checked(url, field="url")
+    def handle(
+        self, *args, url, max_pages, project, json: bool, inline, lighthouse: bool, list_file, sitemap_only, **options
+    ):
+        if list_file and sitemap_only:
+            raise AuditRefused("invalid_url_list", "Give --list or --sitemap-only, not both.")
+        urls = _list_file_lines(list_file) if list_file else None
+        site = url or sitemap_only or _first_url(urls)
+        if not site:
+            raise AuditRefused("invalid_url", "Give the URL to audit (or --list FILE, or --sitemap-only URL).")
+        start_url = url_checked(site, field="url")
+        if url is None and (urls is not None or sitemap_only):
+            start_url = url_checked(_origin(start_url), field="url")  # the site is the list's host, from its root
         if max_pages is not None and max_pages < 1:
             raise AuditRefused("invalid_max_pages", "--max-pages must be at least 1")
         run_inline = settings.EMBEDDED_BROKER if inline is None else inline
@@ -78,7 +110,13 @@ class Command(BaseCommand):
             # Without --project: the project already on this base URL (made in the dashboard, say), else a new one.
             proj = project_get_or_create(owner=owner, name=project, base_url=start_url)
             audit = audit_start(
-                project=proj, start_url=start_url, max_pages=max_pages, lighthouse=lighthouse, dispatch=not run_inline
+                project=proj,
+                start_url=start_url,
+                max_pages=max_pages,
+                lighthouse=lighthouse,
+                dispatch=not run_inline,
+                urls=urls,
+                sitemap_url=sitemap_only,
             )
         worker = None
         if run_inline:
@@ -117,6 +155,34 @@ class Command(BaseCommand):
                 break
             time.sleep(POLL_INTERVAL_S)
         return audit
+
+
+def _list_file_lines(path: str) -> list[str]:
+    """The lines of a --list file ("-" is stdin); a .csv's first column. One-line refusal if unreadable."""
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8-sig") as handle:
+                text = handle.read(LIST_FILE_MAX_CHARS + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AuditRefused("invalid_url_list", f"--list {path}: cannot read it ({exc.__class__.__name__})") from exc
+    if len(text) > LIST_FILE_MAX_CHARS:
+        raise AuditRefused("invalid_url_list", f"--list {path}: larger than {LIST_FILE_MAX_CHARS} characters")
+    return url_list_lines(text, first_column=path.lower().endswith(".csv"))
+
+
+def _first_url(lines: list[str] | None) -> str | None:
+    for line in lines or []:
+        line = line.strip().lstrip("\ufeff")
+        if line and not line.startswith("#"):
+            return line
+    return None
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/"
 
 
 def _with_database(read: Callable[[], T], bar: "_ProgressBar") -> T:

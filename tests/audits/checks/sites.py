@@ -2,6 +2,7 @@
 
 import contextlib
 import html
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -507,6 +508,7 @@ def page_cases(base: str) -> list[Case]:
         ),
     ]
     cases += _issue_14b_cases()
+    cases += _issue_14c_cases()
     long_116 = _long_path(base, "long-url-116", 116)
     long_115 = _long_path(base, "long-url-115", 115)
     cases += [
@@ -618,6 +620,103 @@ def _issue_14b_cases() -> list[Case]:
     ]
 
 
+def _jsonld(data: dict) -> str:
+    return f'<script type="application/ld+json">{json.dumps({"@context": "https://schema.org", **data})}</script>'
+
+
+PRODUCT_COMPLETE = {
+    "@type": "Product", "name": "Kettle", "image": "https://x.test/k.png", "description": "A kettle.",
+    "brand": {"@type": "Brand", "name": "Acme"}, "sku": "K1", "offers": {"@type": "Offer", "price": "20"},
+}  # fmt: skip
+ARTICLE_COMPLETE = {
+    "@type": "BlogPosting", "headline": "News", "author": {"@type": "Person", "name": "A"}, "image": "/a.png",
+    "datePublished": "2026-01-01", "dateModified": "2026-01-02",
+}  # fmt: skip
+MICRODATA_EVENT = '<div itemscope itemtype="https://schema.org/Event"><span itemprop="name">Concert</span>{more}</div>'
+RDFA_RECIPE = '<div vocab="https://schema.org/" typeof="Recipe"><span property="name">Soup</span>{more}</div>'
+LONG_ALT = "A very long description of a picture " * 3  # 111 characters once collapsed
+
+
+def _issue_14c_cases() -> list[Case]:
+    """Structured data (JSON-LD, microdata, RDFa) and image attributes: each planted, with a clean twin."""
+    ok = html_route
+    c = Case
+    sd = {"structured-data-missing-required", "structured-data-missing-recommended"}
+    event_more = (
+        '<span itemprop="startDate">2026-05-01</span><span itemprop="location">Hall</span>'
+        '<span itemprop="description">Music</span><span itemprop="endDate">2026-05-02</span>'
+        '<span itemprop="image">/e.png</span><span itemprop="offers">Free</span>'
+        '<span itemprop="organizer">Us</span><span itemprop="eventStatus">EventScheduled</span>'
+    )
+    recipe_more = (
+        '<img property="image" src="/soup.png" alt="Soup" width="10" height="10"><span property="author">A</span>'
+        '<span property="datePublished">2026</span><span property="description">Hot</span>'
+        '<span property="recipeIngredient">Water</span><span property="recipeInstructions">Boil</span>'
+        '<span property="totalTime">PT1H</span><span property="recipeYield">2</span>'
+    )
+    return [
+        c(
+            "sd-product-lacking",
+            ok(page("sd-product-lacking", head=_jsonld({"@type": "Product", "description": "Only words"}))),
+            sd,
+        ),
+        c("sd-product-complete", ok(page("sd-product-complete", head=_jsonld(PRODUCT_COMPLETE))), set(), sd),
+        c(
+            "sd-article-headline-only",
+            ok(page("sd-article-headline-only", head=_jsonld({"@type": "NewsArticle", "headline": "News"}))),
+            {"structured-data-missing-recommended"},
+            {"structured-data-missing-required"},
+        ),
+        c("sd-article-complete", ok(page("sd-article-complete", head=_jsonld(ARTICLE_COMPLETE))), set(), sd),
+        c(
+            "sd-microdata-event-lacking",
+            ok(page("sd-microdata-event-lacking", body=MICRODATA_EVENT.format(more=""))),
+            {"structured-data-missing-required"},
+        ),
+        c(
+            "sd-microdata-event-complete",
+            ok(page("sd-microdata-event-complete", body=MICRODATA_EVENT.format(more=event_more))),
+            set(),
+            sd,
+        ),
+        c(
+            "sd-rdfa-recipe-lacking",
+            ok(page("sd-rdfa-recipe-lacking", body=RDFA_RECIPE.format(more=""))),
+            {"structured-data-missing-required"},
+        ),
+        c(
+            "sd-rdfa-recipe-complete",
+            ok(page("sd-rdfa-recipe-complete", body=RDFA_RECIPE.format(more=recipe_more))),
+            set(),
+            sd,
+        ),
+        # Images: width/height, alt length (threshold 100 characters)
+        c(
+            "img-no-size",
+            ok(page("img-no-size", body='<img src="/static/a.png" alt="A" width="10">')),
+            {"image-missing-size"},
+        ),
+        c(
+            "img-sized",
+            ok(page("img-sized", body='<img src="/static/a.png" alt="A" width="10" height="10">')),
+            set(),
+            {"image-missing-size", "image-alt-too-long"},
+        ),
+        c(
+            "img-alt-long",
+            ok(page("img-alt-long", body=f'<img src="/static/b.png" alt="{LONG_ALT}" width="1" height="1">')),
+            {"image-alt-too-long"},
+            {"image-missing-size"},
+        ),
+        c(
+            "img-alt-100",
+            ok(page("img-alt-100", body=f'<img src="/static/b.png" alt="{"x" * 100}" width="1" height="1">')),
+            set(),
+            {"image-alt-too-long"},
+        ),
+    ]
+
+
 # --- the crawled site: every page case plus the site-check situations ------------------------------
 
 DEEP_CHAIN = [f"/deep/{n}" for n in range(1, 6)]  # /deep/1 is at depth 1 ... /deep/5 at depth 5
@@ -636,6 +735,19 @@ NEAR_DUPLICATE_PATHS = ["/near-a", "/near-b", "/near-c", "/near-d"]
 SOFT_404_PATHS = ["/soft/not-found", "/soft/seite-fehlt", *(f"/soft/gone-{n}" for n in range(1, 6))]
 SOFT_404_TWINS = ["/soft/article-404", *(f"/soft/four-{n}" for n in range(1, 5))]
 HOME_LINKS += NEAR_DUPLICATE_PATHS + SOFT_404_PATHS + SOFT_404_TWINS
+# Pagination (issue 14c): a clean 3-page series (the twin), a series whose 2nd page points back elsewhere, one
+# whose next page is a 404 and a noindex page, and a 2-page loop.
+PAGINATION = {
+    "/pg/1": (None, "/pg/2"), "/pg/2": ("/pg/1", "/pg/3"), "/pg/3": ("/pg/2", None),
+    "/pgb/1": (None, "/pgb/2"), "/pgb/2": ("/pg/1", None),
+    "/pgn/1": (None, "/pgn/missing"), "/pgn/2": ("/pgn/noindex", None), "/pgn/noindex": (None, "/pgn/2"),
+    "/pgl/a": ("/pgl/b", "/pgl/b"), "/pgl/b": ("/pgl/a", "/pgl/a"),
+}  # fmt: skip
+HOME_LINKS += [*PAGINATION, "/pgn/missing"]
+# Images (issue 14c): a page showing a missing image and a 400 KB one (over the 300 KB default), and its twin
+# showing only a small image. The images are asked once each in finalize.
+IMAGES_PAGE, IMAGES_TWIN = "/img/page", "/img/twin"
+HOME_LINKS += [IMAGES_PAGE, IMAGES_TWIN]
 
 
 def shared_text(vocabulary: str, words: int, replaced_from: int | None = None) -> str:
@@ -738,6 +850,32 @@ def site_check_routes(base: str) -> dict:
         links = [("/", "Home page")] + ([(DEEP_CHAIN[n + 1], "Next deep page")] if n + 1 < len(DEEP_CHAIN) else [])
         routes[path] = ok(page(f"deep{n + 1}", links=links))
     routes.update(_content_routes())
+    routes.update(pagination_routes(base))
+    routes.update(image_routes())
+    return routes
+
+
+def image_routes() -> dict:
+    def png(size: int):
+        return 200, {"Content-Type": "image/png"}, b"\x89PNG" + b"\0" * (size - 4)
+
+    sized = 'alt="Picture" width="10" height="10"'
+    body = f'<img src="/img/small.png" {sized}><img src="/img/missing.png" {sized}><img src="/img/big.png" {sized}>'
+    return {
+        "/img/small.png": png(2_000),
+        "/img/big.png": png(400 * 1024),
+        IMAGES_PAGE: html_route(page("img-page", body=body)),
+        IMAGES_TWIN: html_route(page("img-twin", body=f'<img src="/img/small.png" {sized}>')),
+    }
+
+
+def pagination_routes(base: str) -> dict:
+    routes = {}
+    for path, (prev, nxt) in PAGINATION.items():
+        head = "".join(f'<link rel="{rel}" href="{base}{to}">' for rel, to in (("prev", prev), ("next", nxt)) if to)
+        if path == "/pgn/noindex":
+            head += '<meta name="robots" content="noindex">'
+        routes[path] = html_route(page("pagination" + path.replace("/", "-"), head=head))
     return routes
 
 

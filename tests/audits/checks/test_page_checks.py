@@ -77,10 +77,12 @@ def test_every_page_check_has_a_case_that_triggers_it_and_a_near_miss():
     cases = page_cases("http://127.0.0.1:12345")
     triggered = set().union(*(c.present for c in cases))
     near_missed = set().union(*(c.absent for c in cases if c.absent != {"*"}))
-    assert triggered == set(PAGE_CHECK_TYPES)
-    assert near_missed >= set(PAGE_CHECK_TYPES) - {"fetch-error", "rate-limited-page", "server-error"}, (
-        set(PAGE_CHECK_TYPES) - near_missed
-    )
+    # custom-extraction needs a project's extractors: tests/audits/test_extraction.py plants it and its twins.
+    planted_elsewhere = {"custom-extraction"}
+    assert triggered == set(PAGE_CHECK_TYPES) - planted_elsewhere
+    assert near_missed >= set(PAGE_CHECK_TYPES) - {"fetch-error", "rate-limited-page", "server-error"} - (
+        planted_elsewhere
+    ), set(PAGE_CHECK_TYPES) - near_missed
 
 
 def test_details_say_what_was_measured(case_site, session):

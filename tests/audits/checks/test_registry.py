@@ -77,6 +77,19 @@ CATALOGUE.update({
     "too-many-link-targets": ("info", "page"),
 })  # fmt: skip
 
+# Issue 14d: the rules of a project's custom extractors.
+CATALOGUE.update({"custom-extraction": ("warning", "page")})
+
+# Issue 14c: structured data, images, pagination, accessibility from Lighthouse.
+CATALOGUE.update({
+    "structured-data-missing-required": ("warning", "page"), "structured-data-missing-recommended": ("info", "page"),
+    "image-missing-size": ("info", "page"), "image-alt-too-long": ("info", "page"), "broken-image": ("warning", "site"),
+    "image-too-large": ("info", "site"), "pagination-broken-sequence": ("warning", "site"),
+    "pagination-url-not-ok": ("warning", "site"), "pagination-loop": ("warning", "site"),
+    "accessibility-violation": ("warning", "lighthouse"),
+})  # fmt: skip
+THRESHOLDS.update({"image-alt-too-long": {"max_chars": 100}, "image-too-large": {"max_kb": 300}})
+
 
 def test_registry_is_the_catalogue():
     assert {s.type: (s.severity, s.scope) for s in CHECKS} == CATALOGUE

@@ -8,8 +8,9 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from audits.models import Audit, Page
+from audits.patterns import compile_pattern
 from audits.pipeline.inline import pipeline_run_inline
-from audits.pipeline.scope import CrawlScope, compile_pattern
+from audits.pipeline.scope import CrawlScope
 from audits.pipeline.start import audit_start
 from tests.factories import AuditFactory, ProjectFactory
 from tests.support.sites import serve_handler

@@ -1,0 +1,209 @@
+"""Issue 14c: structured data (JSON-LD, microdata, RDFa against the rich-result table), image attributes,
+pagination sequences (a small crawl on 127.0.0.1) and accessibility failures from the Lighthouse phase.
+
+The planted page cases with their clean twins live in tests/audits/checks/sites.py and run through
+test_page_checks.py (unit) and test_crawled_site.py (crawled); this file checks what those cannot."""
+
+import uuid
+
+import pytest
+
+from audits.checks import CheckSettings, page_issues
+from audits.checks.registry import CHECKS_BY_TYPE
+from audits.checks.structured_data import RICH_RESULT_PROPERTIES, missing_properties, rich_type
+from audits.models import Issue, LighthouseResult, Page, lighthouse_id_for, page_id_for
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.lighthouse import accessibility_violations, lighthouse_issues_for_audit, parse_report
+from audits.pipeline.start import audit_start
+from crawler.fetch import FetchResult
+from crawler.parse import parse_html
+from tests.audits.checks.sites import (
+    IMAGES_PAGE,
+    IMAGES_TWIN,
+    LONG_ALT,
+    PAGINATION,
+    html_route,
+    image_routes,
+    page,
+    pagination_routes,
+    serve,
+)
+from tests.factories import AuditFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+AUDIT_ID = uuid.UUID("00000000-0000-0000-0000-0000000014c0")
+
+# --- parsing -------------------------------------------------------------------------------------------
+
+
+def test_entities_of_all_three_syntaxes_with_their_filled_properties():
+    html = b"""<html><head>
+    <script type="application/ld+json">{"@context": "https://schema.org", "@graph": [
+      {"@type": "Organization", "name": "Acme", "url": ""},
+      {"@type": ["Product", "Thing"], "name": "Kettle", "offers": {"@type": "Offer", "price": "3"}}]}</script>
+    <script type="application/ld+json">{"@type": "Article", </script>
+    </head><body>
+    <div itemscope itemtype="http://schema.org/Event"><span itemprop="name">Gig</span>
+      <div itemprop="location" itemscope itemtype="https://schema.org/Place"><span itemprop="name">Hall</span></div>
+    </div>
+    <div vocab="https://schema.org/" typeof="VideoObject"><span property="name">Clip</span></div>
+    </body></html>"""
+    data = parse_html(html, "http://x.test/p")
+    assert data.jsonld_blocks == 2 and data.jsonld_invalid == 1
+    items = [(i["syntax"], i["type"], i["properties"]) for i in data.structured_items]
+    assert items == [
+        ("json-ld", "Organization", ["name"]),  # an empty url is not a property given
+        ("json-ld", "Product", ["name", "offers"]),
+        ("json-ld", "Thing", ["name", "offers"]),
+        ("microdata", "Event", ["location", "name"]),  # the nested Place is a value, not an entity of its own
+        ("rdfa", "VideoObject", ["name"]),
+    ]
+
+
+def test_image_attributes_and_pagination_links_are_read():
+    html = f"""<html><head><link rel="next" href="?page=3"><link rel="prev" href="/list?page=1"></head><body>
+    <img src="/a.png" alt="A" width="10" height="10"><img src="/b.png" alt="{LONG_ALT}" width="5">
+    <img src="data:image/png;base64,AAAA" alt=""><img src="/a.png" height="3"></body></html>""".encode()
+    data = parse_html(html, "http://x.test/list?page=2")
+    assert data.rel_next == "http://x.test/list?page=3" and data.rel_prev == "http://x.test/list?page=1"
+    assert data.image_urls == ["http://x.test/a.png", "http://x.test/b.png"]  # distinct, no data: URLs
+    assert data.images_missing_size == 3
+    assert data.images_missing_size_srcs[0] == "http://x.test/b.png"
+    assert ("http://x.test/b.png", len(LONG_ALT.strip())) in data.image_alts
+
+
+def test_the_rich_result_table():
+    assert rich_type("BlogPosting") == "Article" and rich_type("Restaurant") == "LocalBusiness"
+    assert rich_type("WebPage") is None
+    assert missing_properties("Product", ["name", "review"]) == ([], ["image", "description", "brand", "sku|gtin|mpn"])
+    assert missing_properties("Product", ["name"])[0] == ["offers|review|aggregateRating"]
+    assert missing_properties("VideoObject", [])[0] == ["name", "thumbnailUrl", "uploadDate"]
+    for type_name in ("Article", "Product", "BreadcrumbList", "FAQPage", "Organization", "LocalBusiness", "Event",
+                      "Recipe", "VideoObject"):  # fmt: skip
+        assert type_name in RICH_RESULT_PROPERTIES
+
+
+def test_every_new_type_is_in_the_registry_with_texts():
+    for issue_type in (
+        "structured-data-missing-required", "structured-data-missing-recommended", "image-missing-size",
+        "image-alt-too-long", "pagination-broken-sequence", "pagination-url-not-ok", "pagination-loop",
+        "accessibility-violation",
+    ):  # fmt: skip
+        spec = CHECKS_BY_TYPE[issue_type]
+        assert spec.title and spec.explanation and spec.how_to_fix and spec.category != "other"
+    assert CHECKS_BY_TYPE["image-alt-too-long"].thresholds == {"max_chars": 100}
+
+
+# --- pagination and images: a small crawl ---------------------------------------------------------------
+
+
+@pytest.fixture
+def small_crawl():
+    routes: dict = {}
+    with serve(routes) as base:
+        routes.update(pagination_routes(base))
+        routes.update(image_routes())
+        links = [(path, f"Go to {path}") for path in [*PAGINATION, "/pgn/missing", IMAGES_PAGE, IMAGES_TWIN]]
+        routes["/"] = html_route(page("home", links=links, words=len(links) * 3 + 20))
+        project = ProjectFactory(base_url=base + "/")
+        audit = audit_start(project=project, start_url=base + "/", max_pages=50, dispatch=False)
+        pipeline_run_inline(audit.id)
+        found: dict = {}
+        types = ("pagination-broken-sequence", "pagination-url-not-ok", "pagination-loop", "broken-image",
+                 "image-too-large")  # fmt: skip
+        for issue in Issue.objects.filter(audit=audit, type__in=types):
+            found.setdefault(issue.type, {})[issue.page_url.removeprefix(base)] = issue.details
+        yield base, audit, found
+
+
+def test_pagination_sequences(small_crawl):
+    base, audit, found = small_crawl
+    stored = Page.objects.get(audit=audit, url=base + "/pg/2")
+    assert (stored.rel_prev, stored.rel_next) == (base + "/pg/1", base + "/pg/3")
+    broken = found["pagination-broken-sequence"]
+    assert set(broken) == {"/pgb/1", "/pgb/2"}  # the clean /pg/ series is the twin
+    assert broken["/pgb/1"]["target_points_to"] == base + "/pg/1"
+    not_ok = found["pagination-url-not-ok"]
+    assert set(not_ok) == {"/pgn/1", "/pgn/2"}
+    assert not_ok["/pgn/1"]["status_code"] == 404 and not not_ok["/pgn/2"]["indexable"]
+    assert found["pagination-loop"] == {"/pgl/a": {"loop_length": 2, "urls": [base + "/pgl/a", base + "/pgl/b"]}}
+
+
+# --- accessibility from Lighthouse -----------------------------------------------------------------------
+
+
+def _report(failures: dict) -> dict:
+    """A Lighthouse report whose accessibility category holds `failures` {rule: (score, impact, nodes)}."""
+    audits = {
+        rule: {"score": score, "title": f"Rule {rule}", "details": {"debugData": {"impact": impact}, "items": [{}] * n}}
+        for rule, (score, impact, n) in failures.items()
+    }
+    refs = [{"id": rule} for rule in failures]
+    return {"categories": {"performance": {"score": 0.99}, "accessibility": {"auditRefs": refs}}, "audits": audits}
+
+
+def test_serious_and_critical_axe_failures_become_issues_per_page_and_rule():
+    report = _report(
+        {
+            "image-alt": (0, "critical", 2),
+            "color-contrast": (0, "serious", 5),
+            "region": (0, "moderate", 9),  # not serious enough
+            "label": (1, "critical", 0),  # passed
+        }
+    )
+    assert [(v["rule"], v["impact"], v["nodes"]) for v in accessibility_violations(report)] == [
+        ("image-alt", "critical", 2),
+        ("color-contrast", "serious", 5),
+    ]
+    audit = AuditFactory(start_url="https://x.test/", site_url="https://x.test/")
+    url = "https://x.test/"
+    page_row = Page.objects.create(id=page_id_for(audit.id, url), audit=audit, url=url, fetch_class="ok")
+    for strategy in ("mobile", "desktop"):  # the same failures on both: one issue per page and rule
+        LighthouseResult.objects.create(
+            id=lighthouse_id_for(audit.id, page_row.id, strategy),
+            audit=audit,
+            page=page_row,
+            url=url,
+            strategy=strategy,
+            status="ok",
+            summary=parse_report(report)["summary"],
+        )
+    lighthouse_issues_for_audit(audit=audit)
+    issues = {i.details["rule"]: i for i in Issue.objects.filter(audit=audit, type="accessibility-violation")}
+    assert set(issues) == {"image-alt", "color-contrast"}
+    assert issues["image-alt"].severity == "critical" and issues["color-contrast"].severity == "warning"
+    assert issues["color-contrast"].details["nodes"] == 5 and issues["color-contrast"].page_id == page_row.id
+
+    audit.config = {"checks": {"disabled": ["accessibility-violation"]}}
+    audit.save()
+    lighthouse_issues_for_audit(audit=audit)
+    assert not Issue.objects.filter(audit=audit, type="accessibility-violation").exists()
+
+
+def test_broken_and_too_large_images_from_one_request_each(small_crawl):
+    base, audit, found = small_crawl
+    assert found["broken-image"] == {
+        IMAGES_PAGE: {
+            "images_count": 1,
+            "images": [{"src": base + "/img/missing.png", "status_code": 404, "error": ""}],
+        }
+    }
+    assert found["image-too-large"] == {
+        IMAGES_PAGE: {"images_count": 1, "max_kb": 300, "images": [{"src": base + "/img/big.png", "kb": 400}]}
+    }  # the twin shows only the small image
+    assert Page.objects.get(audit=audit, url=base + IMAGES_TWIN).image_urls == [base + "/img/small.png"]
+
+
+def test_project_overrides_reach_the_new_page_checks():
+    html = page("over", body=f'<img src="/a.png" alt="{LONG_ALT}">').encode()
+    url = "http://x.test/over"
+    row = Page(id=page_id_for(AUDIT_ID, url), audit_id=AUDIT_ID, url=url, status_code=200, is_indexable=True)
+    result = FetchResult(url=url, status_code=200, content_type="text/html", body=html, bytes_read=len(html))
+    data = parse_html(html, url)
+
+    def types(settings):
+        return {i.type for i in page_issues(row, data, result, settings)}
+
+    assert {"image-alt-too-long", "image-missing-size"} <= types(CheckSettings())
+    raised = CheckSettings(thresholds={"image-alt-too-long": {"max_chars": 200}}, disabled={"image-missing-size"})
+    assert not {"image-alt-too-long", "image-missing-size"} & types(raised)
