@@ -13,11 +13,10 @@ from django.urls import path
 
 from config.urls import urlpatterns as product_urlpatterns
 from tests.factories import ProjectFactory, UserFactory
+from tests.support.browser import chromium_browser
 from tests.support.workers import REPO_ROOT
 
 PASSWORD = "pw-for-tests"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 UI_TIMEOUT_MS = 20_000
 CHECK_TIMEOUT_S = 120
 REDOC_CDN_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
@@ -103,21 +102,8 @@ def test_api_docs_admit_only_their_own_inline_script_by_nonce(db, url):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's loop makes Django refuse the tests' ORM calls
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    try:
+    with chromium_browser() as chromium:
         yield chromium
-    finally:
-        chromium.close()
-        playwright.stop()
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ real Celery worker crawling a generated site on 127.0.0.1. Screenshots go to art
 import contextlib
 import csv
 import io
-import os
 import threading
 import time
 from pathlib import Path
@@ -16,21 +15,13 @@ from bench.sitegen import generate_site
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import PASSWORD, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory, UserFactory
+from tests.support.browser import chromium_browser
 from tests.support.sites import serve_generated
 from tests.support.workers import REPO_ROOT
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e, pytest.mark.browser]
 
 SCREENSHOTS = REPO_ROOT / "artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SITE_PAGES = 150
 GATED_DELAY_S = 0.4  # until the test opens the gate, each page answer waits this long...
 GATED_CONCURRENCY = 3  # ...and at most this many are answered at once (about 7 pages/s)
@@ -42,21 +33,8 @@ UI_TIMEOUT_MS = 15_000
 def browser():
     """One Chromium for the module. Playwright's sync API keeps an event loop in this thread, which makes
     Django refuse ORM calls as "async-unsafe": the tests' own ORM calls are plain synchronous code."""
-    from playwright.sync_api import sync_playwright
-
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    try:
+    with chromium_browser() as chromium:
         yield chromium
-    finally:
-        chromium.close()
-        playwright.stop()
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture

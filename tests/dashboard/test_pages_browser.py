@@ -12,8 +12,9 @@ from audits.models import LighthouseResult
 from audits.pipeline.lighthouse import parse_report
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
-from tests.dashboard.test_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, sign_in
+from tests.dashboard.test_browser import SCREENSHOTS, sign_in
 from tests.factories import IssueFactory, LighthouseResultFactory, ProjectFactory, UserFactory
+from tests.support.browser import chromium_browser
 from tests.support.workers import REPO_ROOT
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -26,23 +27,8 @@ SECTIONS = ("catalogue", "blog", "help", "about-us", "shop/category")
 
 @pytest.fixture
 def browser():
-    import os
-
-    from playwright.sync_api import sync_playwright  # why: a browser test only; see test_browser.browser
-
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    try:
+    with chromium_browser() as chromium:
         yield chromium
-    finally:
-        chromium.close()
-        playwright.stop()
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 def _site(owner, media_root: Path):

@@ -32,12 +32,11 @@ from audits.sharing import share_link_create
 from tests.audits.checks.sites import crawl_site_routes, page_cases, serve
 from tests.dashboard.conftest import PASSWORD
 from tests.factories import AuditEventFactory, AuditFactory, LighthouseResultFactory, ProjectFactory, UserFactory
+from tests.support.browser import chromium_browser
 from tests.support.workers import REPO_ROOT
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_create
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 AXE = REPO_ROOT / "audits" / "lighthouse_runner" / "node_modules" / "axe-core" / "axe.min.js"
 LIGHTHOUSE_FIXTURE = Path(__file__).parent / "fixtures" / "lighthouse_report_mobile.json"
 SHOTS_DIR = Path(os.environ.get("SITEWARDEN_SHOTS_DIR", "/tmp/shots"))
@@ -214,21 +213,8 @@ def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
 def chromium():
     """Playwright's sync API keeps an event loop in this thread, which makes Django refuse ORM calls as
     "async-unsafe": the test's own ORM calls are plain synchronous code."""
-    from playwright.sync_api import sync_playwright
-
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    playwright = sync_playwright().start()
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    try:
+    with chromium_browser() as browser:
         yield browser
-    finally:
-        browser.close()
-        playwright.stop()
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 def _context(browser, live_server, width: int, session: str | None, *, bypass_csp: bool = False):

@@ -20,6 +20,7 @@ from audits.sharing import share_link_create
 from dashboard.report import report_summary
 from tests.dashboard.conftest import PASSWORD, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory
+from tests.support.browser import chromium_browser
 
 SHOTS = Path(os.environ.get("SITEWARDEN_SHOTS", "/tmp/shots"))
 AXE = Path(__file__).resolve().parents[2] / "audits/lighthouse_runner/node_modules/axe-core/axe.min.js"
@@ -185,21 +186,8 @@ def test_the_pdf_has_the_score_and_the_top_issues(anon, owner_client, results):
 
 @pytest.fixture
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's loop is in this thread; the ORM is sync
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-    try:
+    with chromium_browser() as chromium:
         yield chromium
-    finally:
-        chromium.close()
-        playwright.stop()
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 def _check_screen(tab, url: str | None, name: str, errors: list) -> None:
