@@ -20,11 +20,11 @@ Public interface:
 - extraction_issues(page, extractors, settings) -> [Issue]
 """
 
+import functools
 import re
 from dataclasses import dataclass
 
 from lxml import etree
-from parsel.csstranslator import HTMLTranslator
 
 from audits.checks.registry import CheckSettings, make_issue
 from audits.patterns import compile_pattern
@@ -45,7 +45,16 @@ TEXT_SEPARATOR = "|"  # between the fields of one extractor line in the dashboar
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]*")  # used with fullmatch
 _SPACES = re.compile(r"\s+")
-_CSS = HTMLTranslator()
+
+
+@functools.cache
+def _css_translator():
+    """parsel's CSS-to-XPath translator, made on first use: parsel (with jmespath and cssselect, ~10 MiB) is only
+    loaded in processes that compile a CSS extractor, not in every crawl worker."""
+    # why: deferred so a worker whose projects have no CSS extractor never loads parsel
+    from parsel.csstranslator import HTMLTranslator
+
+    return HTMLTranslator()
 
 
 @dataclass(frozen=True)
@@ -67,7 +76,7 @@ class Extractor:
 def _xpath_for(kind: str, expression: str) -> etree.XPath:
     if kind == "css":
         try:
-            expression = _CSS.css_to_xpath(expression)
+            expression = _css_translator().css_to_xpath(expression)
         except Exception as exc:  # cssselect's SelectorError and its parse errors have no common public base
             raise ValueError(f"“{_shown(expression)}” is not a valid CSS selector ({exc}).") from None
     try:

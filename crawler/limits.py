@@ -36,6 +36,11 @@ MAX_STRUCTURED_ITEMS_PER_PAGE = 50  # JSON-LD/microdata/RDFa entities kept for t
 MAX_STRUCTURED_PROPERTIES_PER_ITEM = 100  # property names kept per entity
 MAX_IMAGE_URLS_PER_PAGE = 100  # distinct image URLs kept for the image HEAD pass (broken, too large)
 MAX_MAIN_WORDS_KEPT = 5000  # main-text words kept per page for near-duplicate signatures and soft-404 patterns
+# Page text is gathered this many characters at a time and split into words in one go (crawler/parse.py).
+TEXT_STEP_CHARS = 64 * 1024
+# Main elements whose ancestors are checked before the one text walk; a (hostile) page with more is walked twice,
+# as every page was before, instead of paying mains x depth.
+MAIN_ELEMENTS_ONE_WALK_MAX = 100
 MAX_ANCHOR_TEXT_CHARS = 200
 MAX_ROBOTS_INVALID_LINES = 100
 
@@ -56,3 +61,16 @@ MAX_ERROR_MESSAGE_CHARS = 500
 def sitemap_url_cap(max_pages: int) -> int:
     """How many sitemap URLs discovery keeps for an audit of `max_pages`."""
     return min(max(max_pages * SITEMAP_URLS_PER_MAX_PAGE, SITEMAP_URLS_FLOOR), SITEMAP_URLS_CEILING)
+
+
+# Endless URL spaces (crawler/traps.py): new link-found URLs are refused by their signs, never by how many
+# URLs one template has (a 100,000-product catalogue is one template). Each default is a project setting.
+TRAP_MAX_PATH_SEGMENTS = 15  # path segments; real sites rarely pass 8, relative-link loops grow without end
+TRAP_REPEATED_SEGMENT_RUNS = 3  # one segment this many times in a row (/x/x/x) is a loop, not a folder
+TRAP_REPEATED_BLOCK_MAX_SEGMENTS = 4  # a block of 2..4 segments seen twice in a row (/a/b/a/b) is a loop
+TRAP_CALENDAR_YEARS_AHEAD = 3  # a date more than this many years after today is a calendar's "next" link
+TRAP_CALENDAR_EARLIEST_YEAR = 1995  # a date before the web is a calendar's "previous" link
+# URLs carrying a date under one shape (/events/{date}): a calendar running back (or forward) one day at a
+# time; a blog's month archives over 20 years are 240, its posts each have their own shape (/{n}/{n}/slug).
+TRAP_MAX_DATED_URLS_PER_PATTERN = 1000
+TRAP_MAX_QUERY_VARIANTS_PER_PATH = 500  # distinct query strings queued per exact path (facet combinations)

@@ -98,10 +98,11 @@ class PageData:
     rel_prev: str | None = None
 
 
-_WS = re.compile(r"\s+")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 # C0 controls other than tab/newline/carriage return: binary junk that libxml2 chokes on.
-_CONTROL_CHARS = dict.fromkeys([*range(0, 9), 11, 12, *range(14, 32)])
+# A regex, not str.translate: translate looks every character up (~1 ms for 40 KB of non-ASCII text), the regex
+# scans in C and finds nothing on almost every page.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _REFRESH = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.IGNORECASE | re.DOTALL)
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 _JS_TYPES = frozenset(
@@ -124,14 +125,15 @@ _X_RESOURCES = (
     "//script[@src] | //img[@src] | //iframe[@src] | //video[@src] | //audio[@src] | //source[@src]"
     " | //embed[@src] | //link[@href]"
 )
-_X_APP_ROOTS = (
-    "//*[@id='root' or @id='app' or @id='__next' or @id='__nuxt' or @id='___gatsby' or @data-reactroot or @ng-app]"
-)
+# Elements that may be an app root; their ids are compared in Python: five @id comparisons per element in the
+# XPath cost twice the scan.
+_X_APP_ROOT_CANDIDATES = "//*[@id or @data-reactroot or @ng-app]"
 _X_MICRODATA = "//*[@itemscope][@itemtype][not(ancestor::*[@itemscope])]/@itemtype"
 
 
 def _collapse(text: str | None) -> str:
-    return _WS.sub(" ", text or "").strip()
+    # str.split() and the regex \s agree on what whitespace is (every code point); split is the faster of the two.
+    return " ".join(text.split()) if text else ""
 
 
 def _rel_tokens(el) -> set[str]:
@@ -175,7 +177,7 @@ def _build_tree(body: bytes, encoding: str, start: int):
             text = _XML_DECLARATION.sub("", text, count=1)
             if not text.strip():
                 continue  # leading whitespace; a body of nothing else has no tree
-        parser.feed(text.translate(_CONTROL_CHARS).encode("utf-8", "surrogatepass"))
+        parser.feed(_CONTROL_CHARS.sub("", text).encode("utf-8", "surrogatepass"))
         fed = True
     return parser.close() if fed else None
 
@@ -207,7 +209,7 @@ def parse_html(
 
     steps = (
         _head, _links, _images_and_resources, _scripts, _microdata_and_rdfa, _headings_and_roots,
-        _security_signals, _main_text, _visible_text,
+        _security_signals, _text,
     )  # fmt: skip
     for step in steps:
         try:
@@ -282,8 +284,14 @@ def _page_nofollow(meta_robots: str) -> bool:
 
 
 def _anchor_text(el) -> str:
-    anchor = _collapse(el.get("alt") if el.tag == "area" else el.text_content())
-    if not anchor:
+    """A link's visible text, collapsed, else the alt of its first <img> that has one; an <area>'s alt."""
+    if el.tag == "area":
+        anchor = _collapse(el.get("alt"))
+    elif len(el) == 0:
+        anchor = _collapse(el.text)  # the common link, text only: no subtree to walk
+    else:
+        anchor = _collapse("".join(el.itertext()))  # what text_content() gives, without an XPath call per link
+    if not anchor and len(el):
         for img in el.iter("img"):
             anchor = _collapse(img.get("alt"))
             if anchor:
@@ -438,15 +446,17 @@ _X_RDFA = "//*[@typeof]"
 
 def _microdata_and_rdfa(root, page: PageData, url: str) -> None:
     """Microdata and RDFa entities through extruct (the JSON-LD ones come from _scripts' own parse)."""
-    # why: extruct's RDFa pulls in rdflib (~0.6 s to import); only pages with microdata or RDFa pay for it
-    from extruct.rdfa import RDFaExtractor
-    from extruct.w3cmicrodata import MicrodataExtractor  # why: imported with the line above, for the same reason
-
     if root.xpath(_X_MICRODATA):
+        # why: extruct loads mf2py, bs4, html5lib and rdflib (~17 MiB a worker); only pages with microdata pay for it
+        from extruct.w3cmicrodata import MicrodataExtractor
+
         for item in MicrodataExtractor().extract_items(root, page.base_url):
             props = [k for k, v in (item.get("properties") or {}).items() if _filled(v)]
             _note_item(page, "microdata", item.get("type") or [], props)
     if root.xpath(_X_RDFA):
+        # why: extruct's RDFa pulls in rdflib (~0.6 s to import); only pages with RDFa pay for it
+        from extruct.rdfa import RDFaExtractor
+
         # pyRdfa wants its own DOM: the tree is serialised once, only on the rare pages that carry RDFa.
         document = lxml.html.tostring(root, encoding="utf-8")
         try:
@@ -487,47 +497,52 @@ def _headings_and_roots(root, page: PageData, url: str) -> None:
         if len(page.headings) >= limits.MAX_HEADINGS_PER_PAGE:
             break
         page.headings.append((int(h.tag[1]), _collapse(h.text_content())))
-    page.app_root = any(not el.text_content().strip() for el in root.xpath(_X_APP_ROOTS))
+    page.app_root = any(
+        not el.text_content().strip()
+        for el in root.xpath(_X_APP_ROOT_CANDIDATES)
+        if el.get("id") in _APP_ROOT_IDS or el.get("data-reactroot") is not None or el.get("ng-app") is not None
+    )
 
 
 class _WordStream:
-    """Words of text arriving in pieces ("a<b>b</b>" is one word), counted and hashed as they come: a big page's
+    """Words of text arriving in pieces ("a<b>b</b>" is one word), counted and hashed as they come. Pieces are
+    gathered up to TEXT_STEP_CHARS and split in one go (a word costs no Python call of its own), and a big page's
     text is never held whole. The hash is sha1 of the words joined by one space, lower-cased."""
 
     def __init__(self):
         self.count = 0
         self._hash = hashlib.sha1()  # noqa: S324 - a fingerprint for duplicate detection, not security
-        self._carry: list[str] = []  # pieces of a word that may go on in the next piece of text
+        self._pieces: list[str] = []
+        self._size = 0
+        self._step_chars = limits.TEXT_STEP_CHARS
 
-    def add(self, text: str) -> None:
-        if not text:
-            return
+    def add(self, text: str | None) -> None:
+        if text:
+            self._pieces.append(text)
+            self._size += len(text)
+            if self._size >= self._step_chars:
+                self._step(final=False)
+
+    def _step(self, *, final: bool) -> None:
+        text = "".join(self._pieces)
         words = text.split()
-        if not words or text[0].isspace():
-            self._flush()
-        if not words:
-            return
-        self._carry.append(words[0])
-        if len(words) > 1:
-            self._flush()
-            self._emit(words[1:-1])
-            self._carry.append(words[-1])
-        if text[-1].isspace():
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._carry:
-            self._emit(["".join(self._carry)])
-            self._carry = []
-
-    def _emit(self, words: list[str]) -> None:
+        self._pieces, self._size = [], 0
+        if not final and words and not text[-1].isspace():
+            carry = words.pop()  # a word that may go on in the next piece
+            self._pieces, self._size = [carry], len(carry)
+            # A word longer than a step (no whitespace for megabytes) waits for twice its length, not one step
+            # more: joined again at every step it would cost the square of its length.
+            self._step_chars = max(limits.TEXT_STEP_CHARS, 2 * len(carry))
         if words:
-            joined = " ".join(words).lower()
-            self._hash.update(((" " if self.count else "") + joined).encode("utf-8"))
-            self.count += len(words)
+            self._emit(" ".join(words).lower(), len(words))
+
+    def _emit(self, lowered: str, count: int) -> None:
+        """`count` words, lower-cased and joined by one space (lower-casing them one by one gives the same)."""
+        self._hash.update(((" " if self.count else "") + lowered).encode("utf-8"))
+        self.count += count
 
     def close(self) -> str:
-        self._flush()
+        self._step(final=True)
         return self._hash.hexdigest() if self.count else ""
 
 
@@ -540,16 +555,16 @@ class _MainWords(_WordStream):
         self.lorem = False
         self._last = ""
 
-    def _emit(self, words: list[str]) -> None:
-        if words:
-            room = limits.MAX_MAIN_WORDS_KEPT - len(self.kept)
-            if room > 0:
-                self.kept.extend(w.lower() for w in words[:room])
-            if not self.lorem:
-                joined = self._last + " " + " ".join(words).lower()
-                self.lorem = _LOREM.search(joined) is not None
-                self._last = words[-1].lower()
-        super()._emit(words)
+    def _emit(self, lowered: str, count: int) -> None:
+        room = limits.MAX_MAIN_WORDS_KEPT - len(self.kept)
+        if room > 0:
+            self.kept.extend(lowered.split(" ", room)[:room])
+        if not self.lorem:
+            # The substring test first: the regex over every step's text cost more than the rest of _emit.
+            if "lorem" in lowered or "lorem" in self._last:
+                self.lorem = _LOREM.search(self._last + " " + lowered) is not None
+            self._last = lowered.rpartition(" ")[2]
+        super()._emit(lowered, count)
 
 
 _LOREM = re.compile(r"\blorem\s+ipsum\b")
@@ -558,20 +573,97 @@ _BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "compleme
 _X_MAIN = "//main[not(ancestor::main)] | //*[@role='main'][not(ancestor::main)][not(ancestor::*[@role='main'])]"
 
 
-def _main_text(root, page: PageData, url: str) -> None:
-    """Words of the main content, walked without changing the tree (_visible_text, after it, strips it)."""
+def _text(root, page: PageData, url: str) -> None:
+    """Visible text (script/style/noscript/template/svg/head left out) and main text, in one walk of the tree.
+
+    Main text: the <main>/[role=main] elements when the page has them, else the visible text minus nav, header,
+    footer and aside (by tag or role). The walk skips invisible subtrees (their tails still count: "a<script>x
+    </script>b" is the one word "ab"), so the tree is never changed."""
     mains = root.xpath(_X_MAIN)
-    words = _MainWords()
-    for scope in mains or [root]:
+    visible, main = _WordStream(), _MainWords()
+    main_set = set(mains)
+    if len(mains) > limits.MAIN_ELEMENTS_ONE_WALK_MAX or any(_hidden_or_nested(m, main_set) for m in mains):
+        _main_text_alone(mains, main)  # rare markup the one walk does not model: the main text walked on its own
+        _walk_text(root, visible, None, main_set)
+    else:
+        _walk_text(root, visible, main, main_set)
+    page.text_hash = visible.close()
+    page.word_count = visible.count
+    page.main_text_hash = main.close()
+    page.main_word_count = main.count
+    page.main_words = main.kept
+    page.lorem_ipsum = main.lorem
+
+
+def _hidden_or_nested(main_el, main_set: set) -> bool:
+    """A main element inside an invisible one (<template><main>) or inside another main element."""
+    if main_el.tag in _INVISIBLE:
+        return True
+    return any(a in main_set or a.tag in _INVISIBLE for a in main_el.iterancestors())
+
+
+def _boilerplate(el, tag: str) -> bool:
+    return tag in _BOILERPLATE_TAGS or (el.get("role") or "").strip().lower() in _BOILERPLATE_ROLES
+
+
+def _walk_text(root, visible: _WordStream, main: _MainWords | None, main_set: set) -> None:
+    """Feed the visible text to `visible` and, unless None, the main text to `main` (see _text)."""
+    by_main_elements = bool(main_set)
+    main_on = main is not None and not by_main_elements  # is the walk inside the main text now
+    main_off_at = None  # the boilerplate element (no <main>) whose subtree the main text leaves out
+    walk = etree.iterwalk(root, events=("start", "end"))
+    for event, el in walk:
+        tag = el.tag if isinstance(el.tag, str) else ""
+        block = tag in _BLOCK_TAGS
+        if event == "start":
+            if tag in _INVISIBLE:
+                walk.skip_subtree()  # its "end" still comes, and adds its tail
+                continue
+            if block:
+                visible.add(" ")
+            visible.add(el.text)
+            if main is None:
+                continue
+            if by_main_elements:
+                main_on = main_on or el in main_set
+            elif main_on and _boilerplate(el, tag):
+                main_on, main_off_at = False, el
+                continue
+            if main_on:
+                if block:
+                    main.add(" ")
+                main.add(el.text)
+        else:
+            if block:
+                visible.add(" ")
+            if el is not root:
+                visible.add(el.tail)
+            if main is None:
+                continue
+            if el is main_off_at:
+                main_on, main_off_at = True, None
+            if not main_on:
+                continue
+            if block:
+                main.add(" ")
+            if by_main_elements and el in main_set:
+                main.add(" ")  # the end of one main element: its tail is not main text
+                main_on = False
+            elif el is not root:
+                main.add(el.tail)
+    if main is not None and not by_main_elements:
+        main.add(" ")
+
+
+def _main_text_alone(mains: list, words: _MainWords) -> None:
+    """The main text of main elements the one walk cannot take (nested, or inside an invisible element): each
+    walked as its own scope, invisible subtrees skipped."""
+    for scope in mains:
         walk = etree.iterwalk(scope, events=("start", "end"))
         for event, el in walk:
             tag = el.tag if isinstance(el.tag, str) else ""
             if event == "start":
-                skip = tag in _INVISIBLE or (
-                    not mains
-                    and (tag in _BOILERPLATE_TAGS or (el.get("role") or "").strip().lower() in _BOILERPLATE_ROLES)
-                )
-                if skip:
+                if tag in _INVISIBLE:
                     walk.skip_subtree()
                     continue
                 if tag in _BLOCK_TAGS:
@@ -583,10 +675,6 @@ def _main_text(root, page: PageData, url: str) -> None:
                 if el is not scope:
                     words.add(el.tail)
         words.add(" ")
-    page.main_text_hash = words.close()
-    page.main_word_count = words.count
-    page.main_words = words.kept
-    page.lorem_ipsum = words.lorem
 
 
 _X_SUBRESOURCES = "//script[@src] | //img[@src] | //iframe[@src] | //link[@href] | //source[@src] | //embed[@src]"
@@ -625,24 +713,6 @@ def _security_signals(root, page: PageData, url: str) -> None:
         page.blank_without_noopener_total += 1
         if len(page.blank_without_noopener) < cap:
             page.blank_without_noopener.append(target.geturl())
-
-
-def _visible_text(root, page: PageData, url: str) -> None:
-    # Last step: it strips invisible subtrees from the tree in place.
-    etree.strip_elements(root, *_INVISIBLE, with_tail=False)
-    words = _WordStream()
-    for event, el in etree.iterwalk(root, events=("start", "end")):
-        if event == "start":
-            if el.tag in _BLOCK_TAGS:
-                words.add(" ")
-            words.add(el.text)
-        else:
-            if el.tag in _BLOCK_TAGS:
-                words.add(" ")
-            if el is not root:
-                words.add(el.tail)
-    page.text_hash = words.close()
-    page.word_count = words.count
 
 
 def parse_link_header(values: list[str]) -> list[tuple[str, str]]:

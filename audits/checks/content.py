@@ -2,7 +2,8 @@
 over the whole crawl (finalize).
 
 Near duplicates: each page's main text becomes a MinHash signature over its 3-word shingles at crawl time
-(`text_signature`, datasketch's MinHash, 128 × 32 bit, base64 on the Page row). Finalize bands the signatures
+(`text_signature`: bit for bit datasketch's MinHash, 128 × 32 bit "affine32", computed in bulk with numpy; base64
+on the Page row). Finalize bands the signatures
 the way datasketch's MinHashLSH does (its (bands, rows) choice for the threshold), one band at a time on one numpy
 array, so each page is compared only with the few pages sharing a band with it, never all pairs: the work grows
 with the pages, not their square (bench/near_duplicates.py measures it on 100,000 pages). datasketch's own index
@@ -13,11 +14,11 @@ means by "95 % the same"; MinHash estimates Jaccard J, and Dice = 2J / (1 + J).
 
 import base64
 import functools
+import hashlib
 import re
 from collections.abc import Iterator
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 from django.db.models import Count
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
@@ -61,23 +62,45 @@ _HEADLINE_404 = re.compile(r"^\W*(?:error\W*)?404\b|\b404\W*$|\b(?:error|fehler|
 # --- crawl time ------------------------------------------------------------------------------------
 
 
+# MurmurHash3's 32-bit finalizer, the pre-mix datasketch's "affine32" scheme applies to each input hash.
+_FMIX32 = (np.uint32(16), np.uint32(0x85EBCA6B), np.uint32(13), np.uint32(0xC2B2AE35), np.uint32(16))
+_SHA1_DIGEST_WORDS = 5  # a sha1 digest is five 32-bit words; the hash of a shingle is the first, little-endian
+
+
 @functools.cache
-def _permutations():
-    """The seed's permutations, drawn once per process: MinHash() otherwise draws them again for every page
-    (4.5 % of a crawl's samples in a py-spy profile). Read-only once made, so the fetch threads share them."""
-    return MinHash(num_perm=SIGNATURE_PERMUTATIONS, seed=SIGNATURE_SEED, scheme=SIGNATURE_SCHEME).permutations
+def _permutations() -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) of the seed's affine permutations h -> a·h + b mod 2^32, drawn once per process as datasketch's
+    MinHash(seed=SIGNATURE_SEED, scheme="affine32") draws them (a test holds them equal), so crawl workers never
+    import datasketch (and the scipy its LSH pulls in). Read-only once made: the fetch threads share them."""
+    generator = np.random.RandomState(SIGNATURE_SEED)
+    a = generator.randint(0, 1 << 31, SIGNATURE_PERMUTATIONS, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = generator.randint(0, 1 << 32, SIGNATURE_PERMUTATIONS, dtype=np.uint32)
+    return a.reshape(-1, 1), b.reshape(-1, 1)
 
 
 def text_signature(words: list[str]) -> str:
-    """MinHash signature of the words' 3-word shingles, base64; "" when the text has no shingle."""
+    """MinHash signature of the words' 3-word shingles, base64; "" when the text has no shingle.
+
+    The same values datasketch's MinHash.update_batch gives (sha1_hash32 of each shingle, fmix32, the affine
+    permutations, the minimum per permutation: a test compares them), at a third of its CPU: the sha1 digests are
+    read as one buffer instead of one struct.unpack each, and the permutations run as a 128 × shingles array
+    reduced along its contiguous axis."""
     if len(words) < SHINGLE_WORDS:
         return ""
-    shingles = {" ".join(words[i : i + SHINGLE_WORDS]) for i in range(len(words) - SHINGLE_WORDS + 1)}
-    minhash = MinHash(
-        num_perm=SIGNATURE_PERMUTATIONS, seed=SIGNATURE_SEED, scheme=SIGNATURE_SCHEME, permutations=_permutations()
-    )
-    minhash.update_batch([s.encode("utf-8") for s in shingles])
-    return base64.b64encode(minhash.hashvalues.astype("<u4").tobytes()).decode("ascii")
+    sha1 = hashlib.sha1
+    shingles = {" ".join(run) for run in zip(*(words[i:] for i in range(SHINGLE_WORDS)), strict=False)}
+    digests = b"".join([sha1(s.encode("utf-8")).digest() for s in shingles])
+    hv = np.frombuffer(digests, dtype="<u4")[::_SHA1_DIGEST_WORDS].astype(np.uint32)
+    s1, m1, s2, m2, s3 = _FMIX32
+    hv ^= hv >> s1
+    hv *= m1
+    hv ^= hv >> s2
+    hv *= m2
+    hv ^= hv >> s3
+    a, b = _permutations()
+    values = a * hv  # (permutations, shingles), wrapping modulo 2^32 as the scheme means
+    values += b
+    return base64.b64encode(values.min(axis=1).astype("<u4").tobytes()).decode("ascii")
 
 
 def signature_values(signature: str) -> np.ndarray | None:
@@ -134,6 +157,9 @@ def jaccard_from_dice(dice: float) -> float:
 
 def lsh_bands(min_similarity: float) -> tuple[int, int]:
     """(bands, rows per band) datasketch's MinHashLSH picks for the Jaccard a little under the one asked for."""
+    # why: datasketch's LSH imports scipy (~30 MiB); only finalize asks for bands, crawl workers never load it
+    from datasketch import MinHashLSH
+
     threshold = max(jaccard_from_dice(min_similarity) - LSH_SLACK, LSH_THRESHOLD_FLOOR)
     lsh = MinHashLSH(threshold=threshold, num_perm=SIGNATURE_PERMUTATIONS)
     return lsh.b, lsh.r

@@ -372,6 +372,8 @@ def test_app_root():
     assert page('<div data-reactroot=""></div>').app_root
     assert not page('<div id="root"><h1>Server rendered</h1></div>').app_root
     assert not page("<div id='main'></div>").app_root
+    assert page('<div ng-app="shop">  </div>').app_root
+    assert not page('<div id=" root"></div><div id="ROOT"></div>').app_root  # the id exactly, as written
 
 
 def test_html_lang():
@@ -441,3 +443,77 @@ def test_security_signals():
     # On an http page every form posts to http: the check decides when that matters (https page or site).
     http = page(body, url="http://site.test/p")
     assert http.form_http_actions == ["http://other.test/login", "http://site.test/search", "http://site.test/p"]
+
+
+# --- issue 15: one walk for the visible and main text, words split a step at a time, cheaper anchor text -------
+
+
+def test_first_non_empty_anchor_of_a_target_from_nested_markup_image_alt_or_area():
+    p = page(
+        '<a href="/a"><img src="i.png"></a><a href="/a"> <span>First <b>real</b></span>\n text </a>'
+        '<a href="/a">Later text</a>'
+        '<a href="/b"><span><img src="x.png" alt=""><img src="y.png" alt=" Second  alt "></span></a>'
+        '<a href="/c">  </a><a href="/c"><em>Only</em>&nbsp;&nbsp;then</a>'
+        '<map><area href="/d" alt=" Map  area "></map>'
+    )
+    anchors = {link.url.rsplit("/", 1)[1]: link.anchor for link in p.links}
+    assert anchors == {"a": "First real text", "b": "Second alt", "c": "Only then", "d": "Map area"}
+    # Every link's text still counts for the link-text check, the empty ones excepted.
+    assert {text: use.count for text, use in p.anchor_texts.items()} == {
+        "First real text": 1, "Later text": 1, "Second alt": 1, "Only then": 1, "Map area": 1,
+    }  # fmt: skip
+
+
+def test_invisible_elements_are_skipped_but_their_tails_join_the_words_around_them():
+    p = page("<p>in<script>var x;</script>side <style>p{}</style>out</p><template><p>tpl</p></template>")
+    assert p.word_count == 2  # "inside out": a script between two halves of a word leaves one word
+    assert p.text_hash == hashlib.sha1(b"inside out").hexdigest()
+    assert p.main_words == ["inside", "out"]
+
+
+def test_main_text_of_several_main_elements_and_of_rare_markup():
+    two = page("<main>One <b>two</b></main>between<main>three</main><footer>foot</footer>")
+    assert two.main_words == ["one", "two", "three"]
+    assert two.word_count == 5
+    # A <main> inside a [role=main]: both are main elements and both are walked, as they always were.
+    nested = page('<div role="main">r1 <main>m1</main> r2</div>out')
+    assert nested.main_words == ["r1", "m1", "r2", "m1"]
+    # A <main> inside a <template> is not visible text, but it is the page's main text.
+    hidden = page("<template><main>kept words</main></template><p>shown</p>")
+    assert hidden.main_words == ["kept", "words"] and hidden.word_count == 1
+    # No main element and the page itself marked as navigation: no main text at all.
+    all_nav = parse_html(b'<html role="navigation"><body><p>menu only</p></body></html>', URL)
+    assert all_nav.main_word_count == 0 and all_nav.word_count == 2
+
+
+@pytest.mark.parametrize("step_chars", [1, 7, 64, limits.TEXT_STEP_CHARS])
+def test_words_split_a_step_at_a_time_are_the_words_of_the_whole_text(monkeypatch, step_chars):
+    monkeypatch.setattr(limits, "TEXT_STEP_CHARS", step_chars)
+    rng = random.Random(5)
+    vocabulary = ["Alpha", "beta", "ΟΔΟΣ", "İstanbul", "x", "lorem", "ipsum", "naïve"]
+    words = [rng.choice(vocabulary) for _ in range(3000)]
+    # Words cut into pieces by inline markup, blocks between others: the stream must see the same words.
+    body = "".join(f"<p>{w}</p>" if i % 3 == 0 else f"<b>{w[:1]}</b><i>{w[1:]}</i> " for i, w in enumerate(words))
+    p = page(body + "<p>lorem</p><p>ipsum</p>")
+    expected = [w.lower() for w in words] + ["lorem", "ipsum"]
+    assert p.word_count == p.main_word_count == len(expected)
+    assert p.text_hash == p.main_text_hash == hashlib.sha1(" ".join(expected).encode()).hexdigest()
+    assert p.main_words == expected
+    assert p.lorem_ipsum
+
+
+def test_a_word_longer_than_a_step_stays_one_word(monkeypatch):
+    monkeypatch.setattr(limits, "TEXT_STEP_CHARS", 16)
+    long_word = "".join(f"<span>{'x' * 10}</span>" for _ in range(2000))  # 20,000 characters, no whitespace
+    p = page(f"<p>before {long_word} after</p>")
+    assert p.word_count == 3
+    assert p.main_words == ["before", "x" * 20_000, "after"]
+
+
+def test_a_page_of_many_main_elements_walked_twice_gives_the_same_words(monkeypatch):
+    body = "".join(f"<main>m{i} <b>x</b>y</main>t{i} <nav>n</nav>" for i in range(5))
+    one_walk = page(body)
+    monkeypatch.setattr(limits, "MAIN_ELEMENTS_ONE_WALK_MAX", 1)
+    two_walks = page(body)
+    assert one_walk.main_words == two_walks.main_words == [w for i in range(5) for w in (f"m{i}", "xy")]
+    assert (one_walk.main_text_hash, one_walk.text_hash) == (two_walks.main_text_hash, two_walks.text_hash)

@@ -1,11 +1,19 @@
 """Content, URL, security and pixel-width checks (issue 14b) on their own: pure functions, and the finalize checks
 on constructed Page rows (PostgreSQL)."""
 
+import base64
+import random
+
 import numpy as np
 import pytest
+from datasketch import MinHash
 
 from audits.checks import run_site_checks
 from audits.checks.content import (
+    SIGNATURE_PERMUTATIONS,
+    SIGNATURE_SCHEME,
+    SIGNATURE_SEED,
+    _permutations,
     near_duplicate_groups,
     signature_values,
     soft_404_reason,
@@ -31,6 +39,26 @@ def test_signature_round_trips_and_is_deterministic():
     assert signature_values(text_signature(words)).shape == (128,)
     assert text_signature(["two", "words"]) == ""
     assert signature_values("not base64!") is None and signature_values("") is None
+
+
+def _datasketch_signature(words: list[str]) -> str:
+    """What text_signature stored before issue 15: datasketch's own MinHash over the shingles."""
+    shingles = {" ".join(words[i : i + 3]) for i in range(len(words) - 2)}
+    minhash = MinHash(num_perm=SIGNATURE_PERMUTATIONS, seed=SIGNATURE_SEED, scheme=SIGNATURE_SCHEME)
+    minhash.update_batch([s.encode("utf-8") for s in shingles])
+    return base64.b64encode(minhash.hashvalues.astype("<u4").tobytes()).decode("ascii")
+
+
+@pytest.mark.parametrize("n_words", [3, 4, 50, 5000])
+def test_signature_is_datasketchs_minhash_bit_for_bit(n_words):
+    # Signatures stored by earlier crawls (and by workers not yet upgraded) must stay comparable with new ones.
+    rng = random.Random(n_words)
+    vocabulary = ["alpha", "beta", "ΟΔΟΣ", "naïve", "日本", "🙂", "x"] + [f"w{i}" for i in range(200)]
+    for _ in range(5):
+        words = [rng.choice(vocabulary) for _ in range(n_words)]
+        assert text_signature(words) == _datasketch_signature(words)
+    a, b = MinHash(num_perm=SIGNATURE_PERMUTATIONS, seed=SIGNATURE_SEED, scheme=SIGNATURE_SCHEME).permutations
+    assert [p.ravel().tolist() for p in _permutations()] == [a.tolist(), b.tolist()]
 
 
 def test_near_duplicate_groups_find_95_percent_and_not_70():
