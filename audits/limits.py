@@ -5,7 +5,18 @@ PERSIST_BATCH_PAGES = 25  # pages upserted per transaction; each batch moves the
 CHUNK_SOFT_DEADLINE_S = 90  # after this a chunk starts no new fetch and releases the rest
 CHUNK_SOFT_TIME_LIMIT_S = 240  # Celery soft limit: > deadline + one slow fetch + a persist
 CHUNK_TIME_LIMIT_S = 300  # Celery hard limit; the lease (scratchpad.limits) outlives it
+# A chunk claims in slices while its quota, its deadline and the frontier allow (no barrier between depth
+# layers: what one batch discovers is claimable at once, by this chunk or another of the round).
+CHUNK_CLAIM_SLICE_URLS = 20  # URLs claimed at a time: a narrow frontier is shared by the round's chunks
+CHUNK_IDLE_GRACE_S = 5  # a chunk with nothing claimable waits this long for other chunks to discover work
+CHUNK_IDLE_POLL_S = 0.5  # how often an idle chunk (or one whose last claim came back empty) claims again
 CHUNK_SEEN_URLS_MAX = 50_000  # URLs a chunk remembers having queued, to skip re-inserting them
+
+# Finalize's exact-depth pass (pipeline.depth): page depths written per UPDATE, link pairs read per fetch,
+# deep-page issues inserted per statement.
+DEPTH_WRITE_BATCH_PAGES = 5_000
+DEPTH_EDGE_FETCH_ROWS = 20_000
+DEPTH_ISSUE_WRITE_BATCH = 500
 
 STEP_TIME_LIMIT_S = 600  # discovery and finalize
 LIGHTHOUSE_SOFT_TIME_LIMIT_S = 840  # the phase's own budget (pipeline.lighthouse) stays below this

@@ -32,6 +32,12 @@ def frontier_stats(*, audit_id) -> FrontierStats:
     return FrontierStats(**row)
 
 
+def frontier_others_working(*, audit_id, lease_key: str) -> bool:
+    """Whether another chunk holds live leases of the audit: it may still discover URLs for an idle chunk."""
+    live = Frontier.objects.filter(audit_id=audit_id, state=State.LEASED, leased_until__gte=timezone.now())
+    return live.exclude(lease_key=lease_key).exists()
+
+
 def chunks_of_round(*, audit_id, round_no: int) -> list[CrawlChunk]:
     """The chunks registered for one crawl round of an audit."""
     return list(CrawlChunk.objects.filter(audit_id=audit_id, round_no=round_no).order_by("lease_key"))

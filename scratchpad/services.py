@@ -21,9 +21,10 @@ from scratchpad.limits import (
     NEW_URLS_PER_BATCH,
     SQL_IN_BATCH,
 )
-from scratchpad.models import CrawlChunk, Frontier, LinkEdge
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge, SkippedURL
 
 State = Frontier.State
+SITEMAP = Frontier.Source.SITEMAP
 ChunkState = CrawlChunk.State
 
 
@@ -55,7 +56,10 @@ class NewURL:
     source: str
     in_sitemap: bool = False
     redirect_hops: int = 0
-    pattern: str = ""  # URL shape; new link-found URLs beyond max_per_pattern of one shape are dropped
+    pattern: str = ""  # URL shape: named when the URL is skipped, counted by the optional per-shape cap
+    trap: str = ""  # the trap rule its shape breaks (crawler.traps.trap_rule), "" when none
+    path_key: str = ""  # the URL without its query, when it has one (crawler.traps.path_key)
+    dated: bool = False  # it carries a date (crawler.traps.has_date): counted per shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,17 +85,24 @@ def _claim_order():
     return (F("depth").asc(nulls_last=True), "id")
 
 
-def frontier_claim(*, audit_id, lease_key: str, limit: int, lease_s: int, lease_gen: int = 0) -> list[ClaimedURL]:
+def frontier_claim(
+    *, audit_id, lease_key: str, limit: int, lease_s: int, lease_gen: int = 0, resume: bool = True
+) -> list[ClaimedURL]:
     """Lease up to `limit` URLs to (`lease_key`, `lease_gen`); a later run of the same key gets the key's
-    unfinished URLs back (whatever generation held them: that run is taken to be dead)."""
+    unfinished URLs back (whatever generation held them: that run is taken to be dead).
+
+    A run claims in slices: its first claim resumes (takes the key's unfinished URLs back, if any), the next
+    ones pass `resume=False`, since the URLs the key holds then are this run's own, in flight."""
     now = timezone.now()
     with transaction.atomic():
-        rows = list(
-            Frontier.objects.select_for_update()
-            .filter(audit_id=audit_id, state=State.LEASED, lease_key=lease_key)
-            .order_by(*_claim_order())
-            .values_list("id", flat=True)
-        )
+        rows = []
+        if resume:
+            rows = list(
+                Frontier.objects.select_for_update()
+                .filter(audit_id=audit_id, state=State.LEASED, lease_key=lease_key)
+                .order_by(*_claim_order())
+                .values_list("id", flat=True)
+            )
         if not rows and limit > 0:
             # Sitemap-only URLs wait until no link-discovered URL is left: the link crawl may still find
             # them (giving them a depth), and a small page budget goes to what the site links first.
@@ -184,9 +195,25 @@ def frontier_renew(*, audit_id, lease_key: str, lease_gen: int, lease_s: int) ->
 
 
 @dataclass(frozen=True)
+class SkipFirst:
+    """A (rule, shape) that skipped its first URL in this batch: what the audit's event names."""
+
+    rule: str
+    pattern: str
+    example: str
+
+
+@dataclass(frozen=True)
+class InsertOutcome:
+    skipped: int = 0  # new link-found URLs a trap rule or cap refused (distinct, not known before)
+    first: tuple[SkipFirst, ...] = ()
+
+
+@dataclass(frozen=True)
 class BatchOutcome:
     finished: int  # URLs moved from leased to done under the key (0 for a replayed batch)
-    capped: int  # new URLs dropped because their path pattern reached its cap
+    capped: int  # new URLs skipped by a trap rule or cap
+    first_skips: tuple[SkipFirst, ...] = ()
 
 
 def frontier_record_batch(
@@ -197,6 +224,8 @@ def frontier_record_batch(
     discovered: list[NewURL],
     edges: list[Edge],
     max_per_pattern: int | None = None,
+    max_query_variants: int | None = None,
+    max_dated_per_pattern: int | None = None,
     lease_gen: int | None = None,
 ) -> BatchOutcome:
     """Finish a persisted batch: its URLs done, their links stored, new URLs queued.
@@ -209,14 +238,22 @@ def frontier_record_batch(
             state=State.DONE, leased_until=None
         )
     _replace_edges(audit_id, edges)
-    capped = _insert_new(audit_id, discovered[:NEW_URLS_PER_BATCH], max_per_pattern=max_per_pattern)
-    return BatchOutcome(finished, capped)
+    inserted = _insert_new(
+        audit_id,
+        discovered[:NEW_URLS_PER_BATCH],
+        max_per_pattern=max_per_pattern,
+        max_query_variants=max_query_variants,
+        max_dated_per_pattern=max_dated_per_pattern,
+    )
+    return BatchOutcome(finished, inserted.skipped, inserted.first)
 
 
 def frontier_purge(*, audit_id) -> int:
-    """Drop the audit's frontier and crawl chunks once the audit is over (completed, failed or cancelled);
-    link edges stay (they are the link graph). Returns how many frontier rows went."""
+    """Drop the audit's frontier, skipped URLs (the site checks made them issues) and crawl chunks once the
+    audit is over (completed, failed or cancelled); link edges stay (they are the link graph). Returns how many
+    frontier rows went."""
     deleted, _ = Frontier.objects.filter(audit_id=audit_id).delete()
+    SkippedURL.objects.filter(audit_id=audit_id).delete()
     CrawlChunk.objects.filter(audit_id=audit_id).delete()
     return deleted
 
@@ -341,16 +378,24 @@ def _replace_edges(audit_id, edges: list[Edge]) -> None:
     )
 
 
-def _insert_new(audit_id, urls: list[NewURL], *, max_per_pattern: int | None = None) -> int:
-    """Queue URLs not known yet; known ones learn a link depth or the sitemap flag. Returns how many new
-    URLs the per-pattern cap dropped.
+def _insert_new(
+    audit_id,
+    urls: list[NewURL],
+    *,
+    max_per_pattern: int | None = None,
+    max_query_variants: int | None = None,
+    max_dated_per_pattern: int | None = None,
+) -> InsertOutcome:
+    """Queue URLs not known yet; known ones learn a link depth or the sitemap flag. New link-found URLs that
+    break a trap rule, or a cap, are recorded as skipped instead (sitemap URLs never are: the site asked for
+    them). Returns how many were skipped and which (rule, shape) skipped its first URL here.
 
     Only unknown URLs are inserted: an INSERT ... ON CONFLICT that meets a row another chunk has just
     updated (marked done) waits for that chunk, and two chunks doing that to each other deadlock. New
     URLs go in sorted, so chunks inserting the same new URLs take their locks in one order.
     """
     if not urls:
-        return 0
+        return InsertOutcome()
     unique: dict[str, NewURL] = {}
     for new in urls:
         seen = unique.get(new.url)
@@ -364,44 +409,98 @@ def _insert_new(audit_id, urls: list[NewURL], *, max_per_pattern: int | None = N
             .values_list("url", "no_depth")
         )
     new = sorted((u for u in unique.values() if u.url not in known), key=lambda u: u.url)
-    new, capped = _cap_patterns(audit_id, new, max_per_pattern)
-    if new:
-        _insert_rows(audit_id, new)
+    skipped: list[tuple[NewURL, str]] = []
+    kept = []
+    for u in new:
+        if u.trap and u.source != SITEMAP:
+            skipped.append((u, u.trap))
+        else:
+            kept.append(u)
+    kept, over = _cap_counted(audit_id, kept, "pattern", max_dated_per_pattern, key=lambda u: u.dated and u.pattern)
+    skipped += [(u, SkippedURL.RULE_CALENDAR_DATES) for u in over]
+    kept, over = _cap_counted(audit_id, kept, "path_key", max_query_variants, key=lambda u: u.path_key)
+    skipped += [(u, SkippedURL.RULE_QUERY_VARIANTS) for u in over]
+    kept, over = _cap_counted(audit_id, kept, "pattern", max_per_pattern, key=lambda u: u.pattern)
+    skipped += [(u, SkippedURL.RULE_PATTERN_CAP) for u in over]
+    if kept:
+        _insert_rows(audit_id, sorted(kept, key=lambda u: u.url))
     linked = [(u.url, u.depth) for u in unique.values() if known.get(u.url) and u.depth is not None]
     if linked:
         _learn_depths(audit_id, linked)
     sitemap_urls = [u.url for u in unique.values() if u.in_sitemap and u.url in known]
     for part in _batched(sitemap_urls):
         Frontier.objects.filter(audit_id=audit_id, in_sitemap=False, url__in=part).update(in_sitemap=True)
-    return capped
+    return _record_skipped(audit_id, skipped)
 
 
-def _cap_patterns(audit_id, new: list[NewURL], cap: int | None) -> tuple[list[NewURL], int]:
-    """Drop link-found URLs whose shape already has `cap` URLs (calendars, faceted search, session ids)."""
+def _cap_counted(audit_id, new: list[NewURL], column: str, cap: int | None, *, key) -> tuple[list, list]:
+    """Split link-found URLs into those under `cap` per `key` (counting the frontier's rows with that `column`
+    value) and those over it. Shallow URLs first, so a cap keeps what the site links most prominently."""
     if not cap:
-        return new, 0
-    patterns = {u.pattern for u in new if u.pattern and u.source != Frontier.Source.SITEMAP}
-    if not patterns:
-        return new, 0
+        return new, []
+    keys = {key(u) for u in new if u.source != SITEMAP} - {"", False}
+    if not keys:
+        return new, []
     counts: dict[str, int] = {}
-    for part in _batched(sorted(patterns)):
+    for part in _batched(sorted(keys)):
         rows = (
-            Frontier.objects.filter(audit_id=audit_id, pattern__in=part)
-            .values("pattern")
+            Frontier.objects.filter(audit_id=audit_id, **{f"{column}__in": part})
+            .values(column)
             .annotate(n=Count("id"))
-            .values_list("pattern", "n")
+            .values_list(column, "n")
         )
         counts.update(rows)
-    kept, capped = [], 0
+    kept, over = [], []
     for u in sorted(new, key=lambda u: (u.depth is None, u.depth or 0, u.url)):
-        if u.pattern in patterns:
-            if counts.get(u.pattern, 0) >= cap:
-                capped += 1
+        k = key(u) if u.source != SITEMAP else ""
+        if k in keys:
+            if counts.get(k, 0) >= cap:
+                over.append(u)
                 continue
-            counts[u.pattern] = counts.get(u.pattern, 0) + 1
+            counts[k] = counts.get(k, 0) + 1
         kept.append(u)
-    kept.sort(key=lambda u: u.url)
-    return kept, capped
+    return kept, over
+
+
+def _record_skipped(audit_id, skipped: list[tuple[NewURL, str]]) -> InsertOutcome:
+    """Store each skipped URL once (a URL linked from many pages counts once); note which (rule, shape) had
+    none before, for the audit's event. Sorted, like frontier inserts, so two chunks lock in one order."""
+    if not skipped:
+        return InsertOutcome()
+    skipped.sort(key=lambda s: s[0].url)
+    pairs = {(rule, u.pattern[:250]): u.url for u, rule in reversed(skipped)}  # first example per pair
+    seen_pairs = set()
+    for rule in {r for r, _ in pairs}:
+        patterns = [p for r, p in pairs if r == rule]
+        for part in _batched(patterns):
+            seen_pairs.update(
+                SkippedURL.objects.filter(audit_id=audit_id, rule=rule, pattern__in=part)
+                .values_list("rule", "pattern")
+                .distinct()
+            )
+    before = SkippedURL.objects.filter(audit_id=audit_id).count() if connection.vendor != "postgresql" else None
+    rows = [SkippedURL(audit_id=audit_id, url=u.url, rule=rule, pattern=u.pattern[:250]) for u, rule in skipped]
+    if before is None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                INSERT INTO {SkippedURL._meta.db_table} (audit_id, url, rule, pattern)
+                SELECT %s, t.url, t.rule, t.pattern FROM unnest(%s::text[], %s::text[], %s::text[])
+                     AS t(url, rule, pattern)
+                ON CONFLICT (audit_id, url) DO NOTHING
+                """,
+                [audit_id, [r.url for r in rows], [r.rule for r in rows], [r.pattern for r in rows]],
+            )
+            added = cursor.rowcount
+    else:
+        SkippedURL.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
+        added = SkippedURL.objects.filter(audit_id=audit_id).count() - before
+    first = tuple(
+        SkipFirst(rule, pattern, url)
+        for (rule, pattern), url in sorted(pairs.items())
+        if (rule, pattern) not in seen_pairs
+    )
+    return InsertOutcome(added, first)
 
 
 def _insert_rows(audit_id, new: list[NewURL]) -> None:
@@ -416,6 +515,7 @@ def _insert_rows(audit_id, new: list[NewURL]) -> None:
                     in_sitemap=u.in_sitemap,
                     redirect_hops=u.redirect_hops,
                     pattern=u.pattern,
+                    path_key=u.path_key,
                 )
                 for u in new
             ],
@@ -428,10 +528,10 @@ def _insert_rows(audit_id, new: list[NewURL]) -> None:
         cursor.execute(
             f"""
             INSERT INTO {Frontier._meta.db_table} (audit_id, url, depth, source, in_sitemap, redirect_hops,
-                                                   pattern, state, lease_key, lease_gen, attempts, starts)
-            SELECT %s, t.url, t.depth, t.source, t.in_sitemap, t.hops, t.pattern, %s, '', 0, 0, 0
-            FROM unnest(%s::text[], %s::int[], %s::text[], %s::bool[], %s::int[], %s::text[])
-                 AS t(url, depth, source, in_sitemap, hops, pattern)
+                                                   pattern, path_key, state, lease_key, lease_gen, attempts, starts)
+            SELECT %s, t.url, t.depth, t.source, t.in_sitemap, t.hops, t.pattern, t.path_key, %s, '', 0, 0, 0
+            FROM unnest(%s::text[], %s::int[], %s::text[], %s::bool[], %s::int[], %s::text[], %s::text[])
+                 AS t(url, depth, source, in_sitemap, hops, pattern, path_key)
             ON CONFLICT (audit_id, url) DO NOTHING
             """,
             [
@@ -443,6 +543,7 @@ def _insert_rows(audit_id, new: list[NewURL]) -> None:
                 [u.in_sitemap for u in new],
                 [u.redirect_hops for u in new],
                 [u.pattern for u in new],
+                [u.path_key for u in new],
             ],
         )
 

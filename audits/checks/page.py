@@ -214,8 +214,8 @@ def page_issues(page, data, result, settings: CheckSettings) -> list:
 
     if status == 200 and not result.is_html:
         add("non-html-content", content_type=result.content_type or "(none)")
-    if page.depth is not None and page.depth >= limit("deep-page", "min_depth"):
-        add("deep-page", depth=page.depth, min_depth=limit("deep-page", "min_depth"))
+    # deep-page is judged in finalize (audits.pipeline.depth) on exact depths: at crawl time a page's depth is
+    # only the first path found to it.
     if len(page.url) > limit("long-url", "max_chars"):
         add("long-url", chars=len(page.url), max_chars=limit("long-url", "max_chars"))
     url_checks(page, data, add, limit)

@@ -7,13 +7,14 @@ import logging
 import re
 import threading
 import time
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from audits.limits import CHUNK_SOFT_DEADLINE_S
+from audits.limits import CHUNK_CLAIM_SLICE_URLS, CHUNK_IDLE_GRACE_S, CHUNK_IDLE_POLL_S, CHUNK_SOFT_DEADLINE_S
 from audits.models import Audit
 from audits.pipeline.page_record import PageRecord, build_page_record
 from audits.pipeline.persist import BatchPersister
@@ -22,6 +23,7 @@ from audits.pipeline.render import render_session_for
 from audits.pipeline.scope import CrawlScope, audit_site_auth
 from crawler.auth import SiteBasicAuth
 from crawler.fetch import FetchResult, build_session, fetch
+from scratchpad.selectors import frontier_others_working
 from scratchpad.services import (
     ClaimedURL,
     chunk_abandon,
@@ -179,38 +181,23 @@ def _chunk_crawl(audit: Audit, lease_key: str, generation: int, quota: int, keep
         return {"skipped": politeness.stopped_reason}
     options = FetchOptions.for_audit(audit)
     renderer = render_session_for(audit)
-    claimed = frontier_claim(
-        audit_id=audit_id,
-        lease_key=lease_key,
-        limit=quota,
-        lease_s=settings.CRAWL_LEASE_DURATION_S,
-        lease_gen=generation,
-    )
-    # URLs handed out before and never finished: the chunk that held them may have died because of one
-    # of them. Fetch those one at a time, persisting each, and count each start before it happens, so
-    # a URL that kills its worker every time is singled out and recorded instead of taking others along.
-    careful = any(c.suspect for c in claimed)
     persister = BatchPersister(
         audit_id=audit_id,
         lease_key=lease_key,
         lease_gen=generation,
-        batch_size=1 if careful else None,
         politeness=politeness,
         max_per_pattern=scope.max_urls_per_pattern,
+        traps=scope.traps if scope.follow_links else None,
     )
-    for item in claimed:
-        if item.exhausted:
-            error = FetchResult(url=item.url, error_kind="worker_lost", error="crawl attempts exhausted")
-            persister.add(build_page_record(audit_id, scope, item, error))
-    todo = iter([c for c in claimed if not c.exhausted])
+    claims = _Claims(audit_id, scope, lease_key, generation, quota, persister)
     deadline = time.monotonic() + CHUNK_SOFT_DEADLINE_S
     unstarted: list[ClaimedURL] = []
 
     def window() -> int:
-        return 1 if careful else politeness.window
+        return 1 if claims.careful else politeness.window
 
     def may_start(item: ClaimedURL) -> bool:
-        if not careful:
+        if not claims.careful:
             return True
         starts = frontier_mark_started(
             audit_id=audit_id, lease_key=lease_key, frontier_id=item.id, lease_gen=generation
@@ -225,20 +212,18 @@ def _chunk_crawl(audit: Audit, lease_key: str, generation: int, quota: int, keep
         persister.add(build_page_record(audit_id, scope, item, error))
         return False
 
+    def must_stop() -> bool:
+        return persister.stopped or keeper.lost or bool(politeness.stopped_reason)
+
     try:
         with ThreadPoolExecutor(max_workers=politeness.max_window, thread_name_prefix="fetch") as pool:
             running = {}
 
             def fill():
-                while (
-                    len(running) < window()
-                    and not persister.stopped
-                    and not keeper.lost
-                    and not politeness.stopped_reason
-                ):
-                    item = next(todo, None)
-                    if item is None:
+                while len(running) < window() and not must_stop():
+                    if not claims.todo and not claims.more(deadline):
                         return
+                    item = claims.todo.popleft()
                     if time.monotonic() >= deadline or not politeness.wait_turn(deadline):
                         unstarted.append(item)
                         continue
@@ -246,27 +231,103 @@ def _chunk_crawl(audit: Audit, lease_key: str, generation: int, quota: int, keep
                         job = pool.submit(fetch_and_build, audit_id, scope, item, options, politeness, renderer)
                         running[job] = item
 
+            claims.more(deadline, resume=True)
             fill()
-            while running:
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    running.pop(future)
-                    persister.add(future.result())
+            idle_since = None
+            while True:
+                while running:
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        running.pop(future)
+                        persister.add(future.result())
+                    fill()
+                # Nothing in flight and nothing claimable: other chunks of the round may still be fetching
+                # pages whose links are this chunk's work. Wait a little for them (no barrier), then end.
+                if must_stop() or claims.spent(deadline):
+                    break
+                now = time.monotonic()
+                idle_since = idle_since or now
+                if now - idle_since >= CHUNK_IDLE_GRACE_S or not frontier_others_working(
+                    audit_id=audit_id, lease_key=lease_key
+                ):
+                    break
+                time.sleep(CHUNK_IDLE_POLL_S)
                 fill()
+                if running:
+                    idle_since = None
         persister.flush()
     finally:
         if renderer is not None:
             renderer.close()
-    unstarted.extend(todo)  # left when the audit stopped running, the lease was lost or the site made the crawl stop
+    # Left when the audit stopped running, the lease was lost or the site made the crawl stop.
+    unstarted.extend(claims.todo)
     released = frontier_release(
         audit_id=audit_id, lease_key=lease_key, ids=[c.id for c in unstarted], lease_gen=generation
     )
     return {
-        "claimed": len(claimed),
+        "claimed": claims.claimed,
+        "claims": claims.slices,
         "finished": persister.finished,
         "released": released,
         "fenced": persister.fenced,
     }
+
+
+class _Claims:
+    """A run's claims, in slices of CHUNK_CLAIM_SLICE_URLS up to its quota: before each claim the run persists
+    what it has, so the URLs its pages found are claimable at once (by it or by another chunk of the round).
+
+    URLs handed out before and never finished (suspect) put the run in careful mode for the rest of its life:
+    the chunk that held them may have died because of one of them, so they are fetched one at a time, each
+    start counted and committed before it happens, each page persisted alone, and a URL that kills its worker
+    every time is singled out and recorded instead of taking others along."""
+
+    def __init__(self, audit_id, scope: CrawlScope, lease_key: str, generation: int, quota: int, persister):
+        self.audit_id, self.scope, self.lease_key, self.generation = audit_id, scope, lease_key, generation
+        self.quota, self.persister = quota, persister
+        self.todo: deque[ClaimedURL] = deque()
+        self.claimed = 0
+        self.slices = 0
+        self.careful = False
+        self._empty_at: float | None = None  # when the last claim came back empty
+
+    def spent(self, deadline: float) -> bool:
+        return self.claimed >= self.quota or time.monotonic() >= deadline
+
+    def more(self, deadline: float, *, resume: bool = False) -> bool:
+        """Claim the next slice into `todo`; False when nothing came (or the quota or deadline is reached)."""
+        if self.spent(deadline):
+            return False
+        now = time.monotonic()
+        if self._empty_at is not None and not self.persister.batch and now - self._empty_at < CHUNK_IDLE_POLL_S:
+            return False  # nothing new found since the last empty claim: do not ask again at once
+        self.persister.flush()
+        if self.persister.stopped:
+            return False
+        items = frontier_claim(
+            audit_id=self.audit_id,
+            lease_key=self.lease_key,
+            limit=min(CHUNK_CLAIM_SLICE_URLS, self.quota - self.claimed),
+            lease_s=settings.CRAWL_LEASE_DURATION_S,
+            lease_gen=self.generation,
+            resume=resume,
+        )
+        self._empty_at = None if items else now
+        if not items:
+            return False
+        self.claimed += len(items)
+        self.slices += 1
+        if not self.careful and any(c.suspect for c in items):
+            self.careful = True
+            self.persister.flush()
+            self.persister.batch_size = 1
+        for item in items:
+            if item.exhausted:
+                error = FetchResult(url=item.url, error_kind="worker_lost", error="crawl attempts exhausted")
+                self.persister.add(build_page_record(self.audit_id, self.scope, item, error))
+            else:
+                self.todo.append(item)
+        return bool(self.todo)
 
 
 def fetch_and_build(

@@ -1,10 +1,12 @@
-"""Stages 5 and 6: the optional Lighthouse step (it never fails the audit), then finalize: site checks over
-the whole crawl, health score, completion (credits settled, event, signal, the frontier dropped)."""
+"""Stages 5 and 6: the optional Lighthouse step (it never fails the audit), then finalize: exact click depths
+(pipeline.depth), site checks over the whole crawl, health score, completion (credits settled, event, signal,
+the frontier dropped)."""
 
 from django.db import connection
 
 from audits.checks import health_score, run_site_checks
 from audits.models import Audit, Issue, Page
+from audits.pipeline.depth import page_depths_store
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase
 from audits.pipeline.lighthouse import lighthouse_run_for_audit
 from audits.selectors import page_inlinks_store
@@ -33,6 +35,9 @@ def audit_finalize(*, audit_id) -> bool:
         return False
     audit = Audit.objects.get(id=audit_id)
     _refresh_planner_statistics()
+    # Exact depths before the site checks: the orphan check reads Page.depth, and chunks claim without a
+    # barrier between depth layers, so the depth a page was crawled at is only an upper bound.
+    page_depths_store(audit_id=audit_id)
     run_site_checks(audit)
     page_inlinks_store(audit_id=audit_id)  # the pages grid sorts and pages by it
     score, _ = health_score(audit_id)

@@ -1,5 +1,6 @@
 """Stage 3, crawl rounds: each round is a chord of K chunks whose body plans the next round. `round_plan`
-splits what is claimable within the page budget into at most K chunks (quotas never overshoot max pages);
+splits the remaining page budget into at most K chunks (quotas never overshoot max pages) that keep claiming
+while the frontier has work, so a round is not a depth layer;
 `round_advance` moves the round counter once, so a duplicated round-done message finds it moved and stops.
 
 Nobody waits on a lost chord: the round's chunks are rows (scratchpad.CrawlChunk), the last chunk to finish
@@ -15,7 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from audits import dispatch
-from audits.limits import CHUNK_TARGET_PAGES, LEASE_WAIT_MAX_S, PERSIST_BATCH_PAGES
+from audits.limits import CHUNK_TARGET_PAGES, LEASE_WAIT_MAX_S
 from audits.models import Audit
 from audits.pipeline.politeness import politeness_stopped
 from scratchpad.models import CrawlChunk
@@ -32,6 +33,7 @@ class RoundPlan:
     round_no: int
     chunks: list[tuple[str, int]]  # (lease key, quota)
     wait_s: float = 0.0  # > 0: nothing claimable now but live leases may come back; plan again later
+    pages_done: int = 0  # how far the audit has got: its chunks' priority (dispatch.chunk_urgency)
 
 
 def chunk_task_id(audit_id, round_no: int, index: int) -> str:
@@ -49,7 +51,8 @@ def round_advance(*, audit_id, from_round: int) -> bool:
 
 
 def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
-    """Split what is claimable within the page budget into at most K chunks; None when the crawl is over."""
+    """Split the remaining page budget into at most K chunks while any URL is claimable; None when the crawl
+    is over."""
     audit = Audit.objects.filter(id=audit_id, status=Status.RUNNING).first()
     if audit is None or politeness_stopped(audit_id):
         return None  # finished elsewhere, or the site kept rate-limiting: finalize with what we have
@@ -59,18 +62,24 @@ def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
         # Sitemap-only URLs wait for the link crawl (see frontier_claim), and a dead chunk's live leases
         # come back when they expire: plan again later instead of spinning on empty rounds.
         return RoundPlan(round_no, [], wait_s=LEASE_WAIT_MAX_S)
-    budget = audit.max_pages - stats.done - stats.leased_live
-    # Chunks take link-discovered URLs first (see frontier_claim): plan for those while there are any.
-    claimable = min(stats.pending_linked or stats.pending, max(budget, 0))
-    if claimable <= 0:
+    budget = max(audit.max_pages - stats.done - stats.leased_live, 0)
+    # Chunks take link-discovered URLs first (see frontier_claim): plan while any URL is claimable.
+    if min(stats.pending_linked or stats.pending, budget) <= 0:
         if stats.leased_live and stats.done < audit.max_pages:
             return RoundPlan(round_no, [], wait_s=LEASE_WAIT_MAX_S)
         return None
+    # Sized by the page budget, not by what is claimable now: chunks keep claiming in slices what the round's
+    # pages discover (no barrier between depth layers; finalize computes exact depths), and the quotas add up
+    # to at most the budget, so the limit is never overshot.
     max_chunks = max(1, settings.CRAWL_CHUNKS_PER_ROUND)
-    count = min(max_chunks, math.ceil(claimable / PERSIST_BATCH_PAGES))
-    claimable = min(claimable, count * CHUNK_TARGET_PAGES)
-    quotas = [claimable // count + (1 if i < claimable % count else 0) for i in range(count)]
-    return RoundPlan(round_no, [(chunk_task_id(audit_id, round_no, i), q) for i, q in enumerate(quotas) if q > 0])
+    count = min(max_chunks, math.ceil(budget / CHUNK_TARGET_PAGES))
+    planned = min(budget, count * CHUNK_TARGET_PAGES)
+    quotas = [planned // count + (1 if i < planned % count else 0) for i in range(count)]
+    return RoundPlan(
+        round_no,
+        [(chunk_task_id(audit_id, round_no, i), q) for i, q in enumerate(quotas) if q > 0],
+        pages_done=stats.done,
+    )
 
 
 def round_dispatch(*, audit_id: str, round_no: int) -> None:
@@ -83,7 +92,7 @@ def round_dispatch(*, audit_id: str, round_no: int) -> None:
         dispatch.task_send(dispatch.CRAWL_ROUND_DONE, [], audit_id, round_no, countdown=plan.wait_s)
     else:
         chunk_register(audit_id=audit_id, round_no=round_no, chunks=plan.chunks)
-        dispatch.round_send(audit_id=audit_id, round_no=round_no, chunks=plan.chunks)
+        dispatch.round_send(audit_id=audit_id, round_no=round_no, chunks=plan.chunks, pages_done=plan.pages_done)
 
 
 def round_close_if_done(*, audit_id, round_no: int) -> bool:
@@ -136,7 +145,10 @@ def round_heal(*, audit: Audit) -> Heal:
         dead = chunk.state == CrawlChunk.State.RUNNING and (chunk.renewed_at is None or now - chunk.renewed_at > lease)
         lost = chunk.state == CrawlChunk.State.QUEUED
         if quiet and (dead or lost) and chunk_mark_resent(chunk=chunk):
-            dispatch.task_send(dispatch.CRAWL_CHUNK, audit_id, chunk.lease_key, chunk.quota, task_id=chunk.lease_key)
+            urgency = dispatch.chunk_urgency(round_no=round_no, pages_done=audit.pages_crawled)
+            dispatch.task_send(
+                dispatch.CRAWL_CHUNK, audit_id, chunk.lease_key, chunk.quota, task_id=chunk.lease_key, urgency=urgency
+            )
             resent.append(chunk.lease_key)
     if resent:
         logger.info("crawl chunks re-sent", extra={"audit_id": audit_id, "lease_keys": resent})

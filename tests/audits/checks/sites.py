@@ -306,9 +306,8 @@ def page_cases(base: str) -> list[Case]:
             {"canonical-non-http"},
             {"canonical-relative", "canonicalized-page", "canonical-conflict"},
         ),
-        # Depth (the crawled site has a chain of links for it)
-        c("depth-5", ok(page("depth-5")), {"deep-page"}, crawl=False, depth=5),
-        c("depth-4", ok(page("depth-4")), set(), {"deep-page"}, crawl=False, depth=4),
+        # Depth: judged in finalize on exact depths (tests/audits/pipeline/test_depth.py; the crawled site has
+        # a chain of links for it)
         # JavaScript apps
         c(
             "spa",

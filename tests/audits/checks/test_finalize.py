@@ -7,6 +7,7 @@ import pytest
 from audits.checks import health_score, run_site_checks
 from audits.models import Audit, Issue
 from audits.pipeline.chunk import crawl_chunk_run
+from audits.pipeline.depth import page_depths_store
 from audits.pipeline.discovery import audit_discover
 from audits.pipeline.finalize import audit_finalize
 from audits.pipeline.inline import pipeline_run_inline
@@ -54,6 +55,7 @@ def test_finalize_run_twice_gives_identical_issue_rows():
     audit.refresh_from_db()
     assert Frontier.objects.filter(audit=audit).exists()
 
+    page_depths_store(audit_id=audit.id)  # finalize's first step: exact depths, deep-page judged on them
     run_site_checks(audit)
     first = _snapshot(audit)
     types = {row[1] for row in first}

@@ -1,0 +1,137 @@
+"""Exact click depth in finalize (audits.pipeline.depth): a crawl without a barrier between depth layers may
+find a page by a long path first; finalize's breadth-first pass over the stored links gives every page its
+shortest depth, and deep-page is judged on it."""
+
+import threading
+
+import pytest
+
+from audits.models import Audit, Issue, Page
+from audits.pipeline.chunk import crawl_chunk_run
+from audits.pipeline.depth import page_depths_store
+from audits.pipeline.discovery import audit_discover
+from audits.pipeline.finalize import audit_finalize, audit_lighthouse
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.rounds import round_advance, round_plan
+from audits.pipeline.start import audit_start
+from tests.factories import ProjectFactory
+from tests.support.sites import serve_routes
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SLOW_PAGE_WAIT_S = 20  # /b waits at most this long for the long path to reach /x (never, with a barrier)
+CHAIN = ["/a", "/a1", "/a2", "/a3", "/a4"]  # depths 1..5
+EXACT = {"/": 0, "/a": 1, "/b": 1, "/a1": 2, "/a2": 3, "/a3": 4, "/a4": 5, "/x": 2, "/y": 3, "/z": 4, "/w": 5}
+
+
+def _page(title: str, links: list[str]) -> str:
+    anchors = " ".join(f'<a href="{href}">{href}</a>' for href in links)
+    return f"<!doctype html><html><head><title>{title}</title></head><body><h1>{title}</h1>{anchors}</body></html>"
+
+
+def _shortcut_site(site, *, slow_wait_s: float = SLOW_PAGE_WAIT_S) -> threading.Event:
+    """The start page links /a then /b. /a starts a chain of five pages whose last links /x (depth 6 that way);
+    /b links /x directly (depth 2), but /b answers only once /x has been fetched: a crawl that keeps claiming
+    while /b is in flight finds /x by the long path first. /x -> /y -> /z -> /w continue below /x."""
+    x_fetched = threading.Event()
+    site.add("/", _page("Home", ["/a", "/b"]))
+    for here, after in zip(CHAIN, [*CHAIN[1:], "/x"], strict=True):
+        site.add(here, _page(here, [after]))
+    body = _page("B", ["/x"]).encode()
+
+    def slow_b(handler):
+        x_fetched.wait(slow_wait_s)
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    site.handle("/b", slow_b)
+    x_body = _page("X", ["/y"]).encode()
+
+    def x_page(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(x_body)))
+        handler.end_headers()
+        handler.wfile.write(x_body)
+        x_fetched.set()
+
+    site.handle("/x", x_page)
+    site.add("/y", _page("Y", ["/z"]))
+    site.add("/z", _page("Z", ["/w"]))
+    site.add("/w", _page("W", ["/"]))
+    return x_fetched
+
+
+def _crawl_without_finalize(audit_id) -> None:
+    """The inline runner's crawl rounds, stopped before finalize so the crawl-time depths can be read."""
+    assert audit_discover(audit_id=audit_id)
+    round_no = 0
+    while round_advance(audit_id=audit_id, from_round=round_no):
+        round_no += 1
+        plan = round_plan(audit_id=audit_id, round_no=round_no)
+        if plan is None:
+            break
+        for key, quota in plan.chunks:
+            crawl_chunk_run(audit_id=audit_id, lease_key=key, quota=quota)
+
+
+def _depths(audit) -> dict:
+    base = audit.start_url.rstrip("/")
+    return {url.removeprefix(base) or "/": d for url, d in Page.objects.filter(audit=audit).values_list("url", "depth")}
+
+
+def test_finalize_gives_exact_depths_when_the_first_found_path_is_not_the_shortest():
+    with serve_routes() as site:
+        _shortcut_site(site)
+        project = ProjectFactory(base_url=site.url + "/")
+        audit = audit_start(project=project, start_url=site.url + "/", max_pages=100, dispatch=False)
+        _crawl_without_finalize(audit.id)
+        crawled = _depths(audit)
+        # Claiming went on while /b was in flight: /x was reached by the long path first.
+        assert crawled["/x"] == 6 and crawled["/w"] == 9, crawled
+        assert audit_lighthouse(audit_id=audit.id)
+        assert audit_finalize(audit_id=audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED
+    assert _depths(audit) == EXACT
+    deep = Issue.objects.filter(audit=audit, type="deep-page").values_list("page_url", "details")
+    assert {(url.removeprefix(site.url), details["depth"]) for url, details in deep} == {("/a4", 5), ("/w", 5)}
+
+
+def test_depth_pass_is_idempotent_and_keeps_unlinked_pages_null():
+    with serve_routes() as site:
+        _shortcut_site(site)
+        site.add("/robots.txt", f"Sitemap: {site.url}/sitemap.xml\n", content_type="text/plain")
+        site.add(
+            "/sitemap.xml",
+            '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<url><loc>{site.url}/only-in-sitemap</loc></url></urlset>",
+            content_type="application/xml",
+        )
+        site.add("/only-in-sitemap", _page("Only in the sitemap", ["/"]))
+        project = ProjectFactory(base_url=site.url + "/")
+        audit = audit_start(project=project, start_url=site.url + "/", max_pages=100, dispatch=False)
+        pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED
+    assert _depths(audit) == {**EXACT, "/only-in-sitemap": None}
+    again = page_depths_store(audit_id=audit.id)
+    assert again.changed == 0 and again.reached == len(EXACT) and again.deep_pages == 2
+    assert _depths(audit) == {**EXACT, "/only-in-sitemap": None}
+    assert Issue.objects.filter(audit=audit, type="deep-page").count() == 2
+
+
+def test_max_depth_is_judged_on_the_discovery_depth():
+    """Max depth 2: the long path reaches /a2 at depth 3 (not crawled) and would reach /x at 6 (not queued);
+    /b's direct link queues /x at depth 2, so /x is crawled, and nothing below it."""
+    with serve_routes() as site:
+        _shortcut_site(site, slow_wait_s=1)
+        project = ProjectFactory(base_url=site.url + "/", max_depth=2)
+        audit = audit_start(project=project, start_url=site.url + "/", max_pages=100, dispatch=False)
+        pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED
+    assert _depths(audit) == {"/": 0, "/a": 1, "/b": 1, "/a1": 2, "/x": 2}
