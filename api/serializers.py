@@ -52,6 +52,10 @@ class ProjectSerializer(serializers.ModelSerializer):
     render_budget_pages = _number_field("render_budget_pages")
     max_depth = _number_field("max_depth", allow_null=True)
     max_urls_per_pattern = _number_field("max_urls_per_pattern")
+    max_path_segments = _number_field("max_path_segments")
+    calendar_years_ahead = _number_field("calendar_years_ahead")
+    max_query_variants_per_path = _number_field("max_query_variants_per_path")
+    max_dated_urls_per_pattern = _number_field("max_dated_urls_per_pattern")
     extractors = serializers.ListField(
         child=serializers.DictField(),
         required=False,
@@ -65,7 +69,8 @@ class ProjectSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "base_url", "max_pages", "include_patterns", "exclude_patterns", "user_agent",
             "auth_username", "auth_password", "has_auth_password", "follow_nofollow", "crawl_subdomains",
-            "render_js", "render_budget_pages", "max_depth", "max_urls_per_pattern", "query_policy",
+            "render_js", "render_budget_pages", "max_depth", "max_urls_per_pattern", "max_path_segments",
+            "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path", "query_policy",
             "query_keep_keys", "min_request_interval_ms", "max_concurrency", "extractors", "created_at",
         ]  # fmt: skip
         read_only_fields = ["id", "created_at"]
@@ -90,13 +95,22 @@ class AuditSerializer(serializers.ModelSerializer):
 class AuditDetailSerializer(AuditSerializer):
     issues_by_type = serializers.SerializerMethodField(help_text="Counts per issue type; null while running")
 
+    urls_skipped = serializers.SerializerMethodField(
+        help_text="URLs a trap rule, a cap or the page budget left uncrawled: per rule and URL shape, how many, "
+        "examples and the project setting that raises it (`setting`); empty when nothing was skipped"
+    )
+
     class Meta(AuditSerializer.Meta):
-        fields = [*AuditSerializer.Meta.fields, "issues_by_type"]
+        fields = [*AuditSerializer.Meta.fields, "issues_by_type", "urls_skipped"]
         read_only_fields = fields
 
     @extend_schema_field(serializers.DictField(child=serializers.IntegerField(), allow_null=True))
     def get_issues_by_type(self, obj):
         return self.context.get("issues_by_type")
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField()))
+    def get_urls_skipped(self, obj):
+        return self.context.get("urls_skipped") or []
 
 
 class AuditStartSerializer(serializers.Serializer):

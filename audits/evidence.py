@@ -403,6 +403,16 @@ EVIDENCE: dict[str, Evidence] = {
             detail("last_url", "Last URL"),
         ),
     ),
+    "crawl-urls-skipped": Evidence(
+        UNIT_SITE,
+        (
+            detail("rule", "Rule"),
+            detail("pattern", "URL shape"),
+            detail("urls_skipped", "URLs skipped"),
+            detail("examples", "Examples"),
+            detail("setting", "Setting that raises it"),
+        ),
+    ),
     "max-pages-reached": Evidence(
         UNIT_SITE,
         (

@@ -48,8 +48,20 @@ class Project(models.Model):
     render_js = models.BooleanField(default=False, help_text="Render pages with headless Chromium")
     render_budget_pages = models.PositiveIntegerField(default=200, help_text="Pages rendered at most per audit")
     max_depth = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: no limit")
+    # Endless URL spaces are refused by their signs (crawler/traps.py); these raise the rules' bounds. The
+    # per-shape cap is off by default (the ceiling): a 100,000-product catalogue is one shape.
     max_urls_per_pattern = models.PositiveIntegerField(
-        default=2000, help_text="URLs crawled per path pattern (digits and ids collapsed)"
+        default=100_000, help_text="URLs crawled per path shape (digits, dates and ids collapsed); default: no cap"
+    )
+    max_path_segments = models.PositiveIntegerField(default=15, help_text="Deeper link-found paths are a trap")
+    calendar_years_ahead = models.PositiveIntegerField(
+        default=3, help_text="Link-found dates this many years after today or more are a calendar trap"
+    )
+    max_dated_urls_per_pattern = models.PositiveIntegerField(
+        default=1000, help_text="Link-found URLs carrying a date crawled per path shape (calendars)"
+    )
+    max_query_variants_per_path = models.PositiveIntegerField(
+        default=500, help_text="Distinct query strings crawled per path (facet combinations)"
     )
     query_policy = models.CharField(max_length=16, choices=QueryPolicy.choices, default=QueryPolicy.KEEP)
     query_keep_keys = models.JSONField(default=list, blank=True)
@@ -207,7 +219,9 @@ class Page(models.Model):
     rel_prev = models.TextField("rel=prev", blank=True, help_text='<link rel="prev"> resolved and normalised')
     image_urls = models.JSONField(
         "Image URLs",
-        default=list, blank=True, help_text="Distinct internal <img> URLs (bounded), for the image pass in finalize"
+        default=list,
+        blank=True,
+        help_text="Distinct internal <img> URLs (bounded), for the image pass in finalize",
     )
     is_indexable = models.BooleanField(default=False)
     fetched_at = models.DateTimeField(null=True, blank=True)
@@ -246,7 +260,8 @@ class Issue(models.Model):
         indexes = [
             models.Index(fields=["audit", "type"], name="issue_audit_type"),
             models.Index(fields=["audit", "severity"], name="issue_audit_severity"),
-            models.Index(fields=["audit", "type", "page_url"], name="issue_audit_type_url"),
+            # The API's issue list pages by keyset on (type, page_url, id): id makes the key unique.
+            models.Index(fields=["audit", "type", "page_url", "id"], name="issue_audit_type_url_id"),
         ]
 
     def __str__(self):
@@ -317,6 +332,7 @@ class AuditEvent(models.Model):
         CANCELLED = "cancelled"
         COMPLETED = "completed"
         SCHEDULE_SKIPPED = "schedule_skipped"
+        URLS_SKIPPED = "urls_skipped"
 
     audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=32, choices=Kind.choices)

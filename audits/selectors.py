@@ -4,6 +4,7 @@
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
+from audits.checks.skips import skip_rule_label, skip_rule_setting, skip_sentence, skipped_url_groups
 from audits.models import Audit, Issue, Page
 from scratchpad.models import LinkEdge
 
@@ -32,7 +33,63 @@ def audit_summary(*, audit: Audit) -> dict:
         "issues_by_type": issues_by_type(audit=audit) if finished else None,
         "health_score": audit.health_score,
         "error_code": audit.error_code or None,
+        "urls_skipped": audit_urls_skipped(audit=audit) if finished else None,
     }
+
+
+SKIP_ISSUE_TYPES = ("crawl-urls-skipped", "max-pages-reached")
+
+
+def audit_urls_skipped(*, audit: Audit, issue_types: set[str] | None = None) -> list[dict]:
+    """What the crawl did not fetch and why: per trap rule or cap and URL shape, how many URLs, examples and the
+    setting that raises it; and the URLs the page budget left waiting. From the audit's issues once it
+    finalized, from the live skipped-URL records while it runs (counts only: examples come with the issues).
+    The API's `urls_skipped`, the dashboard's notice and the CLI's last line. `issue_types`: the finished
+    audit's issue types when the caller has them (no query when neither skip type is among them)."""
+    if audit.status == Audit.Status.RUNNING:
+        groups = [
+            {"rule": g["rule"], "pattern": g["pattern"], "urls_skipped": g["n"], "examples": g["examples"]}
+            for g in skipped_url_groups(audit.id, examples=False)
+        ]
+        pending = None
+    elif issue_types is not None and not issue_types.intersection(SKIP_ISSUE_TYPES):
+        return []
+    else:
+        issues = list(
+            Issue.objects.filter(audit=audit, type__in=SKIP_ISSUE_TYPES)
+            .order_by("-details__urls_skipped", "id")
+            .values_list("type", "details")
+        )
+        groups = [
+            {key: details.get(key) for key in ("rule", "pattern", "urls_skipped", "examples")}
+            for type_, details in issues
+            if type_ == "crawl-urls-skipped"
+        ]
+        budget = next((details for type_, details in issues if type_ == "max-pages-reached"), None)
+        pending = int(budget.get("urls_pending") or 0) if budget else None
+    out = [
+        {
+            **g,
+            "rule_label": skip_rule_label(g["rule"]),
+            "setting": skip_rule_setting(g["rule"]),
+            "message": skip_sentence(g["rule"], g["pattern"], g["urls_skipped"]),
+        }
+        for g in groups
+    ]
+    if pending:
+        out.append(
+            {
+                "rule": "max-pages",
+                "pattern": "",
+                "urls_skipped": pending,
+                "examples": [],
+                "rule_label": "the audit's page budget",
+                "setting": "max_pages",
+                "message": f"crawl stopped at max pages ({audit.max_pages}); {pending} URLs not crawled "
+                "(raise max_pages)",
+            }
+        )
+    return out
 
 
 def _inlinks_subquery() -> Subquery:

@@ -22,7 +22,10 @@ class Frontier(models.Model):
     source = models.CharField(max_length=16, choices=Source.choices)
     in_sitemap = models.BooleanField(default=False)
     redirect_hops = models.PositiveSmallIntegerField(default=0)
-    pattern = models.CharField(max_length=250, blank=True, help_text="URL shape, for the endless-space cap")
+    pattern = models.CharField(max_length=250, blank=True, help_text="URL shape, for the optional per-shape cap")
+    path_key = models.CharField(
+        max_length=250, blank=True, help_text="The URL without its query, when it has one: query variants per path"
+    )
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     lease_key = models.CharField(max_length=200, blank=True)
     lease_gen = models.PositiveIntegerField(default=0, help_text="Which run of the chunk holds the lease (fencing)")
@@ -36,10 +39,35 @@ class Frontier(models.Model):
             models.Index(fields=["audit", "state", "depth", "id"], name="frontier_claim_order"),
             models.Index(fields=["audit", "lease_key"], name="frontier_lease_key"),
             models.Index(fields=["audit", "pattern"], name="frontier_pattern"),
+            models.Index(fields=["audit", "path_key"], name="frontier_path_key", condition=~models.Q(path_key="")),
         ]
 
     def __str__(self):
         return f"{self.url} [{self.state}]"
+
+
+class SkippedURL(models.Model):
+    """A new link-found URL a trap rule or cap refused (crawler/traps.py, scratchpad.services._insert_new): one
+    row per distinct URL, so the audit can say how many URLs each rule skipped under which shape, with examples.
+    Purged with the frontier once the audit's site checks turned them into `crawl-urls-skipped` issues.
+
+    `rule` is one of crawler.traps' shape rules (a URL's own signs) or one of the counting rules below."""
+
+    RULE_CALENDAR_DATES = "calendar-dates"  # its shape already has the project's max dated URLs queued
+    RULE_QUERY_VARIANTS = "query-variants"  # its path already has the project's max query variants queued
+    RULE_PATTERN_CAP = "pattern-cap"  # its shape already has the project's max_urls_per_pattern URLs queued
+
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="skipped_urls")
+    url = models.TextField()
+    rule = models.CharField(max_length=32)
+    pattern = models.CharField(max_length=250, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["audit", "url"], name="skippedurl_unique_url_per_audit")]
+        indexes = [models.Index(fields=["audit", "rule", "pattern"], name="skippedurl_rule_pattern")]
+
+    def __str__(self):
+        return f"{self.url} [{self.rule}]"
 
 
 class CrawlChunk(models.Model):
@@ -104,7 +132,7 @@ class Throttle(models.Model):
     cooldown_total_s = models.FloatField(default=0, help_text="Seconds spent waiting out 429/503 so far")
     consecutive_rate_limited = models.PositiveIntegerField(default=0)
     stopped_reason = models.CharField(max_length=200, blank=True, help_text="Why the crawl stopped early")
-    urls_capped = models.PositiveIntegerField(default=0, help_text="New URLs dropped by the per-pattern cap")
+    urls_capped = models.PositiveIntegerField(default=0, help_text="New URLs skipped by trap rules and caps")
     renders_used = models.PositiveIntegerField(default=0, help_text="Pages rendered with Chromium so far")
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -57,7 +57,7 @@ _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
     "crawlability": (
         "blocked-page", "rate-limited-page", "server-error", "broken-page", "fetch-error", "non-html-content",
         "javascript-rendering-suspected", "robots-txt-invalid", "sitemap-missing", "crawl-rate-limited",
-        "max-pages-reached", "html-too-large",
+        "max-pages-reached", "crawl-urls-skipped", "html-too-large",
     ),
     "indexability": (
         "noindex-page", "nofollow-page", "canonical-conflict", "canonicalized-page", "canonical-relative",
@@ -515,6 +515,15 @@ CHECKS: tuple[CheckSpec, ...] = (
         "crawl-rate-limited", WARNING, _S, "Crawl stopped by rate limiting",
         "The crawl stopped early because the site kept answering 429 Too Many Requests.",
         "Allow the crawler a higher request rate, or audit with fewer pages at a time.",
+    ),
+    _spec(
+        "crawl-urls-skipped", WARNING, _S, "URLs skipped by a crawl trap rule",
+        "New URLs found by links were not crawled because their shape is a sign of an endless URL space: paths "
+        "deeper than the limit or repeating themselves, calendar dates far from today or more dated URLs of one "
+        "shape than the limit, more query-string variants of one path than the limit (or, when the project set "
+        "one, more URLs of one shape than its cap). The rule, the URL shape, how many URLs and examples are named.",
+        "If the skipped URLs are real pages, raise the setting the issue names in the project's settings; if "
+        "they are a trap, keep crawlers out of it (nofollow, robots.txt) so search engines do not waste time.",
     ),
     _spec(
         "max-pages-reached", INFO, _S, "Page limit reached",

@@ -17,6 +17,7 @@ from audits.checks.page import hreflang_problem, robots_directives
 from audits.checks.pagination import pagination_checks
 from audits.checks.registry import SITE_TYPES, CheckSettings, make_issue
 from audits.checks.security import HEADER_TYPES, security_header_checks
+from audits.checks.skips import skipped_url_issues
 from audits.models import Issue, Page
 from crawler.discovery import invalid_lines
 from scratchpad.models import Frontier, LinkEdge
@@ -35,7 +36,7 @@ EXAMPLES_MAX = 5
 ROBOTS_INVALID_LINES_LISTED = 20
 SQL_IN_BATCH = 900  # values per IN (...) list: under SQLite's variable limit
 # Checks that read the frontier. It is purged after finalize; a rerun after that keeps their results.
-FRONTIER_CHECK_TYPES = ("orphan-page", "max-pages-reached")
+FRONTIER_CHECK_TYPES = ("orphan-page", "max-pages-reached", "crawl-urls-skipped")
 NOT_JUDGED_FETCH_CLASSES = (Page.FetchClass.BLOCKED.value, Page.FetchClass.RATE_LIMITED.value)
 
 
@@ -116,6 +117,8 @@ def run_site_checks(audit) -> None:
         _discovery_checks(audit, out)
         if frontier is not None:
             _frontier_checks(audit, out, frontier)
+            if enabled("crawl-urls-skipped"):
+                skipped_url_issues(audit, out)  # the skipped-URL records go with the frontier
         out.flush()
     logger.info("site checks done", extra={"audit_id": str(audit.id), "issues": out.written})
 

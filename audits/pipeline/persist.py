@@ -13,11 +13,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from audits.checks import PAGE_CHECK_TYPES
+from audits.checks.skips import skip_sentence
 from audits.limits import CHUNK_SEEN_URLS_MAX, PERSIST_BATCH_PAGES
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, AuditEvent, Issue, Page
+from audits.pipeline.lifecycle import audit_event
 from audits.pipeline.page_record import PageRecord
 from audits.pipeline.politeness import Politeness
 from audits.pipeline.scope import url_pattern
+from crawler.traps import TrapLimits, has_date, path_key, trap_rule
 from scratchpad.models import Throttle
 from scratchpad.services import frontier_hold, frontier_record_batch
 
@@ -38,6 +41,7 @@ class BatchPersister:
         batch_size: int | None = None,
         politeness: Politeness | None = None,
         max_per_pattern: int | None = None,
+        traps: TrapLimits | None = None,
     ):
         self.audit_id = audit_id
         self.lease_key = lease_key
@@ -45,6 +49,7 @@ class BatchPersister:
         self.batch_size = batch_size or PERSIST_BATCH_PAGES
         self.politeness = politeness
         self.max_per_pattern = max_per_pattern
+        self.traps = traps  # None: no trap rules (the persister's own tests); a chunk passes its scope's
         self.batch: list[PageRecord] = []
         self.seen_urls: set[str] = set()  # queued by this chunk already: no need to insert them again
         self.finished = 0
@@ -92,8 +97,8 @@ class BatchPersister:
         for record in records:
             for new in record.discovered:
                 if new.url not in self.seen_urls:
-                    # The URL's shape only for URLs this chunk has not queued yet: most links repeat.
-                    discovered.append(replace(new, pattern=url_pattern(new.url)))
+                    # Shape and trap signs only for URLs this chunk has not queued yet: most links repeat.
+                    discovered.append(self._shaped(new))
                     if len(self.seen_urls) < CHUNK_SEEN_URLS_MAX:
                         self.seen_urls.add(new.url)
         Page.objects.bulk_create(
@@ -115,9 +120,21 @@ class BatchPersister:
             discovered=discovered,
             edges=[e for r in records for e in r.edges],
             max_per_pattern=self.max_per_pattern,
+            max_query_variants=self.traps.max_query_variants_per_path if self.traps else None,
+            max_dated_per_pattern=self.traps.max_dated_urls_per_pattern if self.traps else None,
         )
         if outcome.capped:
             Throttle.objects.filter(audit_id=self.audit_id).update(urls_capped=F("urls_capped") + outcome.capped)
+        for first in outcome.first_skips:
+            # Once per (rule, shape), in the batch's transaction: a rolled-back batch says nothing.
+            audit_event(
+                audit_id=self.audit_id,
+                kind=AuditEvent.Kind.URLS_SKIPPED,
+                message=skip_sentence(first.rule, first.pattern) + f", e.g. {first.example}",
+                rule=first.rule,
+                pattern=first.pattern,
+                example=first.example,
+            )
         # Last, and conditional: this row lock orders the batch against a cancel or a finish.
         running = Audit.objects.filter(id=self.audit_id, status=Audit.Status.RUNNING).update(
             pages_crawled=F("pages_crawled") + outcome.finished, last_progress_at=timezone.now()
@@ -125,6 +142,18 @@ class BatchPersister:
         if not running:
             raise _Fenced
         return outcome.finished
+
+    def _shaped(self, new):
+        """A new URL with its shape, and its trap signs when the persister has trap settings."""
+        if self.traps is None:
+            return replace(new, pattern=url_pattern(new.url))
+        return replace(
+            new,
+            pattern=url_pattern(new.url),
+            trap=trap_rule(new.url, self.traps),
+            path_key=path_key(new.url),
+            dated=has_date(new.url),
+        )
 
 
 PAGE_UPSERT_FIELDS = [f.name for f in Page._meta.concrete_fields if f.name not in ("id", "audit") and not f.primary_key]

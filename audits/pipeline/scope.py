@@ -1,6 +1,6 @@
 """What an audit may crawl: its site (and subdomains if asked), robots.txt, include/exclude rules, and
-the guards against endless URL spaces (max depth, URLs per path pattern, query-string policy), and the
-one site the project's basic auth is sent to.
+the guards against endless URL spaces (max depth, the trap rules of crawler/traps.py, the optional URLs-per-shape
+cap, query-string policy), and the one site the project's basic auth is sent to.
 
 Include/exclude rules are user-supplied regular expressions run against every link, so they run on RE2
 (linear time): a pattern like (a+)+$ cannot stall a worker on a long URL the way Python's re would.
@@ -18,12 +18,13 @@ from audits.patterns import compile_pattern
 from crawler import limits as crawl_limits
 from crawler.auth import SiteBasicAuth, site_basic_auth
 from crawler.discovery import Robots
+from crawler.traps import TrapLimits, trap_rule
 from crawler.urls import SiteMatcher
 
 QueryPolicy = Project.QueryPolicy
 _NUMERIC = re.compile(r"^\d+$")
 _ID_LIKE = re.compile(r"^(?=.*\d)[0-9a-f-]{8,}$", re.IGNORECASE)  # hex ids, UUIDs, hashes
-DEFAULT_MAX_URLS_PER_PATTERN = 2000
+_DATE_LIKE = re.compile(r"^\d{4}[-_.]\d{1,2}(?:[-_.]\d{1,2})?$")  # 2024-05, 2024-05-03: a calendar's pages, one shape
 logger = logging.getLogger(__name__)
 
 
@@ -41,19 +42,36 @@ def _compile_stored(patterns, kind: str, audit_id) -> tuple[list, list[str]]:
 
 
 def url_pattern(url: str) -> str:
-    """The URL's shape for the endless-space cap: numeric and id-like path segments collapse, query values
-    drop. /calendar/2024/05?view=month -> /calendar/{n}/{n}?view"""
+    """The URL's shape, named in skipped-URL reports and counted by the optional per-shape cap: numeric,
+    date-like and id-like path segments collapse, query values drop.
+    /calendar/2024/05?view=month -> /calendar/{n}/{n}?view, /events/2031-01 -> /events/{date}"""
     parts = urlsplit(url)
     segments = []
     for segment in parts.path.split("/"):
         stem, dot, ext = segment.partition(".")
         if _NUMERIC.match(stem):
             stem = "{n}"
+        elif _DATE_LIKE.match(stem):
+            stem = "{date}"
         elif _ID_LIKE.match(stem):
             stem = "{id}"
         segments.append(stem + dot + ext)
     keys = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)})
     return "/".join(segments)[:180] + ("?" + "&".join(keys) if keys else "")[:60]
+
+
+def trap_limits_for(config: dict) -> TrapLimits:
+    """An audit's trap settings from its config snapshot; an audit started before they existed gets the
+    defaults."""
+    defaults = TrapLimits()
+    return TrapLimits(
+        max_path_segments=int(config.get("max_path_segments") or defaults.max_path_segments),
+        calendar_years_ahead=int(config.get("calendar_years_ahead") or defaults.calendar_years_ahead),
+        max_query_variants_per_path=int(
+            config.get("max_query_variants_per_path") or defaults.max_query_variants_per_path
+        ),
+        max_dated_urls_per_pattern=int(config.get("max_dated_urls_per_pattern") or defaults.max_dated_urls_per_pattern),
+    )
 
 
 def _extractors(stored) -> list:
@@ -70,7 +88,8 @@ class CrawlScope:
     follow_nofollow: bool = False
     include_subdomains: bool = False
     max_depth: int | None = None
-    max_urls_per_pattern: int = DEFAULT_MAX_URLS_PER_PATTERN
+    max_urls_per_pattern: int | None = None  # the optional per-shape cap; None: off (the default)
+    traps: TrapLimits = field(default_factory=TrapLimits)
     query_policy: str = QueryPolicy.KEEP
     query_keep_keys: frozenset = frozenset()
     checks: CheckSettings = field(default_factory=CheckSettings)
@@ -92,7 +111,8 @@ class CrawlScope:
             follow_nofollow=bool(config.get("follow_nofollow", False)),
             include_subdomains=bool(config.get("crawl_subdomains", False)),
             max_depth=config.get("max_depth"),
-            max_urls_per_pattern=int(config.get("max_urls_per_pattern") or DEFAULT_MAX_URLS_PER_PATTERN),
+            max_urls_per_pattern=config.get("max_urls_per_pattern") or None,
+            traps=trap_limits_for(config),
             query_policy=config.get("query_policy", QueryPolicy.KEEP),
             query_keep_keys=frozenset(config.get("query_keep_keys", [])),
             checks=CheckSettings.for_audit(audit),
@@ -119,6 +139,10 @@ class CrawlScope:
             pairs = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k in self.query_keep_keys]
             query = urlencode(pairs)
         return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+    def trap(self, url: str) -> str:
+        """The trap rule a new link-found URL's shape breaks (crawler/traps.py), or "" (list mode: never)."""
+        return trap_rule(url, self.traps) if self.follow_links else ""
 
     def allows(self, url: str, depth: int | None = None) -> bool:
         """Internal, within max depth, allowed by robots.txt, matched by an include rule (if any) and by no

@@ -168,6 +168,10 @@ def audit_start(
         "render_budget_pages": project.render_budget_pages,
         "max_depth": project.max_depth,
         "max_urls_per_pattern": project.max_urls_per_pattern,
+        "max_path_segments": project.max_path_segments,
+        "calendar_years_ahead": project.calendar_years_ahead,
+        "max_query_variants_per_path": project.max_query_variants_per_path,
+        "max_dated_urls_per_pattern": project.max_dated_urls_per_pattern,
         "query_policy": project.query_policy,
         "query_keep_keys": list(project.query_keep_keys or []),
         "extractors": list(project.extractors or []),  # custom extraction, as saved (audits/extraction.py)

@@ -14,7 +14,16 @@ from tests.support.workers import CLI_TIMEOUT_S, REPO_ROOT, run_cli, subprocess_
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # manage.py child processes
 
-JSON_KEYS = {"id", "status", "current_phase", "pages_crawled", "issues_by_type", "health_score", "error_code"}
+JSON_KEYS = {
+    "id",
+    "status",
+    "current_phase",
+    "pages_crawled",
+    "issues_by_type",
+    "health_score",
+    "error_code",
+    "urls_skipped",
+}
 
 
 def test_good_site_exits_0_with_json(small_site):

@@ -17,7 +17,7 @@ from tests.support.workers import WorkerProcess, flush_test_broker
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e]
 
 WORKER_PEAK_RSS_LIMIT_MB = 900  # 2 prefork children + main; a 50 MB body or a 1 GiB bomb held would blow it
-CALENDAR_CAP = 20
+CALENDAR_CAP = 20  # the project's optional per-shape cap, set low: the calendar meets it before its date window
 AUDIT_WAIT_S = 240
 RSS_SAMPLE_INTERVAL_S = 0.1
 
@@ -60,6 +60,12 @@ def test_hostile_site_is_crawled_to_completion_with_bounded_memory():
     calendar = [u for u in pages if u.startswith("/calendar/")]
     assert 2 <= len(calendar) <= CALENDAR_CAP
     assert Throttle.objects.get(audit=audit).urls_capped >= 1
+    # The project's optional per-shape cap stopped it, and the audit says so (rule, shape, setting).
+    capped = Issue.objects.get(
+        audit=audit, type="crawl-urls-skipped", details__rule="pattern-cap", details__pattern="/calendar/{n}/{n}"
+    )
+    assert capped.details["urls_skipped"] >= 1
+    assert capped.details["setting"] == "max_urls_per_pattern"
 
     liar = pages["/liar"]
     assert liar.fetch_class == "ok" and liar.title  # decoded somehow, never a crash

@@ -5,10 +5,12 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
+from django.db.models import Count
 from django.utils import timezone
 
+from audits.pipeline.scope import url_pattern
 from scratchpad.limits import MAX_HANDOUTS_PER_URL
-from scratchpad.models import CrawlChunk, Frontier
+from scratchpad.models import CrawlChunk, Frontier, SkippedURL
 from scratchpad.selectors import frontier_stats
 from scratchpad.services import (
     Edge,
@@ -231,3 +233,54 @@ def test_edges_are_one_row_per_target_with_their_link_count_and_a_replay_keeps_t
         ("http://127.0.0.1:1/b", "", True, True, 1),
         ("https://other.test/", "Out", False, False, 2),
     ]
+
+
+def _found(url, **kw):
+    return NewURL(url, depth=1, source="link", pattern=kw.pop("pattern", url_pattern(url)), **kw)
+
+
+def test_skipped_urls_are_counted_once_per_url_under_their_rule_and_shape():
+    audit = AuditFactory()
+    frontier_seed(audit_id=audit.id, urls=[NewURL("http://127.0.0.1:1/s?a=1&b=2", depth=0, source="start")])
+    batch = [
+        _found("http://127.0.0.1:1/events/2031-01", trap="calendar"),
+        _found("http://127.0.0.1:1/events/2031-02", trap="calendar"),
+        _found("http://127.0.0.1:1/x/x/x", trap="repeating-path"),
+        *[_found(f"http://127.0.0.1:1/f?c={i}", path_key="http://127.0.0.1:1/f") for i in range(5)],
+        *[_found(f"http://127.0.0.1:1/day/2026-01-{i:02d}", dated=True) for i in range(1, 6)],
+        # a sitemap URL is never skipped, whatever its shape
+        NewURL("http://127.0.0.1:1/events/2040-01", depth=None, source="sitemap", in_sitemap=True, trap="calendar"),
+    ]
+    args = dict(audit_id=audit.id, lease_key="k", done_ids=[], edges=[], max_query_variants=3, max_dated_per_pattern=4)
+    first = frontier_record_batch(discovered=batch, **args)
+    assert first.capped == 2 + 1 + 2 + 1
+    assert {(f.rule, f.pattern) for f in first.first_skips} == {
+        ("calendar", "/events/{date}"),
+        ("repeating-path", "/x/x/x"),
+        ("query-variants", "/f?c"),
+        ("calendar-dates", "/day/{date}"),
+    }
+    # Found again by another page: counted once, and no (rule, shape) fires a second time.
+    again = frontier_record_batch(discovered=batch, **args)
+    assert again.capped == 0 and again.first_skips == ()
+    counts = dict(
+        SkippedURL.objects.filter(audit=audit).values("rule").annotate(n=Count("id")).values_list("rule", "n")
+    )
+    assert counts == {
+        "calendar": 2,
+        "repeating-path": 1,
+        "query-variants": 2,
+        "calendar-dates": 1,
+    }
+    queued = set(Frontier.objects.filter(audit=audit).values_list("url", flat=True))
+    assert "http://127.0.0.1:1/events/2040-01" in queued
+    assert not queued & set(SkippedURL.objects.filter(audit=audit).values_list("url", flat=True))
+    assert Frontier.objects.filter(audit=audit, path_key="http://127.0.0.1:1/f").count() == 3
+
+
+def test_without_a_cap_a_catalogue_of_one_shape_is_queued_whole():
+    audit = AuditFactory()
+    found = [_found(f"http://127.0.0.1:1/p/{i}.html") for i in range(3000)]
+    outcome = frontier_record_batch(audit_id=audit.id, lease_key="k", done_ids=[], discovered=found, edges=[])
+    assert outcome.capped == 0
+    assert Frontier.objects.filter(audit=audit, pattern="/p/{n}.html").count() == 3000

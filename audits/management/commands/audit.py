@@ -28,9 +28,11 @@ from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start, url_list_lines
 from audits.projects import project_get_or_create, url_checked
-from audits.selectors import audit_summary, issues_by_severity
+from audits.selectors import audit_summary, audit_urls_skipped, issues_by_severity
 
-POLL_INTERVAL_S = 0.5
+# How often the watcher reads the audit: a small audit ends in seconds and the CLI's exit is its end to end
+# time (bench/small.py), so it looks often; a read is one row and its current round's chunks.
+POLL_INTERVAL_S = 0.2
 EXIT_COMPLETED, EXIT_FAILED, EXIT_BAD_ARGUMENTS = 0, 1, 2
 CLI_USERNAME = "cli"
 # While the database does not answer: retry after 0.5 s, doubling to 5 s; give up after 30 minutes of
@@ -45,6 +47,10 @@ T = TypeVar("T")
 
 class Command(BaseCommand):
     help = "Audit a site. Exit 0 when the audit completed, 1 when it failed, 2 on bad arguments."
+    # Django's system checks (URL patterns, models, admin: ~0.3-0.7 s on every start) are not run: a small
+    # audit's end to end time starts with this command (bench/small.py), and `migrate`, `runserver`, the
+    # release step and `manage.py check` in CI still run them.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -129,7 +135,8 @@ class Command(BaseCommand):
                 worker.join(timeout=INLINE_JOIN_TIMEOUT_S)
             summary = _with_database(lambda: audit_summary(audit=audit), bar)
             severities = _with_database(lambda: issues_by_severity(audit=audit), bar)
-            bar.close(audit, severities)
+            skipped = _with_database(lambda: audit_urls_skipped(audit=audit), bar)
+            bar.close(audit, severities, skipped)
         if json:
             self.stdout.write(_json_dumps(summary))
         return_code = EXIT_COMPLETED if audit.status == Audit.Status.COMPLETED else EXIT_FAILED
@@ -302,22 +309,24 @@ class _ProgressBar:
     def owning_log_lines(self) -> "_LogLinesAboveBar":
         return _LogLinesAboveBar(self)
 
-    def close(self, audit: Audit, severities: dict[str, int]) -> None:
-        """End the bar; the last line: outcome, pages, health score, issues by severity, the dashboard link."""
+    def close(self, audit: Audit, severities: dict[str, int], skipped_urls: list[dict] = ()) -> None:
+        """End the bar; the last line: outcome, pages, health score, issues by severity, what was skipped (rule,
+        count, the setting that raises it), the dashboard link."""
         with self.lock:
             if self.shown:
                 self.stream.write("\n")
                 self.shown = False
-            self.stream.write(_last_line(audit, severities) + "\n")
+            self.stream.write(_last_line(audit, severities, skipped_urls) + "\n")
             self.stream.flush()
 
 
-def _last_line(audit: Audit, severities: dict[str, int]) -> str:
+def _last_line(audit: Audit, severities: dict[str, int], skipped_urls: list[dict] = ()) -> str:
     score = "-" if audit.health_score is None else f"{audit.health_score}/100"
     issues = ", ".join(f"{n} {severity}" for severity, n in severities.items())
     link = settings.DASHBOARD_BASE_URL.rstrip("/") + reverse("audits:audit-detail", args=[audit.id])
     outcome = audit.status if not audit.error_code else f"{audit.status} ({audit.error_code})"
-    return f"audit {audit.id} {outcome}: {audit.pages_crawled} pages, health {score}, issues {issues}  {link}"
+    skipped = "".join(f"; {s['message']}" for s in skipped_urls)
+    return f"audit {audit.id} {outcome}: {audit.pages_crawled} pages, health {score}, issues {issues}{skipped}  {link}"
 
 
 class _LogLinesAboveBar:

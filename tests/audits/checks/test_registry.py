@@ -40,7 +40,8 @@ CATALOGUE = {
     "canonical-target-not-ok": ("warning", "site"), "hreflang-missing-return-link": ("warning", "site"),
     "sitemap-url-not-indexable": ("warning", "site"), "sitemap-missing": ("info", "site"),
     "robots-txt-invalid": ("info", "site"), "crawl-rate-limited": ("warning", "site"),
-    "max-pages-reached": ("info", "site"), "poor-performance-score": ("warning", "lighthouse"),
+    "max-pages-reached": ("info", "site"), "crawl-urls-skipped": ("warning", "site"),
+    "poor-performance-score": ("warning", "lighthouse"),
     "poor-lcp": ("warning", "lighthouse"), "poor-cls": ("warning", "lighthouse"),
 }  # fmt: skip
 THRESHOLDS = {
