@@ -12,7 +12,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, status
 from rest_framework.negotiation import BaseContentNegotiation
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,6 +19,7 @@ from rest_framework.views import APIView
 from accounts.services import account_get_or_create_for_user
 from api import filters, selectors
 from api import serializers as s
+from api.pagination import ApiPagination, KeysetPagination
 from api.parsers import SafeJSONParser
 from api.schema import ApiAutoSchema
 from api.services import audit_cancel_checked
@@ -31,15 +31,9 @@ from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
 from audits.projects import project_create, project_delete, project_update
 from audits.schedules import schedule_clear, schedule_set
-from audits.selectors import issues_by_type
+from audits.selectors import audit_urls_skipped, issues_by_type
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create, webhook_delete, webhook_update
-
-
-class ApiPagination(PageNumberPagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 500
 
 
 class ApiMixin:
@@ -161,7 +155,10 @@ class AuditDetail(ApiMixin, generics.RetrieveDestroyAPIView):
     def retrieve(self, request, pk):
         audit = audit_status_refresh(audit_id=self.audit_or_404(pk).id)
         counts = issues_by_type(audit=audit) if audit.is_finished else None
-        return Response(s.AuditDetailSerializer(audit, context={"issues_by_type": counts}).data)
+        skipped = audit_urls_skipped(audit=audit)
+        return Response(
+            s.AuditDetailSerializer(audit, context={"issues_by_type": counts, "urls_skipped": skipped}).data
+        )
 
     def destroy(self, request, pk):
         audit_delete(audit=self.audit_or_404(pk))
@@ -197,8 +194,12 @@ class AuditCompare(ApiMixin, APIView):
 
 @extend_schema(tags=["results"])
 class IssueList(ApiMixin, generics.ListAPIView):
+    """The audit's issues by type, then page URL; keyset pages (`next`/`previous` links with a cursor)."""
+
     serializer_class = s.IssueSerializer
     filterset_class = filters.IssueFilter
+    pagination_class = KeysetPagination
+    keyset_ordering = selectors.ISSUE_LIST_ORDERING
 
     def get_queryset(self):
         if self.schema_only:
@@ -223,13 +224,23 @@ class IssueSummary(ApiMixin, APIView):
 
 @extend_schema(tags=["results"])
 class PageList(ApiMixin, generics.ListAPIView):
+    """The audit's pages by URL; keyset pages (`next`/`previous` links with a cursor)."""
+
     serializer_class = s.PageSerializer
     filterset_class = filters.PageFilter
+    pagination_class = KeysetPagination
+    keyset_ordering = selectors.PAGE_LIST_ORDERING
 
     def get_queryset(self):
         if self.schema_only:
             return Page.objects.none()
-        return selectors.page_list(audit=self.audit_or_404(self.kwargs["pk"]))
+        self.audit = self.audit_or_404(self.kwargs["pk"])
+        return selectors.page_list(audit=self.audit)
+
+    def keyset_total(self, request) -> int | None:
+        """Unfiltered, the audit's counter (it equals its page rows) instead of COUNT(*) over 100,000 rows."""
+        filtered = any(request.query_params.get(name) for name in filters.PageFilter.base_filters)
+        return None if filtered else self.audit.pages_crawled
 
 
 @extend_schema(tags=["results"])

@@ -338,6 +338,8 @@ def synthetic_crawl_create(*, pages: int = DEFAULT_PAGES, seed: int = 0, name: s
     from scratchpad.models import Frontier, LinkEdge
 
     started = time.perf_counter()
+    # At the ceiling (100,000 pages) the budget equals the crawl: max-pages-reached may then fire, once.
+    budget = min(pages + EXTRA_MAX_PAGES, MAX_PAGES_CEILING)
     plan, _ = Plan.objects.get_or_create(
         name=BENCH_PLAN_NAME,
         defaults={"pages_per_audit": MAX_PAGES_CEILING, "running_audits": 10, "monthly_units": 10_000_000},
@@ -346,9 +348,9 @@ def synthetic_crawl_create(*, pages: int = DEFAULT_PAGES, seed: int = 0, name: s
     account = account_get_or_create_for_user(user=user)
     Account.objects.filter(id=account.id).update(plan=plan)
     project = Project.objects.create(
-        account=account, owner=user, name=f"finalize {name}", base_url=SITE_URL, max_pages=pages + EXTRA_MAX_PAGES
+        account=account, owner=user, name=f"finalize {name}", base_url=SITE_URL, max_pages=budget
     )
-    audit = audit_start(project=project, start_url=SITE_URL, max_pages=pages + EXTRA_MAX_PAGES, dispatch=False)
+    audit = audit_start(project=project, start_url=SITE_URL, max_pages=budget, dispatch=False)
     base = audit.start_url.rstrip("/")
     site, expected = _plan_site(pages, seed, base)
     now = timezone.now()
@@ -599,22 +601,22 @@ def finalize_measure(*, audit_id, trace: bool = False) -> dict:
 # --- orchestration (no Django in this process) -------------------------------------------------------
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(db_name: str = FINALIZE_DB_NAME) -> dict[str, str]:
     from bench.run import PG_SERVER_URL, product_env
 
     env = product_env()
-    env["DATABASE_URL"] = f"{PG_SERVER_URL}/{FINALIZE_DB_NAME}"
+    env["DATABASE_URL"] = f"{PG_SERVER_URL}/{db_name}"
     # A worker runs without DEBUG; with it Django would keep every query's SQL and inflate the memory figure.
     env["DJANGO_DEBUG"] = "false"
     return env
 
 
-def database_reset() -> None:
-    """Drop and recreate `sitewarden_bench_finalize`, then migrate it."""
+def database_reset(db_name: str = FINALIZE_DB_NAME) -> None:
+    """Drop and recreate `db_name` (`sitewarden_bench_finalize`), then migrate it."""
     from bench.run import BenchError, reset_database
 
     try:
-        reset_database(FINALIZE_DB_NAME, env=_child_env())
+        reset_database(db_name, env=_child_env(db_name))
     except BenchError as exc:
         raise FinalizeBenchError(str(exc)) from exc
 
@@ -639,6 +641,20 @@ def _run_child(*args: str) -> dict:
     )
 
 
+AUDIT_TABLES = ("audits_page", "audits_issue", "scratchpad_linkedge", "scratchpad_frontier", "audits_auditevent")
+
+
+def audit_tables_bytes(db_name: str = FINALIZE_DB_NAME) -> int:
+    """pg_total_relation_size (heap, TOAST, indexes) of the tables an audit fills, after VACUUM ANALYZE."""
+    import psycopg
+
+    from bench.run import PG_SERVER_URL
+
+    with psycopg.connect(f"{PG_SERVER_URL}/{db_name}", autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+        return sum(conn.execute("SELECT pg_total_relation_size(%s)", (t,)).fetchone()[0] for t in AUDIT_TABLES)
+
+
 def run_finalize_bench(pages: int = DEFAULT_PAGES, *, seed: int = 0) -> dict:
     """Recreate the database, generate two identical crawls, finalize one timed and one under tracemalloc."""
     if pages < MIN_PAGES:
@@ -654,7 +670,11 @@ def run_finalize_bench(pages: int = DEFAULT_PAGES, *, seed: int = 0) -> dict:
             raise FinalizeBenchError(f"finalize left audit {run['audit_id']} {run['status']}")
     if timed["site_issues"] != traced["site_issues"]:
         raise FinalizeBenchError("the two identical crawls gave different issues: the generator is not deterministic")
+    db_bytes = audit_tables_bytes()
     return {
+        "db_bytes": db_bytes,
+        # Two identical finalized crawls share the tables: half of them is one audit's.
+        "db_bytes_per_page": db_bytes / (2 * timed_crawl["pages"]),
         "pages": timed_crawl["pages"],
         "link_edges": timed_crawl["link_edges"],
         "page_issues_planted": timed_crawl["page_issues"],
@@ -681,7 +701,11 @@ def print_finalize(result: dict) -> None:
     issues = result["site_issues"]
     print(f"\n== finalize on a {result['pages']:,}-page crawl ({result['link_edges']:,} link edges) ==")
     print(f"  crawl generated in {result['generate_seconds']:.1f}s (two identical copies, COPY + bulk_create)")
-    print(f"  finalize: {result['seconds']:.2f} s")
+    print(f"  finalize: {result['seconds']:.2f} s ({result['seconds'] / result['pages'] * 1000:.3f} ms a page)")
+    print(
+        f"  database: {result['db_bytes_per_page']:,.0f} bytes a page (pages, issues, link edges, frontier, events "
+        f"with their indexes and TOAST: {result['db_bytes'] / MIB:,.1f} MiB for both copies)"
+    )
     hwm = f"; kernel high-water mark {result['rss_hwm_mib']:.1f} MiB" if result["rss_hwm_mib"] else ""
     print(
         f"  peak RSS: {result['rss_peak_mib']:.1f} MiB (+{result['rss_peak_delta_mib']:.1f} MiB over "

@@ -393,7 +393,16 @@ def main(argv: list[str] | None = None) -> int:
         "--finalize-pages", type=int, default=10_000, help="pages of the synthetic crawl finalize is timed on"
     )
     parser.add_argument("--skip-finalize", action="store_true", help="do not run the finalize benchmark")
+    parser.add_argument(
+        "--scale", type=int, default=None, metavar="N",
+        help="instead: audit the on-the-fly site of N pages and of N/10 (bench.scale: RSS, finalize, DB bytes)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.scale:
+        from bench import scale  # why: bench.scale imports this module; only --scale needs it
+
+        return scale.main(["--pages", str(args.scale), "--small", str(max(1, args.scale // 10)),
+                           "--workers", str(args.workers)])  # fmt: skip
     # SIGTERM (e.g. `timeout`) unwinds like Ctrl-C, so the worker and servers are stopped, not orphaned.
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
 

@@ -20,6 +20,7 @@ from audits.comparison import check_spec
 from audits.evidence import count_label, evidence_columns, evidence_count_unit, evidence_records, flat
 from audits.models import Audit, Issue, LighthouseResult, Page
 from audits.selectors import page_inlinks_count
+from dashboard.selectors import KeysetColumn
 from scratchpad.models import LinkEdge
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -330,8 +331,27 @@ def _ordering(sort: str) -> list:
     key = sort.removeprefix("-")
     fields = PAGE_SORTS.get(key) or PAGE_SORTS["url"]
     descending = sort.startswith("-") and key in PAGE_SORTS
-    first = F(fields[0]).desc(nulls_last=True) if descending else F(fields[0]).asc(nulls_last=True)
+    # NULLS LAST only where a NULL can be: on the URL it would stop PostgreSQL from reading the (audit, url)
+    # index backwards (a 100,000-row sort instead of 51 index entries).
+    nulls = {"nulls_last": True} if fields[0] != "url" else {}
+    first = F(fields[0]).desc(**nulls) if descending else F(fields[0]).asc(**nulls)
     return [first, *(F(name).asc() for name in fields[1:]), F("id").asc()]
+
+
+def page_keyset_columns(sort: str) -> list[KeysetColumn]:
+    """The grid's ordering (`_ordering`) as keyset columns: the sorted column, NULLs last, then the URL. The
+    URL is unique within an audit, so it ends the key (the id after it in ORDER BY never decides)."""
+    key = sort.removeprefix("-")
+    fields = PAGE_SORTS.get(key) or PAGE_SORTS["url"]
+    descending = sort.startswith("-") and key in PAGE_SORTS
+    first = KeysetColumn(fields[0], descending=descending, nullable=fields[0] != "url")
+    return [first, *(KeysetColumn(name) for name in fields[1:])]
+
+
+def page_filters_narrow(filters: dict) -> bool:
+    """Whether the grid's filters (PageFilterForm.filters) leave out any page: without one, the audit's own
+    counter is the list's size and no COUNT(*) runs."""
+    return any(value not in ("", None, "all") for name, value in filters.items() if name != "view")
 
 
 _ANNOTATIONS = {
@@ -352,6 +372,10 @@ def page_list(*, pages: QuerySet, columns: list[PageColumn], sort: str = "url") 
     if sort.removeprefix("-") in _NEEDS:
         wanted.add(_NEEDS[sort.removeprefix("-")])
     annotations = {name: make() for name, make in _ANNOTATIONS.items() if name in wanted}
+    if sort.removeprefix("-") == "issues":
+        # Sorting needs every page's count: one grouped join (~0.5 s on 100,000 pages under load) instead of a
+        # subquery per page (~1.7 s). Shown only, the subquery runs for the 50 rows on screen.
+        annotations["issues_count"] = Count("issues")
     return (
         pages.defer("open_graph", "structured_data", "hreflang", "headings", "response_headers")
         .annotate(**annotations)
@@ -421,11 +445,25 @@ def page_issue_groups(*, page: Page) -> list[IssueGroup]:
 
 def page_inlinks(*, page: Page) -> QuerySet:
     """Links from crawled pages of the same audit to this page's URL."""
+    # The source page's audit is the edge's, but saying so lets PostgreSQL walk the (audit, url) index in order
+    # and stop after a screen of rows: 280 ms -> 7 ms for a page every one of 100,000 pages links to.
     return (
-        LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url)
+        LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url, source_page__audit_id=page.audit_id)
         .order_by("source_page__url", "id")
         .values("id", "source_page_id", "source_page__url", "anchor_text", "nofollow", "link_count")
     )
+
+
+def page_inlinks_total(*, page: Page) -> int:
+    """How many crawled pages link to the page: an index-only count on (audit, target_url), without the join
+    `page_inlinks` needs for its order (with it, 1 s for a page 100,000 pages link to)."""
+    return LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url).count()
+
+
+# Keyset columns of the two link lists (dashboard.selectors.keyset_paginate): a page links to a target once
+# (one edge per source page and target URL), so the source URL is unique among a page's inlinks.
+INLINK_KEYSET = (KeysetColumn("source_page__url"),)
+OUTLINK_KEYSET = (KeysetColumn("id"),)
 
 
 def page_outlinks(*, page: Page) -> QuerySet:

@@ -24,6 +24,7 @@ from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
 from audits.schedules import schedule_clear, schedule_set
+from audits.selectors import audit_urls_skipped
 from dashboard import pages as page_reads
 from dashboard import selectors as dashboard
 from dashboard.forms import AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
@@ -173,9 +174,12 @@ def audit_new(request, project_id):
 
 def _live_context(audit: Audit) -> dict:
     context = {"audit": audit, "progress": live_progress(audit=audit)}
-    if audit.is_finished:
+    if not audit.is_finished:
+        context["urls_skipped"] = audit_urls_skipped(audit=audit)
+    else:
         data = dashboard.overview(audit=audit)
         context.update(
+            urls_skipped=audit_urls_skipped(audit=audit, issue_types=data["issue_types"]),
             overview=data,
             severity_counts=data["severity_counts"],
             charts=dashboard.overview_charts(
@@ -240,7 +244,7 @@ def audit_issues(request, audit_id):
     """The issue types as a table: sortable, filtered by severity and category (all in ?query)."""
     audit = _audit(request, audit_id)
     previous = dashboard.previous_audit(audit=audit)
-    everything = dashboard.issue_summary(audit=audit, previous=previous)
+    everything = dashboard.issue_summary(audit=audit, previous=previous, pages_crawled=audit.pages_crawled)
     severity = request.GET.get("severity", "")
     category = request.GET.get("category", "")
     sort = request.GET.get("sort", "-priority")
@@ -277,7 +281,10 @@ def audit_issue_type(request, audit_id, issue_type):
     evidence = dashboard.evidence_page(audit=audit, issue_type=issue_type, number=request.GET.get("page"))
     if not evidence["issues"].paginator.count:
         raise Http404("No issues of this type")
-    summary = next((r for r in dashboard.issue_summary(audit=audit) if r.type == issue_type), None)
+    summary = next(
+        (r for r in dashboard.issue_summary(audit=audit, pages_crawled=audit.pages_crawled) if r.type == issue_type),
+        None,
+    )
     context = {
         "audit": audit,
         "tab": "issues",
@@ -330,7 +337,10 @@ def audit_pages(request, audit_id):
         chosen = request.COOKIES[cookie].split(".")
     columns = page_reads.columns_for(view, chosen, page_reads.extractor_columns(audit=audit))
     sort = form.sort_key()
-    pages = page_reads.page_filter(audit=audit, **form.filters())
+    filters = form.filters()
+    pages = page_reads.page_filter(audit=audit, **filters)
+    # Keyset pages (a seek, however deep) and no COUNT(*) over the whole audit: the stored counter says it.
+    narrow = page_reads.page_filters_narrow(filters)
     context = {
         "audit": audit,
         "tab": "pages",
@@ -339,8 +349,13 @@ def audit_pages(request, audit_id):
         "views": page_reads.VIEWS.values(),
         "columns": columns,
         "column_keys": [c.key for c in columns],
-        "pages": dashboard.paginate(
-            page_reads.page_list(pages=pages, columns=columns, sort=sort), request.GET.get("page")
+        "pages": dashboard.keyset_paginate(
+            page_reads.page_list(pages=pages, columns=columns, sort=sort),
+            columns=page_reads.page_keyset_columns(sort),
+            cursor=request.GET.get("cursor"),
+            tag=sort,
+            total=pages.count() if narrow else audit.pages_crawled,
+            total_is_estimate=not narrow and audit.status == audit.Status.RUNNING,
         ),
         "sort": sort,
     }
@@ -370,6 +385,15 @@ def audit_pages_export(request, audit_id, fmt):
     return response
 
 
+def _links_page(links, columns, cursor, *, total: int | None = None):
+    """Keyset pages of a page's inlinks or outlinks (a hub of a 100,000-page site has 100,000 inlinks); the
+    count is exact: an index count on (audit, target_url) or on source_page."""
+    total = links.order_by().count() if total is None else total
+    return dashboard.keyset_paginate(
+        links, columns=columns, cursor=cursor, per_page=page_reads.LINKS_PER_PAGE, total=total
+    )
+
+
 @require_GET
 @dashboard_view
 def page_detail(request, audit_id, page_id):
@@ -384,12 +408,13 @@ def page_detail(request, audit_id, page_id):
         "outline": page_reads.heading_outline(page),
         "headers": page_reads.response_headers(page),
         "fields": page_reads.page_fields(page),
-        "inlinks": dashboard.paginate(
-            page_reads.page_inlinks(page=page), request.GET.get("in"), page_reads.LINKS_PER_PAGE
+        "inlinks": _links_page(
+            page_reads.page_inlinks(page=page),
+            page_reads.INLINK_KEYSET,
+            request.GET.get("in"),
+            total=page_reads.page_inlinks_total(page=page),
         ),
-        "outlinks": dashboard.paginate(
-            page_reads.page_outlinks(page=page), request.GET.get("out"), page_reads.LINKS_PER_PAGE
-        ),
+        "outlinks": _links_page(page_reads.page_outlinks(page=page), page_reads.OUTLINK_KEYSET, request.GET.get("out")),
     }
     return render(request, "dashboard/page_detail.html", context)
 

@@ -32,8 +32,10 @@ def test_issues_list_and_filters(api, results):
     }
     assert [i["type"] for i in api.get(url, {"type": "broken-page"}).json()["results"]] == ["broken-page"]
     assert [i["page_url"] for i in api.get(url, {"url": "/GONE"}).json()["results"]] == ["http://127.0.0.1:1/gone"]
-    paged = api.get(url, {"page_size": 3, "page": 2}).json()
-    assert len(paged["results"]) == 1 and paged["previous"]
+    first = api.get(url, {"page_size": 3}).json()
+    assert len(first["results"]) == 3 and first["previous"] is None and first["count"] == 4
+    paged = api.get(first["next"]).json()  # keyset pages: follow `next` (api.pagination.KeysetPagination)
+    assert len(paged["results"]) == 1 and paged["previous"] and paged["next"] is None
 
 
 @pytest.mark.parametrize("params, field", [({"severity": "fatal"}, "severity"), ({"type": "no-such"}, "type")])

@@ -1,0 +1,204 @@
+"""Audit the on-the-fly site (bench/dynsite.py) at scale: pages/s, worker peak RSS, finalize time and database
+bytes per page, for each size, and the RSS ratio between the largest and the smallest (issue 15's goal:
+within 20 %). Figures are printed, never asserted.
+
+python -m bench.scale --pages 100000 [--small 10000] [--workers 2] [--processes 2]
+
+Runs in its own database (`sitewarden_bench_scale`) and Redis db (13), so it can run beside `make bench`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import psycopg
+
+from bench import run as bench_run
+from bench.dynsite import expected_urls, serve_dynamic_site_processes
+from bench.finalize import AUDIT_TABLES
+from bench.rss import RssSampler
+
+SCALE_DB_NAME = "sitewarden_bench_scale"
+SCALE_REDIS_URL = "redis://127.0.0.1:6379/13"
+SCALE_ENV = {
+    "DATABASE_URL": f"{bench_run.PG_SERVER_URL}/{SCALE_DB_NAME}",
+    "CELERY_BROKER_URL": SCALE_REDIS_URL,
+    "CELERY_RESULT_BACKEND": SCALE_REDIS_URL,
+    # The default plan allows 10,000 pages an audit; the bench's own database gets a plan that fits.
+    "DEFAULT_PLAN_PAGES_PER_AUDIT": "100000",
+    "DEFAULT_PLAN_MONTHLY_UNITS": "10000000",
+}
+# Every page is /p/{n}.html: one path shape, so the per-pattern cap must allow the whole site.
+MAX_URLS_PER_PATTERN = 100_000
+MIB = 1024 * 1024
+
+# The CLI's owner gets the project first, so `manage.py audit URL` (no --project) picks it with its options.
+SETUP_SCRIPT = """
+from django.contrib.auth import get_user_model
+from accounts.services import account_get_or_create_for_user
+from audits.management.commands.audit import CLI_USERNAME
+from audits.projects import project_create
+owner, _ = get_user_model().objects.get_or_create(username=CLI_USERNAME)
+account = account_get_or_create_for_user(user=owner)
+project_create(account=account, owner=owner, name="scale", base_url={base_url!r}, max_urls_per_pattern={cap})
+"""
+
+
+@dataclass
+class ScaleResult:
+    size: int
+    expected_urls: int
+    pages: int
+    seconds: float
+    pages_per_s: float
+    peak_worker_rss_bytes: int
+    finalize_s: float | None
+    db_bytes: int
+    db_bytes_per_page: float
+    status: str
+    worker_errors: int
+
+
+def _flush_redis() -> None:
+    import redis  # why: only the bench needs it, and only here
+
+    client = redis.Redis.from_url(SCALE_REDIS_URL)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+def _sql(query: str, *params) -> list[tuple]:
+    with psycopg.connect(SCALE_ENV["DATABASE_URL"], autocommit=True) as conn:
+        cursor = conn.execute(query, params)
+        return cursor.fetchall() if cursor.description else []
+
+
+def _finalize_seconds(audit_id: str) -> float | None:
+    """From the phase event that entered finalizing to the completion event."""
+    rows = _sql(
+        "SELECT kind, message, created_at FROM audits_auditevent WHERE audit_id = %s ORDER BY created_at, id",
+        audit_id,
+    )
+    start = next((at for kind, message, at in rows if kind == "phase" and "finaliz" in message.lower()), None)
+    end = next((at for kind, _, at in rows if kind == "completed"), None)
+    return (end - start).total_seconds() if start and end else None
+
+
+def _db_bytes() -> int:
+    return sum(_sql("SELECT pg_total_relation_size(%s)", table)[0][0] for table in AUDIT_TABLES)
+
+
+def scale_audit(size: int, *, args, workdir: Path) -> ScaleResult:
+    bench_run.reset_database(SCALE_DB_NAME)
+    _flush_redis()
+    with serve_dynamic_site_processes(size, processes=args.processes) as base_url:
+        subprocess.run(
+            [str(bench_run.PYTHON), "manage.py", "shell", "-c",
+             SETUP_SCRIPT.format(base_url=base_url + "/", cap=MAX_URLS_PER_PATTERN)],
+            cwd=bench_run.REPO, env=bench_run.product_env(), check=True, capture_output=True,
+        )  # fmt: skip
+        worker_log = workdir / f"worker-{size}.log"
+        cli_log = workdir / f"cli-{size}.log"
+        command = [
+            str(bench_run.PYTHON), "manage.py", "audit", base_url + "/", "--max-pages", str(size), "--json",
+        ]  # fmt: skip
+        timeout_s = max(bench_run.AUDIT_TIMEOUT_MIN_S, size * bench_run.AUDIT_TIMEOUT_PER_PAGE_S)
+        print(f"auditing {size} pages at {base_url}/ (logs in {workdir})...", flush=True)
+        with (
+            bench_run.celery_worker(args.workers, worker_log) as worker,
+            RssSampler(worker.pid, interval_s=bench_run.RSS_SAMPLE_INTERVAL_S) as rss,
+        ):
+            started = time.perf_counter()
+            returncode, stdout = bench_run._run_cli(
+                command, cli_log, worker_log, timeout_s=timeout_s, stall_s=args.stall_timeout
+            )
+            seconds = time.perf_counter() - started
+    summary = bench_run._last_json_object(stdout) or {}
+    pages = int(summary.get("pages_crawled") or 0)
+    _sql("VACUUM ANALYZE")  # sizes as autovacuum leaves them, not with dead tuples from the crawl's updates
+    db_bytes = _db_bytes()
+    return ScaleResult(
+        size=size,
+        expected_urls=len(expected_urls(size)),
+        pages=pages,
+        seconds=seconds,
+        pages_per_s=pages / seconds if seconds else 0.0,
+        peak_worker_rss_bytes=rss.peak,
+        finalize_s=_finalize_seconds(summary["id"]) if summary.get("id") else None,
+        db_bytes=db_bytes,
+        db_bytes_per_page=db_bytes / pages if pages else 0.0,
+        status=f"{summary.get('status')} (exit {returncode})",
+        worker_errors=bench_run._count_errors(worker_log),
+    )
+
+
+def print_results(results: list[ScaleResult]) -> None:
+    print(
+        f"\n{'pages':>8}{'expected':>10}{'seconds':>10}{'pages/s':>9}{'RSS MiB':>9}"
+        f"{'finalize s':>12}{'DB MiB':>9}{'DB B/page':>11}  status"
+    )
+    for r in results:
+        fin = f"{r.finalize_s:.1f}" if r.finalize_s is not None else "-"
+        print(
+            f"{r.pages:>8}{r.expected_urls:>10}{r.seconds:>10.1f}{r.pages_per_s:>9.1f}"
+            f"{r.peak_worker_rss_bytes / MIB:>9.1f}{fin:>12}{r.db_bytes / MIB:>9.1f}{r.db_bytes_per_page:>11.0f}"
+            f"  {r.status}, {r.worker_errors} ERROR lines"
+        )
+    if len(results) >= 2:
+        small, large = min(results, key=lambda r: r.size), max(results, key=lambda r: r.size)
+        if small.peak_worker_rss_bytes:
+            ratio = large.peak_worker_rss_bytes / small.peak_worker_rss_bytes
+            print(f"worker peak RSS {large.size}/{small.size}: {ratio:.2f} (goal <= 1.2)")
+        if small.finalize_s and large.finalize_s:
+            per_small, per_large = small.finalize_s / small.pages, large.finalize_s / large.pages
+            print(f"finalize ms/page: {per_small * 1000:.2f} at {small.size}, {per_large * 1000:.2f} at {large.size}")
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pages", type=int, default=100_000)
+    parser.add_argument("--small", type=int, default=None, help="also audit this size first (RSS comparison)")
+    parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (--concurrency)")
+    parser.add_argument("--processes", type=int, default=2, help="site server processes")
+    parser.add_argument("--stall-timeout", type=float, default=600)
+    parser.add_argument("--json-out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    # This process and its children only: its own database and Redis db (the worker's ping reads REDIS_URL).
+    bench_run.PRODUCT_ENV.update(SCALE_ENV)
+    bench_run.REDIS_URL = SCALE_REDIS_URL
+    workdir = Path(tempfile.mkdtemp(prefix="sitewarden-scale-"))
+    results: list[ScaleResult] = []
+    try:
+        for size in sorted({args.pages, args.small or args.pages}):
+            results.append(scale_audit(size, args=args, workdir=workdir))
+            print_results(results[-1:])
+    except bench_run.BenchError as exc:
+        print(f"FAILED: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        print_results(results)
+        if args.json_out:
+            args.json_out.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    return 0 if all(r.status.startswith("completed") for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

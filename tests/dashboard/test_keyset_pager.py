@@ -1,0 +1,116 @@
+"""The pages grid's keyset pager (dashboard.selectors.keyset_paginate): every row once in the sort's order,
+ties broken by URL and NULLs last whichever way the column is sorted; next/previous links that keep the sort
+and filters; a cursor from another sort, or a forged one, gives the first page."""
+
+import re
+from html import unescape
+
+import pytest
+from django.urls import reverse
+
+from audits.models import Page
+from dashboard.selectors import KeysetColumn, keyset_paginate
+from scratchpad.models import LinkEdge
+from tests.dashboard.conftest import SITE, finished_audit, make_page
+from tests.factories import ProjectFactory
+
+PAGE_SIZE = 4
+
+
+@pytest.fixture
+def tied(owner, monkeypatch):
+    """23 pages whose depth ties in runs (0, 1, 2, 3 and NULL), so only the URL orders rows within a run."""
+    monkeypatch.setattr("dashboard.selectors.PAGE_SIZE", PAGE_SIZE)
+    audit = finished_audit(ProjectFactory(owner=owner, base_url=SITE + "/"), pages_crawled=23)
+    for n in range(23):
+        make_page(audit, f"/p{n:02d}", depth=None if n % 5 == 4 else n % 5, status_code=404 if n % 3 == 0 else 200)
+    return audit
+
+
+def _expected(audit, *, descending: bool, status=None) -> list[str]:
+    pages = Page.objects.filter(audit=audit)
+    if status:
+        pages = pages.filter(status_code=status)
+    rows = sorted(pages.values_list("depth", "url"), key=lambda r: r[1])
+    with_depth = sorted((r for r in rows if r[0] is not None), key=lambda r: r[0], reverse=descending)
+    return [url for _, url in with_depth] + [url for depth, url in rows if depth is None]  # NULLs last
+
+
+def _walk(client, url: str, params: dict, link_rel: str = "next"):
+    """Rows of every page, following the pager's rel=next (or rel=prev) links; and the last response."""
+    pages = []
+    response = client.get(url, params)
+    while True:
+        pages.append([p.url for p in response.context["pages"]])
+        html = response.content.decode()
+        link = re.search(rf'<a href="([^"]+)" rel="{link_rel}">', html)
+        if not link:
+            return pages, response
+        response = client.get(url + unescape(link.group(1)))
+
+
+@pytest.mark.parametrize("sort", ["depth", "-depth"])
+def test_every_row_once_in_order_with_ties_and_nulls(owner_client, tied, sort):
+    url = reverse("audits:audit-pages", args=[tied.id])
+    pages, last = _walk(owner_client, url, {"sort": sort})
+    assert [len(p) for p in pages] == [4, 4, 4, 4, 4, 3]
+    assert [u for p in pages for u in p] == _expected(tied, descending=sort.startswith("-"))
+    assert "23 pages" in last.content.decode()  # the audit's counter, no COUNT(*)
+
+
+def test_previous_links_walk_back_over_the_same_pages(owner_client, tied):
+    url = reverse("audits:audit-pages", args=[tied.id])
+    forward, last = _walk(owner_client, url, {"sort": "-depth"})
+    html = last.content.decode()
+    prev = unescape(re.search(r'<a href="([^"]+)" rel="prev">', html).group(1))
+    backward, first = _walk(owner_client, url + prev, {}, link_rel="prev")
+    assert list(reversed(backward)) == forward[:-1]
+    assert 'rel="prev"' not in first.content.decode() and 'rel="next"' in first.content.decode()
+
+
+def test_links_keep_the_filters_and_the_count_is_exact_when_filtered(owner_client, tied):
+    url = reverse("audits:audit-pages", args=[tied.id])
+    pages, last = _walk(owner_client, url, {"sort": "-depth", "status": "404"})
+    assert [u for p in pages for u in p] == _expected(tied, descending=True, status=404)
+    assert "8 pages" in last.content.decode()
+    link = re.search(r'<a href="([^"]+)" rel="prev">', last.content.decode()).group(1)
+    assert "status=404" in link and "sort=-depth" in link
+
+
+def test_a_cursor_of_another_sort_or_a_forged_one_gives_the_first_page(owner_client, tied):
+    url = reverse("audits:audit-pages", args=[tied.id])
+    cursor = owner_client.get(url, {"sort": "depth"}).context["pages"].next_cursor
+    first_by_url = [p.url for p in owner_client.get(url, {"sort": "url"}).context["pages"]]
+    assert [p.url for p in owner_client.get(url, {"sort": "url", "cursor": cursor}).context["pages"]] == first_by_url
+    assert [p.url for p in owner_client.get(url, {"sort": "url", "cursor": "%%%"}).context["pages"]] == first_by_url
+
+
+def test_keyset_paginate_on_a_plain_queryset(tied):
+    rows = Page.objects.filter(audit=tied).order_by("-url")
+    columns = [KeysetColumn("url", descending=True)]
+    seen, cursor = [], None
+    while True:
+        page = keyset_paginate(rows, columns=columns, cursor=cursor, per_page=10)
+        seen += [p.url for p in page]
+        if not page.has_next:
+            break
+        cursor = page.next_cursor
+    assert seen == sorted(Page.objects.filter(audit=tied).values_list("url", flat=True), reverse=True)
+
+
+def test_page_detail_pages_inlinks_by_source_url(owner_client, tied, monkeypatch):
+    monkeypatch.setattr("dashboard.pages.LINKS_PER_PAGE", 5)
+    target = Page.objects.get(audit=tied, url=SITE + "/p00")
+    for page in Page.objects.filter(audit=tied).exclude(id=target.id):
+        LinkEdge.objects.create(audit=tied, source_page=page, target_url=target.url, anchor_text="to p00")
+    url = reverse("audits:page-detail", args=[tied.id, target.id])
+    seen, params = [], {}
+    while True:
+        response = owner_client.get(url, params)
+        inlinks = response.context["inlinks"]
+        seen += [link["source_page__url"] for link in inlinks]
+        assert inlinks.total == 22 and "22 linking pages" in response.content.decode()
+        if not inlinks.has_next:
+            break
+        params = {"in": inlinks.next_cursor}
+    assert seen == [SITE + f"/p{n:02d}" for n in range(1, 23)]
