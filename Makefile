@@ -70,8 +70,11 @@ test-fast: install services
 	$(VENV)/bin/pytest -x -q -m "$(FAST_MARKERS)"
 
 bench: install services
+	$(VENV)/bin/pip install -q -r requirements/bench.txt
 	$(PY) -m bench.run
 	$(PY) -m bench.near_duplicates
+	$(PY) -m bench.small
+	$(PY) -m bench.fairness
 
 # Each fault of issue 13 against a 2-worker fleet on private PostgreSQL, Redis and RabbitMQ instances it starts
 # itself (ports 5544, 6390, 5682): the machine's own services are never touched. Prints one table.

@@ -7,6 +7,7 @@ names are a wire contract (tests/test_task_names.py). Outside a transaction (aut
 """
 
 import logging
+from bisect import bisect_right
 
 from celery import chord
 from django.db import transaction
@@ -23,22 +24,73 @@ FINALIZE = "audits.finalize"
 PIPELINE_FAILED = "audits.pipeline_failed"
 DELIVER_WEBHOOK = "audits.deliver_webhook"
 
+# Fair sharing between audits (issue 15). Every message carries an urgency, 0 (most urgent) to MAX_URGENCY: the
+# short steps that move an audit on (discovery, a round's end, Lighthouse, finalize) are 0, a crawl chunk is
+# 1 + how far its audit has got (pages done when the caller knows them, else its round number). A free
+# worker process therefore takes the next step of a young audit before another chunk of a 100,000-page one:
+# the big crawl keeps every idle slot, the small audit waits at most for one running chunk per step, not for
+# the big audit's whole backlog. Nothing starves: an audit's urgency only grows as it crawls, a big audit's
+# chunks are still served whenever no younger message waits, and the steps are a few short tasks per round.
+MAX_URGENCY = 9
+# Pages done from which a chunk is one level less urgent: doubling steps, so 100 pages done or 50,000 differ
+# by seven levels while 40,000 and 50,000 share one.
+URGENCY_PAGES_STEPS = (250, 500, 1000, 2000, 4000, 8000, 16_000, 32_000)
+_STEP_TASKS = frozenset({DISCOVER, CRAWL_ROUND_DONE, LIGHTHOUSE, FINALIZE, PIPELINE_FAILED})
 
-def task_send(name: str, *args, countdown: float | None = None, **options) -> None:
+
+def chunk_urgency(*, round_no: int, pages_done: int | None = None) -> int:
+    """How far an audit has got, as the urgency of its crawl chunks: 1 for a young audit, MAX_URGENCY for one
+    tens of thousands of pages in."""
+    if pages_done is not None:
+        return 1 + bisect_right(URGENCY_PAGES_STEPS, pages_done)
+    return max(1, min(round_no, MAX_URGENCY))
+
+
+def message_priority(urgency: int) -> int | None:
+    """The broker's priority number for an urgency. Redis (kombu): one list per priority step, the lowest
+    number popped first (`priority_steps` 0-9 in config.settings.base). RabbitMQ: the highest first, honoured
+    by queues declared with x-max-priority (SITEWARDEN_AMQP_PRIORITY_QUEUES) and ignored by the others. The
+    embedded filesystem transport has no priorities: None."""
+    broker = str(app.conf.broker_url or "")
+    urgency = max(0, min(urgency, MAX_URGENCY))
+    if broker.startswith(("redis://", "rediss://", "sentinel://", "redis+socket://")):
+        return urgency
+    if broker.startswith(("amqp://", "amqps://", "pyamqp://")):
+        return MAX_URGENCY - urgency
+    return None
+
+
+def _priority_options(name: str, options: dict, *, urgency: int | None = None) -> dict:
+    if "priority" in options:
+        return options
+    if urgency is None and name in _STEP_TASKS:
+        urgency = 0
+    elif urgency is None and name == CRAWL_CHUNK:
+        urgency = MAX_URGENCY  # a re-sent chunk (round_heal) that did not say: not ahead of a young audit's
+    priority = None if urgency is None else message_priority(urgency)
+    return options if priority is None else {**options, "priority": priority}
+
+
+def task_send(name: str, *args, countdown: float | None = None, urgency: int | None = None, **options) -> None:
     """Send task `name` with `args` after commit (a signature by name: the task's own options and the
-    routes apply when this process has it registered, send_task's otherwise)."""
-    signature = app.signature(name, args=args, countdown=countdown, **options)
+    routes apply when this process has it registered, send_task's otherwise). Pipeline steps go first
+    (urgency 0); a re-sent chunk should give its `urgency` (chunk_urgency)."""
+    signature = app.signature(name, args=args, countdown=countdown, **_priority_options(name, options, urgency=urgency))
     transaction.on_commit(signature.apply_async)
 
 
-def round_send(*, audit_id: str, round_no: int, chunks: list[tuple[str, int]]) -> None:
+def round_send(*, audit_id: str, round_no: int, chunks: list[tuple[str, int]], pages_done: int | None = None) -> None:
     """One crawl round as a chord after commit: a `crawler.crawl_chunk` per (lease key, quota), its task id
     being its lease key; the body `audits.crawl_round_done` plans the next round, and a failed chunk calls
-    `audits.pipeline_failed` at once."""
-    header = [app.signature(CRAWL_CHUNK, args=(audit_id, key, quota), task_id=key) for key, quota in chunks]
-    body = app.signature(CRAWL_ROUND_DONE, args=(audit_id, round_no)).on_error(
-        app.signature(PIPELINE_FAILED, args=(audit_id,))
-    )
+    `audits.pipeline_failed` at once. The chunks' priority falls as the audit grows (chunk_urgency: its
+    `pages_done` when given, else the round number); the body and the error callback are steps (first)."""
+    chunk_options = _priority_options(CRAWL_CHUNK, {}, urgency=chunk_urgency(round_no=round_no, pages_done=pages_done))
+    header = [
+        app.signature(CRAWL_CHUNK, args=(audit_id, key, quota), task_id=key, **chunk_options) for key, quota in chunks
+    ]
+    body = app.signature(
+        CRAWL_ROUND_DONE, args=(audit_id, round_no), **_priority_options(CRAWL_ROUND_DONE, {})
+    ).on_error(app.signature(PIPELINE_FAILED, args=(audit_id,), **_priority_options(PIPELINE_FAILED, {})))
     transaction.on_commit(lambda: chord(header)(body))
 
 

@@ -84,6 +84,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not env.bool("DATABASE_JIT", False):
+        # PostgreSQL's JIT compiles any plan costed over 100,000: the pages grid sorted by inlinks on a
+        # 100,000-page audit (a subquery costed per row) spent ~1 s compiling to run a 0.3 s sort.
+        options = DATABASES["default"].setdefault("OPTIONS", {})
+        options["options"] = (options.get("options", "") + " -c jit=off").strip()
 
 # The cache holds the API's per-token throttle counters: in production point it at Redis
 # (CACHE_URL=redis://host:6379/2) so every web process counts the same requests.
@@ -178,7 +183,9 @@ def broker_transport_options(broker_url: str) -> dict:
     still runs (a dead worker's chunk therefore waits for it; RabbitMQ hands it back when the connection drops)."""
     if broker_url.startswith(("amqp://", "amqps://", "pyamqp://")):
         return {"confirm_publish": True}
-    return {"visibility_timeout": 3600}
+    # One Redis list per priority 0-9 (kombu pops the lowest first): audits.dispatch gives a young audit's
+    # messages a lower number than a big audit's chunks (fair sharing, docs/ARCHITECTURE.md).
+    return {"visibility_timeout": 3600, "priority_steps": list(range(10))}
 
 
 if not EMBEDDED_BROKER:
@@ -212,7 +219,14 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # queue so that Chromium-equipped workers can take it (Procfile: worker_lighthouse); a worker started
 # without -Q (make run, the embedded default, the tests) consumes both queues.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
-CELERY_TASK_QUEUES = (Queue("celery"), Queue("lighthouse"))
+# RabbitMQ honours message priorities (audits.dispatch: fair sharing between audits) only on queues declared
+# with x-max-priority, and a queue's arguments cannot change once it exists: opt in on a new deployment, or
+# after deleting the queues (`rabbitmqctl delete_queue celery`, `... lighthouse`). Redis needs no opt-in.
+AMQP_PRIORITY_QUEUES = env.bool("SITEWARDEN_AMQP_PRIORITY_QUEUES", default=False)
+_QUEUE_ARGUMENTS = {"x-max-priority": 9} if AMQP_PRIORITY_QUEUES else None
+CELERY_TASK_QUEUES = tuple(Queue(name, queue_arguments=_QUEUE_ARGUMENTS) for name in ("celery", "lighthouse"))
+if AMQP_PRIORITY_QUEUES and CELERY_BROKER_URL.startswith(("amqp://", "amqps://", "pyamqp://")):
+    CELERY_TASK_DEFAULT_PRIORITY = 9  # a message sent without one (finalize after Lighthouse) is a step: first
 CELERY_TASK_ROUTES = {"audits.lighthouse": {"queue": "lighthouse"}}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
