@@ -29,7 +29,7 @@ from audits.models import (
     lighthouse_id_for,
     page_id_for,
 )
-from scratchpad.models import CrawlChunk, Frontier, LinkEdge, Throttle
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge, SkippedURL, Throttle
 from webhooks.models import Webhook, WebhookDelivery
 
 PASSWORD = "pw-for-tests"
@@ -268,6 +268,18 @@ class CrawlChunkFactory(factory.django.DjangoModelFactory):
     lease_key = factory.LazyAttributeSequence(lambda o, n: f"{o.audit.id}:r{o.round_no}:c{n}")
     quota = 25
     sent_at = factory.LazyFunction(timezone.now)
+
+
+class SkippedURLFactory(factory.django.DjangoModelFactory):
+    """A calendar URL a trap rule refused, as scratchpad.services._insert_new records it."""
+
+    class Meta:
+        model = SkippedURL
+
+    audit = factory.SubFactory(AuditFactory)
+    url = factory.Sequence(lambda n: f"https://example.com/events/{2090 + n}-01")
+    rule = "calendar"
+    pattern = "/events/{date}"
 
 
 class ShareLinkFactory(factory.django.DjangoModelFactory):
