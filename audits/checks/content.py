@@ -2,8 +2,9 @@
 over the whole crawl (finalize).
 
 Near duplicates: each page's main text becomes a MinHash signature over its 3-word shingles at crawl time
-(`text_signature`: bit for bit datasketch's MinHash, 128 × 32 bit "affine32", computed in bulk with numpy; base64
-on the Page row). Finalize bands the signatures
+(`text_signature`: 128 × 32-bit affine permutations of each shingle's hash, as datasketch's "affine32" scheme, with a
+crc32-per-word shingle hash and everything in bulk with numpy; base64 on the Page row, prefixed with the scheme).
+Finalize bands the signatures
 the way datasketch's MinHashLSH does (its (bands, rows) choice for the threshold), one band at a time on one numpy
 array, so each page is compared only with the few pages sharing a band with it, never all pairs: the work grows
 with the pages, not their square (bench/near_duplicates.py measures it on 100,000 pages). datasketch's own index
@@ -14,8 +15,8 @@ means by "95 % the same"; MinHash estimates Jaccard J, and Dice = 2J / (1 + J).
 
 import base64
 import functools
-import hashlib
 import re
+import zlib
 from collections.abc import Iterator
 
 import numpy as np
@@ -23,7 +24,6 @@ from django.db.models import Count
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
-SIGNATURE_SCHEME = "affine32"  # datasketch's 32-bit permutations: 4 bytes a value, no bias on large texts
 SHINGLE_WORDS = 3
 LSH_SLACK = 0.1  # the LSH index finds pairs down to this much below the Jaccard asked for; each is then verified
 LSH_THRESHOLD_FLOOR = 0.3
@@ -62,51 +62,67 @@ _HEADLINE_404 = re.compile(r"^\W*(?:error\W*)?404\b|\b404\W*$|\b(?:error|fehler|
 # --- crawl time ------------------------------------------------------------------------------------
 
 
-# MurmurHash3's 32-bit finalizer, the pre-mix datasketch's "affine32" scheme applies to each input hash.
-_FMIX32 = (np.uint32(16), np.uint32(0x85EBCA6B), np.uint32(13), np.uint32(0xC2B2AE35), np.uint32(16))
-_SHA1_DIGEST_WORDS = 5  # a sha1 digest is five 32-bit words; the hash of a shingle is the first, little-endian
+# A shingle's hash: each distinct word hashed once (crc32, in C), the three word hashes of a shingle combined
+# with odd 64-bit multipliers and mixed by MurmurHash3's 64-bit finalizer, in bulk with numpy. sha1 per shingle
+# (datasketch's default, this module's first scheme) cost ~0.45 µs a shingle, ~2.3 ms on a 5,000-word page and
+# the largest single share of a crawl worker's CPU; this costs ~0.1 ms there.
+_SHINGLE_MULTIPLIERS = (
+    np.uint64(0x9E3779B97F4A7C15),
+    np.uint64(0xC2B2AE3D27D4EB4F),
+    np.uint64(0x165667B19E3779F9),
+)
+_FMIX64 = (np.uint64(33), np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
+_HASH_HIGH_BITS = np.uint64(32)
+# Stored signatures name their scheme: a page signed under another scheme (an audit that ran while workers were
+# upgraded) is left out of the comparison instead of being compared with values that mean something else.
+SIGNATURE_PREFIX = "m2:"
 
 
 @functools.cache
 def _permutations() -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) of the seed's affine permutations h -> a·h + b mod 2^32, drawn once per process as datasketch's
-    MinHash(seed=SIGNATURE_SEED, scheme="affine32") draws them (a test holds them equal), so crawl workers never
-    import datasketch (and the scipy its LSH pulls in). Read-only once made: the fetch threads share them."""
+    """(a, b) of the seed's affine permutations h -> a·h + b mod 2^32 (datasketch's "affine32" draw), made once
+    per process. Read-only once made: the fetch threads share them."""
     generator = np.random.RandomState(SIGNATURE_SEED)
     a = generator.randint(0, 1 << 31, SIGNATURE_PERMUTATIONS, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
     b = generator.randint(0, 1 << 32, SIGNATURE_PERMUTATIONS, dtype=np.uint32)
     return a.reshape(-1, 1), b.reshape(-1, 1)
 
 
-def text_signature(words: list[str]) -> str:
-    """MinHash signature of the words' 3-word shingles, base64; "" when the text has no shingle.
-
-    The same values datasketch's MinHash.update_batch gives (sha1_hash32 of each shingle, fmix32, the affine
-    permutations, the minimum per permutation: a test compares them), at a third of its CPU: the sha1 digests are
-    read as one buffer instead of one struct.unpack each, and the permutations run as a 128 × shingles array
-    reduced along its contiguous axis."""
+def shingle_hashes(words: list[str]) -> np.ndarray:
+    """The distinct 32-bit hashes of the words' 3-word shingles (empty when there are fewer than 3 words)."""
     if len(words) < SHINGLE_WORDS:
+        return np.empty(0, dtype=np.uint32)
+    codes = {w: zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in set(words)}
+    h = np.fromiter(map(codes.__getitem__, words), dtype=np.uint64, count=len(words))
+    k1, k2, k3 = _SHINGLE_MULTIPLIERS
+    x = (h[:-2] * k1) ^ (h[1:-1] * k2) ^ (h[2:] * k3)
+    shift, m1, m2 = _FMIX64
+    x ^= x >> shift
+    x *= m1
+    x ^= x >> shift
+    x *= m2
+    x ^= x >> shift
+    return np.unique((x >> _HASH_HIGH_BITS).astype(np.uint32))
+
+
+def text_signature(words: list[str]) -> str:
+    """MinHash signature of the words' 3-word shingles (SIGNATURE_PERMUTATIONS affine permutations of each
+    shingle's hash, the minimum per permutation), prefixed with its scheme; "" when the text has no shingle."""
+    hv = shingle_hashes(words)
+    if not hv.size:
         return ""
-    sha1 = hashlib.sha1
-    shingles = {" ".join(run) for run in zip(*(words[i:] for i in range(SHINGLE_WORDS)), strict=False)}
-    digests = b"".join([sha1(s.encode("utf-8")).digest() for s in shingles])
-    hv = np.frombuffer(digests, dtype="<u4")[::_SHA1_DIGEST_WORDS].astype(np.uint32)
-    s1, m1, s2, m2, s3 = _FMIX32
-    hv ^= hv >> s1
-    hv *= m1
-    hv ^= hv >> s2
-    hv *= m2
-    hv ^= hv >> s3
     a, b = _permutations()
     values = a * hv  # (permutations, shingles), wrapping modulo 2^32 as the scheme means
     values += b
-    return base64.b64encode(values.min(axis=1).astype("<u4").tobytes()).decode("ascii")
+    return SIGNATURE_PREFIX + base64.b64encode(values.min(axis=1).astype("<u4").tobytes()).decode("ascii")
 
 
 def signature_values(signature: str) -> np.ndarray | None:
-    """A stored signature back as uint32 values; None when it is missing or not one of ours."""
+    """A stored signature back as uint32 values; None when it is missing or not of this scheme."""
+    if not (signature or "").startswith(SIGNATURE_PREFIX):
+        return None
     try:
-        raw = base64.b64decode(signature or "", validate=True)
+        raw = base64.b64decode(signature[len(SIGNATURE_PREFIX) :], validate=True)
     except ValueError:
         return None
     if len(raw) != SIGNATURE_PERMUTATIONS * 4:

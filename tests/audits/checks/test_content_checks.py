@@ -1,7 +1,6 @@
 """Content, URL, security and pixel-width checks (issue 14b) on their own: pure functions, and the finalize checks
 on constructed Page rows (PostgreSQL)."""
 
-import base64
 import random
 
 import numpy as np
@@ -11,10 +10,11 @@ from datasketch import MinHash
 from audits.checks import run_site_checks
 from audits.checks.content import (
     SIGNATURE_PERMUTATIONS,
-    SIGNATURE_SCHEME,
+    SIGNATURE_PREFIX,
     SIGNATURE_SEED,
     _permutations,
     near_duplicate_groups,
+    shingle_hashes,
     signature_values,
     soft_404_reason,
     text_signature,
@@ -41,23 +41,43 @@ def test_signature_round_trips_and_is_deterministic():
     assert signature_values("not base64!") is None and signature_values("") is None
 
 
-def _datasketch_signature(words: list[str]) -> str:
-    """What text_signature stored before issue 15: datasketch's own MinHash over the shingles."""
-    shingles = {" ".join(words[i : i + 3]) for i in range(len(words) - 2)}
-    minhash = MinHash(num_perm=SIGNATURE_PERMUTATIONS, seed=SIGNATURE_SEED, scheme=SIGNATURE_SCHEME)
-    minhash.update_batch([s.encode("utf-8") for s in shingles])
-    return base64.b64encode(minhash.hashvalues.astype("<u4").tobytes()).decode("ascii")
+def _shingles(words: list[str]) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
 
 
 @pytest.mark.parametrize("n_words", [3, 4, 50, 5000])
-def test_signature_is_datasketchs_minhash_bit_for_bit(n_words):
-    # Signatures stored by earlier crawls (and by workers not yet upgraded) must stay comparable with new ones.
+def test_shingle_hashes_are_one_per_distinct_shingle(n_words):
     rng = random.Random(n_words)
-    vocabulary = ["alpha", "beta", "ΟΔΟΣ", "naïve", "日本", "🙂", "x"] + [f"w{i}" for i in range(200)]
-    for _ in range(5):
-        words = [rng.choice(vocabulary) for _ in range(n_words)]
-        assert text_signature(words) == _datasketch_signature(words)
-    a, b = MinHash(num_perm=SIGNATURE_PERMUTATIONS, seed=SIGNATURE_SEED, scheme=SIGNATURE_SCHEME).permutations
+    vocabulary = ["alpha", "beta", "ΟΔΟΣ", "naïve", "日本", "🙂", "x", "\udcff"] + [f"w{i}" for i in range(200)]
+    words = [rng.choice(vocabulary) for _ in range(n_words)]
+    hashes = shingle_hashes(words)
+    assert hashes.dtype == np.uint32
+    assert len(hashes) == len(_shingles(words))  # no two distinct shingles share a hash here
+
+
+def test_signature_estimates_the_share_of_shared_shingles():
+    # MinHash semantics: the share of equal values estimates the Jaccard similarity of the shingle sets.
+    rng = random.Random(7)
+    vocabulary = [f"w{i}" for i in range(5000)]
+    base = [rng.choice(vocabulary) for _ in range(1200)]
+    for keep in (300, 600, 900, 1100):
+        other = base[:keep] + [rng.choice(vocabulary) for _ in range(1200 - keep)]
+        a, b = _shingles(base), _shingles(other)
+        jaccard = len(a & b) / len(a | b)
+        estimate = float(np.mean(_signature(" ".join(base)) == _signature(" ".join(other))))
+        assert abs(estimate - jaccard) < 0.12, (keep, jaccard, estimate)
+
+
+def test_signatures_of_another_scheme_are_not_compared():
+    words = shared_text("alpha", 400).split()
+    stored = text_signature(words)
+    assert stored.startswith(SIGNATURE_PREFIX)
+    unprefixed = stored[len(SIGNATURE_PREFIX) :]  # how the first (sha1) scheme stored its signatures
+    assert signature_values(unprefixed) is None
+
+
+def test_permutations_are_datasketchs_affine32_draw():
+    a, b = MinHash(num_perm=SIGNATURE_PERMUTATIONS, seed=SIGNATURE_SEED, scheme="affine32").permutations
     assert [p.ravel().tolist() for p in _permutations()] == [a.tolist(), b.tolist()]
 
 
