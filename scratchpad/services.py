@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from scratchpad.limits import (
@@ -401,13 +401,9 @@ def _insert_new(
         seen = unique.get(new.url)
         if seen is None or _shallower(new, seen):
             unique[new.url] = new
-    known: dict[str, bool] = {}  # url -> depth is NULL
+    known: dict[str, int | None] = {}  # url -> its link depth so far (None: sitemap-only)
     for part in _batched(list(unique)):
-        known.update(
-            Frontier.objects.filter(audit_id=audit_id, url__in=part)
-            .annotate(no_depth=ExpressionWrapper(Q(depth__isnull=True), output_field=BooleanField()))
-            .values_list("url", "no_depth")
-        )
+        known.update(Frontier.objects.filter(audit_id=audit_id, url__in=part).values_list("url", "depth"))
     new = sorted((u for u in unique.values() if u.url not in known), key=lambda u: u.url)
     skipped: list[tuple[NewURL, str]] = []
     kept = []
@@ -424,7 +420,13 @@ def _insert_new(
     skipped += [(u, SkippedURL.RULE_PATTERN_CAP) for u in over]
     if kept:
         _insert_rows(audit_id, sorted(kept, key=lambda u: u.url))
-    linked = [(u.url, u.depth) for u in unique.values() if known.get(u.url) and u.depth is not None]
+    # A known URL reached by a shorter path (chunks claim without a barrier between depth layers): its queued row
+    # takes the shorter depth, so what it links stays within max_depth and the claim order stays shallow-first.
+    linked = [
+        (u.url, u.depth)
+        for u in unique.values()
+        if u.url in known and u.depth is not None and (known[u.url] is None or u.depth < known[u.url])
+    ]
     if linked:
         _learn_depths(audit_id, linked)
     sitemap_urls = [u.url for u in unique.values() if u.in_sitemap and u.url in known]
@@ -549,14 +551,16 @@ def _insert_rows(audit_id, new: list[NewURL]) -> None:
 
 
 def _learn_depths(audit_id, linked: list[tuple[str, int]]) -> None:
-    """Sitemap-only rows found by a link get its depth."""
+    """Rows found by a link get its depth: sitemap-only ones, and those it reaches by a shorter path."""
     if connection.vendor != "postgresql":
         by_depth: dict[int, list[str]] = {}
         for url, depth in linked:
             by_depth.setdefault(depth, []).append(url)
         for depth, depth_urls in by_depth.items():
             for part in _batched(depth_urls):
-                Frontier.objects.filter(audit_id=audit_id, depth__isnull=True, url__in=part).update(depth=depth)
+                Frontier.objects.filter(audit_id=audit_id, url__in=part).filter(
+                    Q(depth__isnull=True) | Q(depth__gt=depth)
+                ).update(depth=depth)
         return
     # SKIP LOCKED: a row another chunk is updating gets a depth from that chunk; waiting for it would only
     # risk a deadlock.
@@ -566,9 +570,9 @@ def _learn_depths(audit_id, linked: list[tuple[str, int]]) -> None:
             f"""
             UPDATE {table} AS f SET depth = t.depth
             FROM unnest(%s::text[], %s::int[]) AS t(url, depth)
-            WHERE f.url = t.url AND f.id IN (
+            WHERE f.url = t.url AND (f.depth IS NULL OR f.depth > t.depth) AND f.id IN (
                 SELECT id FROM {table}
-                WHERE audit_id = %s AND depth IS NULL AND url = ANY(%s::text[])
+                WHERE audit_id = %s AND url = ANY(%s::text[])
                 FOR UPDATE SKIP LOCKED
             )
             """,

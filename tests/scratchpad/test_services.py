@@ -166,6 +166,32 @@ def test_record_batch_is_idempotent_and_learns_link_depth_of_sitemap_urls():
     assert rows["http://127.0.0.1:1/new"].depth == 1
 
 
+def test_a_shorter_path_lowers_a_queued_urls_depth_and_a_longer_one_does_not():
+    # Chunks claim without a barrier between depth layers: a URL first found deep may be reached by a shorter
+    # path later. Its queued row takes the shorter depth (what it links stays within max_depth).
+    from audits.models import Page, page_id_for
+
+    audit = AuditFactory()
+    frontier_seed(
+        audit_id=audit.id,
+        urls=[
+            NewURL("http://127.0.0.1:1/", depth=0, source="start"),
+            NewURL("http://127.0.0.1:1/deep", depth=6, source="link"),
+            NewURL("http://127.0.0.1:1/shallow", depth=1, source="link"),
+        ],
+    )
+    claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=1, lease_s=LEASE_S)
+    assert claimed[0].url == "http://127.0.0.1:1/"
+    Page.objects.create(id=page_id_for(audit.id, claimed[0].url), audit=audit, url=claimed[0].url, fetch_class="ok")
+    discovered = [
+        NewURL("http://127.0.0.1:1/deep", depth=1, source="link"),
+        NewURL("http://127.0.0.1:1/shallow", depth=4, source="link"),
+    ]
+    frontier_record_batch(audit_id=audit.id, lease_key="k", done_ids=[claimed[0].id], discovered=discovered, edges=[])
+    depths = dict(Frontier.objects.filter(audit=audit).values_list("url", "depth"))
+    assert depths == {"http://127.0.0.1:1/": 0, "http://127.0.0.1:1/deep": 1, "http://127.0.0.1:1/shallow": 1}
+
+
 def test_pattern_cap_drops_new_link_urls_beyond_the_cap_but_not_sitemap_ones():
     audit = AuditFactory()
     frontier_seed(
