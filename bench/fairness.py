@@ -22,7 +22,7 @@ from pathlib import Path
 import psycopg
 
 from bench.dynsite import serve_dynamic_site_processes
-from bench.run import PG_SERVER_URL, BenchError, _tail, reset_database
+from bench.run import PG_SERVER_URL, BenchError, _tail, celery_worker, reset_database
 from bench.serve import serve_best
 from bench.sitegen import generate_site
 from bench.small import (
@@ -31,7 +31,6 @@ from bench.small import (
     cli_start,
     private_redis,
     small_audit,
-    worker,
 )
 
 FAIR_DB_NAME = "sitewarden_bench_fair"
@@ -108,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             env = bench_env(FAIR_DB_NAME, redis_url)
             expected = len(manifest.expected_urls(small_url))
             reset_database(FAIR_DB_NAME, env)
-            with worker(env, concurrency=args.workers, log_path=workdir / "worker.log", name="fair"):
+            with celery_worker(args.workers, workdir / "worker.log", env=env, name="fair"):
                 alone = small_audit(small_url, max_pages=expected + 100, env=env, db_name=FAIR_DB_NAME, workdir=workdir)
                 print(f"small audit alone: {alone.pages} pages in {alone.seconds:.2f} s", flush=True)
                 big_log = workdir / "big-cli.log"

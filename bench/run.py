@@ -133,11 +133,11 @@ def _stop_group(proc: subprocess.Popen, timeout_s: float) -> None:
         proc.wait(5)
 
 
-def _wait_for_ping(proc: subprocess.Popen, log_path: Path) -> None:
+def _wait_for_ping(proc: subprocess.Popen, log_path: Path, broker_url: str) -> None:
     from celery import Celery
 
     # A bare app on the same broker: pinging needs no Django in this process.
-    app = Celery("bench-ping", broker=REDIS_URL, backend=REDIS_URL)
+    app = Celery("bench-ping", broker=broker_url, backend=broker_url)
     deadline = time.monotonic() + WORKER_READY_TIMEOUT_S
     try:
         while time.monotonic() < deadline:
@@ -159,19 +159,25 @@ def _tail(path: Path, chars: int = 3000) -> str:
 
 
 @contextlib.contextmanager
-def celery_worker(concurrency: int, log_path: Path) -> Iterator[subprocess.Popen]:
+def celery_worker(
+    concurrency: int, log_path: Path, *, env: dict[str, str] | None = None, name: str = ""
+) -> Iterator[subprocess.Popen]:
+    """One Celery worker (prefork, `concurrency` processes) on `env`'s broker (the bench's product env by
+    default), answering pings before it yields; stopped with its whole session afterwards."""
+    env = env or product_env()
+    node = f"bench-{name}-{os.getpid()}" if name else f"bench-{os.getpid()}"
     command = [
         str(CELERY), "-A", "config", "worker",
         "--concurrency", str(concurrency), "--pool", "prefork", "--loglevel", "WARNING",
-        "--without-gossip", "--without-mingle", "-n", f"bench-{os.getpid()}@%h",
+        "--without-gossip", "--without-mingle", "-n", f"{node}@%h",
     ]  # fmt: skip
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            command, cwd=REPO, env=product_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             start_new_session=True,
         )  # fmt: skip
     try:
-        _wait_for_ping(proc, log_path)
+        _wait_for_ping(proc, log_path, env["CELERY_BROKER_URL"])
         yield proc
     finally:
         _stop_group(proc, WORKER_STOP_TIMEOUT_S)

@@ -28,19 +28,15 @@ from pathlib import Path
 
 import psycopg
 import redis
-from celery import Celery
 
 from bench.run import (
-    CELERY,
     PG_SERVER_URL,
     PYTHON,
     REPO,
-    WORKER_READY_TIMEOUT_S,
-    WORKER_STOP_TIMEOUT_S,
     BenchError,
     _last_json_object,
-    _stop_group,
     _tail,
+    celery_worker,
     reset_database,
 )
 from bench.serve import serve_best
@@ -56,7 +52,6 @@ PREVIOUS_SPEEDUP = 5.3
 SMALL_SITE_PAGES = 770
 AUDIT_TIMEOUT_S = 600
 ADVERTOOLS_TIMEOUT_S = 900
-PING_INTERVAL_S = 0.2
 
 
 def bench_env(db_name: str, redis_url: str, **extra: str) -> dict[str, str]:
@@ -104,39 +99,6 @@ def private_redis() -> Iterator[str]:
         proc.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(5)
-
-
-@contextlib.contextmanager
-def worker(env: dict[str, str], *, concurrency: int, log_path: Path, name: str = "small") -> Iterator[subprocess.Popen]:
-    """One Celery worker (prefork, `concurrency` processes) on env's broker, answering pings before it yields."""
-    command = [
-        str(CELERY), "-A", "config", "worker", "--concurrency", str(concurrency), "--pool", "prefork",
-        "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "-n", f"bench-{name}-{os.getpid()}@%h",
-    ]  # fmt: skip
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-        )
-    try:
-        _wait_ready(proc, env["CELERY_BROKER_URL"], log_path)
-        yield proc
-    finally:
-        _stop_group(proc, WORKER_STOP_TIMEOUT_S)
-
-
-def _wait_ready(proc: subprocess.Popen, broker_url: str, log_path: Path) -> None:
-    app = Celery("bench-ping", broker=broker_url, backend=broker_url)
-    deadline = time.monotonic() + WORKER_READY_TIMEOUT_S
-    try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise BenchError(f"celery worker exited with code {proc.returncode}:\n{_tail(log_path)}")
-            if app.control.ping(timeout=1.0):
-                return
-            time.sleep(PING_INTERVAL_S)
-    finally:
-        app.close()
-    raise BenchError(f"celery worker did not answer ping in {WORKER_READY_TIMEOUT_S}s:\n{_tail(log_path)}")
 
 
 def audit_command(base_url: str, max_pages: int, project: str = "small") -> list[str]:
@@ -294,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             expected = len(manifest.expected_urls(base_url))
             reset_database(SMALL_DB_NAME, env)
             runs: list[SmallRun] = []
-            with worker(env, concurrency=args.workers, log_path=workdir / "worker.log"):
+            with celery_worker(args.workers, workdir / "worker.log", env=env, name="small"):
                 for _ in range(max(1, args.repeat)):
                     runs.append(small_audit(base_url, max_pages=expected + 100, env=env, db_name=SMALL_DB_NAME,
                                             workdir=workdir))  # fmt: skip
@@ -324,7 +286,8 @@ def report(runs: list[SmallRun], *, expected: int, reference: tuple[int, float] 
     ours = best.pages / best.seconds
     if reference is None:
         print(
-            f"  advertools not installed (pip install -r requirements/bench.txt): to be {TARGET_SPEEDUP:.0f}x "
+            f"  advertools not run (skipped, or not installed: pip install -r requirements/bench.txt): to be "
+            f"{TARGET_SPEEDUP:.0f}x "
             f"faster, advertools must crawl at most {ours / TARGET_SPEEDUP:.1f} pages/s here "
             f"(last measured: ours {PREVIOUS_SPEEDUP}x advertools)"
         )

@@ -43,17 +43,31 @@ class TrapLimits:
     today: date | None = None  # None: the real today (tests pin it)
 
 
-def trap_rule(url: str, trap_limits: TrapLimits = TrapLimits()) -> str:
-    """The rule a URL's own shape breaks, or "" when it looks like an ordinary page."""
+@dataclass(frozen=True)
+class TrapSigns:
+    rule: str  # the rule the URL's own shape breaks, or ""
+    dated: bool  # it carries a date (path or a date-like query parameter): counted per shape
+
+
+def trap_signs(url: str, trap_limits: TrapLimits = TrapLimits()) -> TrapSigns:
+    """What one URL says of itself, read once (the persister asks for every new link-found URL)."""
     parts = urlsplit(url)
     segments = [s for s in parts.path.split("/") if s]
+    years = _years(segments, parts.query)
     if len(segments) > trap_limits.max_path_segments:
-        return RULE_PATH_TOO_DEEP
-    if repeats(segments):
-        return RULE_REPEATING_PATH
-    if calendar_out_of_window(segments, parts.query, trap_limits):
-        return RULE_CALENDAR
-    return ""
+        rule = RULE_PATH_TOO_DEEP
+    elif repeats(segments):
+        rule = RULE_REPEATING_PATH
+    elif _out_of_window(years, trap_limits):
+        rule = RULE_CALENDAR
+    else:
+        rule = ""
+    return TrapSigns(rule, bool(years))
+
+
+def trap_rule(url: str, trap_limits: TrapLimits = TrapLimits()) -> str:
+    """The rule a URL's own shape breaks, or "" when it looks like an ordinary page."""
+    return trap_signs(url, trap_limits).rule
 
 
 def repeats(segments: list[str]) -> bool:
@@ -73,9 +87,8 @@ def repeats(segments: list[str]) -> bool:
     return False
 
 
-def calendar_out_of_window(segments: list[str], query: str, trap_limits: TrapLimits = TrapLimits()) -> bool:
-    """A date in the path or query whose year is before the web or more than N years after today."""
-    years = _years(segments, query)
+def _out_of_window(years: list[int], trap_limits: TrapLimits) -> bool:
+    """A year before the web or more than N years after today."""
     if not years:
         return False
     this_year = (trap_limits.today or date.today()).year
@@ -105,8 +118,7 @@ def _years(segments: list[str], query: str) -> list[int]:
 
 def has_date(url: str) -> bool:
     """The URL carries a date (in the path, or a date-like query parameter): counted per shape."""
-    parts = urlsplit(url)
-    return bool(_years([s for s in parts.path.split("/") if s], parts.query))
+    return trap_signs(url).dated
 
 
 def path_key(url: str) -> str:

@@ -12,23 +12,30 @@ from audits.pipeline.rounds import round_advance, round_plan
 INLINE_WAIT_MAX_S = 5  # an in-process runner re-plans sooner than a worker would: nothing else is queued
 
 
+def pipeline_crawl_inline(audit_id) -> bool:
+    """Discovery and every crawl round in this process, stopping before Lighthouse and finalize (tests read
+    the crawl-time state there). False when discovery ended the audit."""
+    audit_id = str(audit_id)
+    if not audit_discover(audit_id=audit_id):
+        return False
+    round_no = 0
+    while round_advance(audit_id=audit_id, from_round=round_no):
+        round_no += 1
+        plan = round_plan(audit_id=audit_id, round_no=round_no)
+        if plan is None:
+            break
+        if not plan.chunks:
+            time.sleep(min(plan.wait_s, INLINE_WAIT_MAX_S))
+        for key, quota in plan.chunks:
+            crawl_chunk_run(audit_id=audit_id, lease_key=key, quota=quota)
+    return True
+
+
 def pipeline_run_inline(audit_id) -> None:
     """Run the whole pipeline in this process with the same services the tasks call."""
     audit_id = str(audit_id)
     try:
-        if not audit_discover(audit_id=audit_id):
-            return
-        round_no = 0
-        while round_advance(audit_id=audit_id, from_round=round_no):
-            round_no += 1
-            plan = round_plan(audit_id=audit_id, round_no=round_no)
-            if plan is None:
-                break
-            if not plan.chunks:
-                time.sleep(min(plan.wait_s, INLINE_WAIT_MAX_S))
-            for key, quota in plan.chunks:
-                crawl_chunk_run(audit_id=audit_id, lease_key=key, quota=quota)
-        if audit_lighthouse(audit_id=audit_id):
+        if pipeline_crawl_inline(audit_id) and audit_lighthouse(audit_id=audit_id):
             audit_finalize(audit_id=audit_id)
     except BaseException as exc:
         audit_fail(audit_id=audit_id, code=classify_failure(exc), detail=f"{type(exc).__name__}: {exc}")

@@ -20,7 +20,7 @@ from audits.pipeline.lifecycle import audit_event
 from audits.pipeline.page_record import PageRecord
 from audits.pipeline.politeness import Politeness
 from audits.pipeline.scope import url_pattern
-from crawler.traps import TrapLimits, has_date, path_key, trap_rule
+from crawler.traps import TrapLimits, path_key, trap_signs
 from scratchpad.models import Throttle
 from scratchpad.services import frontier_hold, frontier_record_batch
 
@@ -147,12 +147,9 @@ class BatchPersister:
         """A new URL with its shape, and its trap signs when the persister has trap settings."""
         if self.traps is None:
             return replace(new, pattern=url_pattern(new.url))
+        signs = trap_signs(new.url, self.traps)
         return replace(
-            new,
-            pattern=url_pattern(new.url),
-            trap=trap_rule(new.url, self.traps),
-            path_key=path_key(new.url),
-            dated=has_date(new.url),
+            new, pattern=url_pattern(new.url), trap=signs.rule, path_key=path_key(new.url), dated=signs.dated
         )
 
 

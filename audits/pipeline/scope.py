@@ -18,7 +18,7 @@ from audits.patterns import compile_pattern
 from crawler import limits as crawl_limits
 from crawler.auth import SiteBasicAuth, site_basic_auth
 from crawler.discovery import Robots
-from crawler.traps import TrapLimits, trap_rule
+from crawler.traps import TrapLimits
 from crawler.urls import SiteMatcher
 
 QueryPolicy = Project.QueryPolicy
@@ -139,10 +139,6 @@ class CrawlScope:
             pairs = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k in self.query_keep_keys]
             query = urlencode(pairs)
         return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
-
-    def trap(self, url: str) -> str:
-        """The trap rule a new link-found URL's shape breaks (crawler/traps.py), or "" (list mode: never)."""
-        return trap_rule(url, self.traps) if self.follow_links else ""
 
     def allows(self, url: str, depth: int | None = None) -> bool:
         """Internal, within max depth, allowed by robots.txt, matched by an include rule (if any) and by no

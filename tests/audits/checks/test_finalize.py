@@ -6,12 +6,9 @@ import pytest
 
 from audits.checks import health_score, run_site_checks
 from audits.models import Audit, Issue
-from audits.pipeline.chunk import crawl_chunk_run
 from audits.pipeline.depth import page_depths_store
-from audits.pipeline.discovery import audit_discover
 from audits.pipeline.finalize import audit_finalize
-from audits.pipeline.inline import pipeline_run_inline
-from audits.pipeline.rounds import round_advance, round_plan
+from audits.pipeline.inline import pipeline_crawl_inline, pipeline_run_inline
 from audits.pipeline.start import audit_start
 from scratchpad.models import Frontier
 from tests.audits.checks.sites import HOME_LINKS, html_route, page, serve, site_check_routes
@@ -23,19 +20,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def _start(base: str, max_pages: int = 200) -> Audit:
     project = ProjectFactory(base_url=base + "/")
     return audit_start(project=project, start_url=base + "/", max_pages=max_pages, dispatch=False)
-
-
-def _crawl_only(audit_id) -> None:
-    """The pipeline up to (not including) finalize, as pipeline_run_inline runs it."""
-    assert audit_discover(audit_id=audit_id)
-    round_no = 0
-    while round_advance(audit_id=audit_id, from_round=round_no):
-        round_no += 1
-        plan = round_plan(audit_id=audit_id, round_no=round_no)
-        if plan is None:
-            break
-        for key, quota in plan.chunks:
-            crawl_chunk_run(audit_id=audit_id, lease_key=key, quota=quota)
 
 
 def _snapshot(audit) -> list[tuple]:
@@ -51,7 +35,7 @@ def test_finalize_run_twice_gives_identical_issue_rows():
         routes.update(site_check_routes(base))
         routes["/"] = html_route(page("home", links=[(p, f"Go to {p}") for p in HOME_LINKS], words=100))
         audit = _start(base)
-        _crawl_only(audit.id)
+        assert pipeline_crawl_inline(audit.id)
     audit.refresh_from_db()
     assert Frontier.objects.filter(audit=audit).exists()
 

@@ -7,12 +7,9 @@ import threading
 import pytest
 
 from audits.models import Audit, Issue, Page
-from audits.pipeline.chunk import crawl_chunk_run
 from audits.pipeline.depth import page_depths_store
-from audits.pipeline.discovery import audit_discover
 from audits.pipeline.finalize import audit_finalize, audit_lighthouse
-from audits.pipeline.inline import pipeline_run_inline
-from audits.pipeline.rounds import round_advance, round_plan
+from audits.pipeline.inline import pipeline_crawl_inline, pipeline_run_inline
 from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
 from tests.support.sites import serve_routes
@@ -65,19 +62,6 @@ def _shortcut_site(site, *, slow_wait_s: float = SLOW_PAGE_WAIT_S) -> threading.
     return x_fetched
 
 
-def _crawl_without_finalize(audit_id) -> None:
-    """The inline runner's crawl rounds, stopped before finalize so the crawl-time depths can be read."""
-    assert audit_discover(audit_id=audit_id)
-    round_no = 0
-    while round_advance(audit_id=audit_id, from_round=round_no):
-        round_no += 1
-        plan = round_plan(audit_id=audit_id, round_no=round_no)
-        if plan is None:
-            break
-        for key, quota in plan.chunks:
-            crawl_chunk_run(audit_id=audit_id, lease_key=key, quota=quota)
-
-
 def _depths(audit) -> dict:
     base = audit.start_url.rstrip("/")
     return {url.removeprefix(base) or "/": d for url, d in Page.objects.filter(audit=audit).values_list("url", "depth")}
@@ -88,7 +72,7 @@ def test_finalize_gives_exact_depths_when_the_first_found_path_is_not_the_shorte
         _shortcut_site(site)
         project = ProjectFactory(base_url=site.url + "/")
         audit = audit_start(project=project, start_url=site.url + "/", max_pages=100, dispatch=False)
-        _crawl_without_finalize(audit.id)
+        assert pipeline_crawl_inline(audit.id)
         crawled = _depths(audit)
         # Claiming went on while /b was in flight: /x was reached by the long path first.
         assert crawled["/x"] == 6 and crawled["/w"] == 9, crawled
