@@ -57,12 +57,13 @@ def run(pages: int, seed: int = 0) -> dict:
         words = rng.choices(vocabulary, k=WORDS_PER_PAGE)
         if n < 2 * twins:
             texts_of_originals.append(words)
-        signatures.append(signature_values(text_signature(words)))
+        signatures.append(signature_values(text_signature(" ".join(words))))
     for n in range(twins):
-        signatures.append(signature_values(text_signature(_twin(texts_of_originals[n], 0.95, rng))))
+        signatures.append(signature_values(text_signature(" ".join(_twin(texts_of_originals[n], 0.95, rng)))))
         close_pairs.add((n, len(signatures) - 1))
     for n in range(twins):
-        signatures.append(signature_values(text_signature(_twin(texts_of_originals[twins + n], 0.70, rng))))
+        twin = _twin(texts_of_originals[twins + n], 0.70, rng)
+        signatures.append(signature_values(text_signature(" ".join(twin))))
         far_pairs.add((twins + n, len(signatures) - 1))
     del texts_of_originals
     signing_s = time.perf_counter() - started

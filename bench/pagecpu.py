@@ -94,7 +94,7 @@ def run(pages: int, *, repeat: int = 1, seed: int = 0, page_kb: int = 40) -> dic
     records = {url: whole(url, body) for url, body in site}
 
     def signature(url, body):
-        return text_signature(parsed[url].main_words)
+        return text_signature(parsed[url].main_text)
 
     def checks(url, body):
         page = records[url].page

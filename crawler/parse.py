@@ -77,7 +77,9 @@ class PageData:
     # aside, so two pages sharing a template are not duplicates of each other (content checks).
     main_text_hash: str = ""  # sha1 hex of the main text's words, lower-cased, joined by one space
     main_word_count: int = 0
-    main_words: list[str] = field(default_factory=list)  # the first MAX_MAIN_WORDS_KEPT words, lower-cased
+    # The first MAX_MAIN_WORDS_KEPT words, lower-cased, joined by one space: one string, not a list of words (the
+    # near-duplicate signature hashes it in bulk, audits/checks/content.text_signature).
+    main_text: str = ""
     lorem_ipsum: bool = False  # "lorem ipsum" placeholder text in the main text
     # Security signals, examples up to MAX_LISTED_RESOURCES_PER_PAGE each, resolved against the base URL.
     form_http_actions: list[str] = field(default_factory=list)  # <form> whose action resolves to http://
@@ -96,6 +98,11 @@ class PageData:
     # <link rel=next/prev> (pagination checks), resolved and normalised; None when absent.
     rel_next: str | None = None
     rel_prev: str | None = None
+
+    @property
+    def main_words(self) -> list[str]:
+        """The main text's first MAX_MAIN_WORDS_KEPT words, lower-cased."""
+        return self.main_text.split(" ") if self.main_text else []
 
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
@@ -507,29 +514,41 @@ def _headings_and_roots(root, page: PageData, url: str) -> None:
 class _WordStream:
     """Words of text arriving in pieces ("a<b>b</b>" is one word), counted and hashed as they come. Pieces are
     gathered up to TEXT_STEP_CHARS and split in one go (a word costs no Python call of its own), and a big page's
-    text is never held whole. The hash is sha1 of the words joined by one space, lower-cased."""
+    text is never held whole. The hash is sha1 of the words joined by one space, lower-cased.
+
+    The text walk appends to `pieces` itself (a method call per piece cost a fifth of the walk) and calls `spill`
+    now and then; `add` does both for the rarer callers."""
 
     def __init__(self):
         self.count = 0
         self._hash = hashlib.sha1()  # noqa: S324 - a fingerprint for duplicate detection, not security
-        self._pieces: list[str] = []
+        self.pieces: list[str] = []  # changed in place only: the walk holds its append
+        self._counted = 0  # pieces whose length _size holds
         self._size = 0
         self._step_chars = limits.TEXT_STEP_CHARS
 
     def add(self, text: str | None) -> None:
         if text:
-            self._pieces.append(text)
-            self._size += len(text)
-            if self._size >= self._step_chars:
-                self._step(final=False)
+            self.pieces.append(text)
+            self.spill()
+
+    def spill(self) -> None:
+        """Split what was gathered once it reaches a step."""
+        pieces = self.pieces
+        self._size += sum(map(len, pieces[self._counted :]))
+        self._counted = len(pieces)
+        if self._size >= self._step_chars:
+            self._step(final=False)
 
     def _step(self, *, final: bool) -> None:
-        text = "".join(self._pieces)
+        text = "".join(self.pieces)
         words = text.split()
-        self._pieces, self._size = [], 0
+        self.pieces.clear()
+        self._counted = self._size = 0
         if not final and words and not text[-1].isspace():
             carry = words.pop()  # a word that may go on in the next piece
-            self._pieces, self._size = [carry], len(carry)
+            self.pieces.append(carry)
+            self._counted, self._size = 1, len(carry)
             # A word longer than a step (no whitespace for megabytes) waits for twice its length, not one step
             # more: joined again at every step it would cost the square of its length.
             self._step_chars = max(limits.TEXT_STEP_CHARS, 2 * len(carry))
@@ -551,14 +570,24 @@ class _MainWords(_WordStream):
 
     def __init__(self):
         super().__init__()
-        self.kept: list[str] = []
+        self._kept: list[str] = []  # steps' lower-cased text, the last one cut at the word limit
+        self._kept_words = 0
         self.lorem = False
         self._last = ""
 
+    @property
+    def kept(self) -> str:
+        """The first MAX_MAIN_WORDS_KEPT words, joined by one space."""
+        return " ".join(self._kept)
+
     def _emit(self, lowered: str, count: int) -> None:
-        room = limits.MAX_MAIN_WORDS_KEPT - len(self.kept)
-        if room > 0:
-            self.kept.extend(lowered.split(" ", room)[:room])
+        room = limits.MAX_MAIN_WORDS_KEPT - self._kept_words
+        if room >= count:
+            self._kept.append(lowered)  # kept whole: no word is split out on its own
+            self._kept_words += count
+        elif room > 0:
+            self._kept.append(" ".join(lowered.split(" ", room)[:room]))
+            self._kept_words += room
         if not self.lorem:
             # The substring test first: the regex over every step's text cost more than the rest of _emit.
             if "lorem" in lowered or "lorem" in self._last:
@@ -568,6 +597,9 @@ class _MainWords(_WordStream):
 
 
 _LOREM = re.compile(r"\blorem\s+ipsum\b")
+# The walk asks a stream to measure what it gathered once it holds this many pieces (a piece is an element's text
+# or tail, or a space): a step is TEXT_STEP_CHARS, measured in bulk rather than piece by piece.
+_SPILL_PIECES = 512
 _BOILERPLATE_TAGS = frozenset(("nav", "header", "footer", "aside"))
 _BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary"))
 _X_MAIN = "//main[not(ancestor::main)] | //*[@role='main'][not(ancestor::main)][not(ancestor::*[@role='main'])]"
@@ -591,7 +623,7 @@ def _text(root, page: PageData, url: str) -> None:
     page.word_count = visible.count
     page.main_text_hash = main.close()
     page.main_word_count = main.count
-    page.main_words = main.kept
+    page.main_text = main.kept
     page.lorem_ipsum = main.lorem
 
 
@@ -611,6 +643,9 @@ def _walk_text(root, visible: _WordStream, main: _MainWords | None, main_set: se
     by_main_elements = bool(main_set)
     main_on = main is not None and not by_main_elements  # is the walk inside the main text now
     main_off_at = None  # the boilerplate element (no <main>) whose subtree the main text leaves out
+    # The streams' own lists, appended to directly: this loop runs twice per element of every page.
+    seen, kept = visible.pieces, (main.pieces if main is not None else [])
+    see, keep = seen.append, kept.append
     walk = etree.iterwalk(root, events=("start", "end"))
     for event, el in walk:
         tag = el.tag if isinstance(el.tag, str) else ""
@@ -620,8 +655,10 @@ def _walk_text(root, visible: _WordStream, main: _MainWords | None, main_set: se
                 walk.skip_subtree()  # its "end" still comes, and adds its tail
                 continue
             if block:
-                visible.add(" ")
-            visible.add(el.text)
+                see(" ")
+            text = el.text
+            if text:
+                see(text)
             if main is None:
                 continue
             if by_main_elements:
@@ -631,13 +668,17 @@ def _walk_text(root, visible: _WordStream, main: _MainWords | None, main_set: se
                 continue
             if main_on:
                 if block:
-                    main.add(" ")
-                main.add(el.text)
+                    keep(" ")
+                if text:
+                    keep(text)
         else:
             if block:
-                visible.add(" ")
-            if el is not root:
-                visible.add(el.tail)
+                see(" ")
+            tail = el.tail if el is not root else None
+            if tail:
+                see(tail)
+            if len(seen) >= _SPILL_PIECES:
+                visible.spill()
             if main is None:
                 continue
             if el is main_off_at:
@@ -645,14 +686,19 @@ def _walk_text(root, visible: _WordStream, main: _MainWords | None, main_set: se
             if not main_on:
                 continue
             if block:
-                main.add(" ")
+                keep(" ")
             if by_main_elements and el in main_set:
-                main.add(" ")  # the end of one main element: its tail is not main text
+                keep(" ")  # the end of one main element: its tail is not main text
                 main_on = False
-            elif el is not root:
-                main.add(el.tail)
+            elif tail:
+                keep(tail)
+            if len(kept) >= _SPILL_PIECES:
+                main.spill()
     if main is not None and not by_main_elements:
-        main.add(" ")
+        keep(" ")
+    visible.spill()
+    if main is not None:
+        main.spill()
 
 
 def _main_text_alone(mains: list, words: _MainWords) -> None:

@@ -23,7 +23,7 @@ rare = %r
 loaded = {}
 plain = b"<html><body><h1>Title</h1><p>Some words of text here</p><a href='/x'>x</a></body></html>"
 data = parse_html(plain, "https://example.com/")
-text_signature(data.main_words)
+text_signature(data.main_text)
 loaded["crawl"] = [m for m in rare if m in sys.modules]
 micro = (b"<html><body><div itemscope itemtype='https://schema.org/Product'>"
          b"<span itemprop='name'>Widget</span></div></body></html>")

@@ -12,7 +12,9 @@ from audits.checks.content import (
     SIGNATURE_PERMUTATIONS,
     SIGNATURE_PREFIX,
     SIGNATURE_SEED,
+    SIGNED_TEXT_MAX_BYTES,
     _permutations,
+    _word_hashes,
     near_duplicate_groups,
     shingle_hashes,
     signature_values,
@@ -30,14 +32,15 @@ from tests.audits.checks.test_site_checks import B, audit, mkpage  # noqa: F401 
 
 
 def _signature(text: str) -> np.ndarray:
-    return signature_values(text_signature(text.split()))
+    return signature_values(text_signature(" ".join(text.split())))
 
 
 def test_signature_round_trips_and_is_deterministic():
-    words = shared_text("alpha", 400).split()
-    assert text_signature(words) == text_signature(list(words))
-    assert signature_values(text_signature(words)).shape == (128,)
-    assert text_signature(["two", "words"]) == ""
+    text = " ".join(shared_text("alpha", 400).split())
+    assert text_signature(text) == text_signature(str(text))
+    assert signature_values(text_signature(text)).shape == (128,)
+    assert text_signature("two words") == ""
+    assert text_signature("") == ""
     assert signature_values("not base64!") is None and signature_values("") is None
 
 
@@ -50,7 +53,7 @@ def test_shingle_hashes_are_one_per_distinct_shingle(n_words):
     rng = random.Random(n_words)
     vocabulary = ["alpha", "beta", "ΟΔΟΣ", "naïve", "日本", "🙂", "x", "\udcff"] + [f"w{i}" for i in range(200)]
     words = [rng.choice(vocabulary) for _ in range(n_words)]
-    hashes = shingle_hashes(words)
+    hashes = shingle_hashes(" ".join(words))
     assert hashes.dtype == np.uint32
     assert len(hashes) == len(_shingles(words))  # no two distinct shingles share a hash here
 
@@ -69,8 +72,7 @@ def test_signature_estimates_the_share_of_shared_shingles():
 
 
 def test_signatures_of_another_scheme_are_not_compared():
-    words = shared_text("alpha", 400).split()
-    stored = text_signature(words)
+    stored = text_signature(" ".join(shared_text("alpha", 400).split()))
     assert stored.startswith(SIGNATURE_PREFIX)
     unprefixed = stored[len(SIGNATURE_PREFIX) :]  # how the first (sha1) scheme stored its signatures
     assert signature_values(unprefixed) is None
@@ -103,7 +105,7 @@ def test_near_duplicate_groups_find_95_percent_and_not_70():
 def test_near_duplicate_content_from_page_rows(audit):  # noqa: F811
     def text_page(path, text, **fields):
         words = text.split()
-        return mkpage(audit, path, main_words=len(words), text_signature=text_signature(words), **fields)
+        return mkpage(audit, path, main_words=len(words), text_signature=text_signature(" ".join(words)), **fields)
 
     text_page("/a", shared_text("alpha", 400), main_text_hash="ha")
     text_page("/a-copy", shared_text("alpha", 400), main_text_hash="ha")  # an exact copy: duplicate-content
@@ -233,3 +235,20 @@ def test_pixel_widths_follow_the_font_metrics():
     assert text_width_px("a  b", DESCRIPTION_FONT_PX) == text_width_px("a b", DESCRIPTION_FONT_PX)
     assert text_width_px("日本語", TITLE_FONT_PX) == 60  # full-width: one em each
     assert text_width_px("é", TITLE_FONT_PX) == text_width_px("e", TITLE_FONT_PX)  # default advance, near "e"
+
+
+def test_word_hashes_depend_on_the_word_not_where_it_sits():
+    words = ["alpha", "beta", "ΟΔΟΣ", "日本", "alpha", "beta", "🙂", "ΟΔΟΣ"]
+    hashes = _word_hashes(" ".join(words))
+    assert len(hashes) == len(words)
+    assert hashes[0] == hashes[4] and hashes[1] == hashes[5] and hashes[2] == hashes[7]
+    assert len(set(hashes.tolist())) == len(set(words))
+
+
+def test_a_text_past_the_signed_bytes_is_cut_at_a_word():
+    words = [f"{'y' * 96}{i:04d}" for i in range(SIGNED_TEXT_MAX_BYTES // 100 + 50)]  # 100-byte words, over the cap
+    text = " ".join(words)
+    assert len(text) > SIGNED_TEXT_MAX_BYTES
+    kept = SIGNED_TEXT_MAX_BYTES // (len(words[0]) + 1)  # whole words within the cap
+    assert len(_word_hashes(text)) == kept
+    assert text_signature(text) == text_signature(" ".join(words[:kept]))
