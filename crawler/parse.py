@@ -14,6 +14,7 @@ from w3lib.encoding import html_body_declared_encoding, http_content_type_encodi
 
 from crawler import limits
 from crawler.urls import normalize
+from crawler.words import first_words, words_of
 
 
 @dataclass(slots=True)
@@ -541,19 +542,17 @@ class _WordStream:
             self._step(final=False)
 
     def _step(self, *, final: bool) -> None:
-        text = "".join(self.pieces)
-        words = text.split()
+        words = words_of("".join(self.pieces), partial=not final)  # a last word may go on in the next piece
         self.pieces.clear()
         self._counted = self._size = 0
-        if not final and words and not text[-1].isspace():
-            carry = words.pop()  # a word that may go on in the next piece
-            self.pieces.append(carry)
-            self._counted, self._size = 1, len(carry)
+        if words.rest:
+            self.pieces.append(words.rest)
+            self._counted, self._size = 1, len(words.rest)
             # A word longer than a step (no whitespace for megabytes) waits for twice its length, not one step
             # more: joined again at every step it would cost the square of its length.
-            self._step_chars = max(limits.TEXT_STEP_CHARS, 2 * len(carry))
-        if words:
-            self._emit(" ".join(words).lower(), len(words))
+            self._step_chars = max(limits.TEXT_STEP_CHARS, 2 * len(words.rest))
+        if words.count:
+            self._emit(words.joined, words.count)
 
     def _emit(self, lowered: str, count: int) -> None:
         """`count` words, lower-cased and joined by one space (lower-casing them one by one gives the same)."""
@@ -586,7 +585,7 @@ class _MainWords(_WordStream):
             self._kept.append(lowered)  # kept whole: no word is split out on its own
             self._kept_words += count
         elif room > 0:
-            self._kept.append(" ".join(lowered.split(" ", room)[:room]))
+            self._kept.append(first_words(lowered, room))
             self._kept_words += room
         if not self.lorem:
             # The substring test first: the regex over every step's text cost more than the rest of _emit.

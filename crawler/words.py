@@ -1,0 +1,125 @@
+"""A text's words as `str.split()` finds them, joined by one space and lower-cased, and counted: in bulk with
+numpy over the text's code points, with no Python object per word.
+
+`" ".join(text.split()).lower()` made a string per word (~55 ns each, 0.3 ms on a 5,000-word page, for the
+visible text and again for the main text); this marks each character as whitespace or not with one table lookup
+and keeps the characters of words plus one space after each word, ~4x less CPU on prose.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Every code point str.isspace() (and so str.split()) takes for whitespace; tests/crawler/test_words.py checks
+# the list against Python's own.
+WHITESPACE = (
+    0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680,
+    *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
+)  # fmt: skip
+_BEYOND = max(WHITESPACE) + 1  # code points from here on are never whitespace; the table's last entry is False
+_IS_SPACE = np.zeros(_BEYOND + 1, dtype=bool)
+_IS_SPACE[list(WHITESPACE)] = True
+_SPACE = 0x20
+_ASCII_WHITESPACE_RUNS = ((0x09, 0x0D), (0x1C, 0x1F))  # and the space itself: the ASCII part of WHITESPACE
+_LOWER_TABLE_SIZE = 0x3000  # Latin, Greek, Cyrillic, Armenian, Georgian…: lower-cased by table
+_NON_ASCII = 0x80
+_NO_SIMPLE_LOWER = -1
+# Final sigma: str.lower() writes "ς" at a word's end and "σ" elsewhere, the one lower-casing that depends on the
+# neighbours (CPython's handle_capital_sigma); a text with it is lower-cased by str.lower().
+_CAPITAL_SIGMA = 0x3A3
+
+
+def _lower_table() -> np.ndarray:
+    """Each code point below _LOWER_TABLE_SIZE to its lower case, or -1 when str.lower() makes it more than one
+    character or depends on its neighbours."""
+    table = np.arange(_LOWER_TABLE_SIZE, dtype=np.int32)
+    for code in range(_NON_ASCII, _LOWER_TABLE_SIZE):
+        lowered = chr(code).lower()
+        table[code] = ord(lowered) if len(lowered) == 1 else _NO_SIMPLE_LOWER
+    table[_CAPITAL_SIGMA] = _NO_SIMPLE_LOWER
+    return table
+
+
+_LOWER = _lower_table()  # ~3 ms at import, 48 KiB
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    joined: str  # the words, lower-cased, joined by one space
+    count: int
+    rest: str = ""  # with `partial`: the last word when the text did not end in whitespace (it may go on)
+
+
+def words_of(text: str, *, partial: bool = False) -> Words:
+    """`Words(" ".join(text.split()).lower(), len(text.split()))`; with `partial`, a last word the text does not
+    end after (no whitespace follows it) is left out of both and returned as `rest`."""
+    if not text:
+        return Words("", 0)
+    ascii_only = text.isascii()
+    if ascii_only:
+        chars = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        chars = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    space = _whitespace(chars, ascii_only)
+    rest = ""
+    if partial and not space[-1]:
+        spaces = np.flatnonzero(space)
+        cut = int(spaces[-1]) + 1 if spaces.size else 0  # a character index: one array item per character
+        rest = text[cut:]
+        chars, space = chars[:cut], space[:cut]
+        if not cut:
+            return Words("", 0, rest)
+    word = ~space
+    # Kept: the characters of words, and the first whitespace character after each word (as one space).
+    keep = word.copy()
+    keep[1:] |= space[1:] & word[:-1]
+    count = int(word[0]) + int(np.count_nonzero(word[1:] & space[:-1]))
+    if not count:
+        return Words("", 0, rest)
+    kept = chars[keep]
+    separators = space[keep]
+    if separators[-1]:  # the text ended in whitespace: no separator after the last word
+        kept, separators = kept[:-1], separators[:-1]
+    kept[separators] = _SPACE  # kept is a copy (boolean indexing)
+    if ascii_only:
+        return Words(kept.tobytes().lower().decode("ascii"), count, rest)
+    return Words(_lowered(kept), count, rest)
+
+
+def _whitespace(chars: np.ndarray, ascii_only: bool) -> np.ndarray:
+    """Which characters are whitespace: the ASCII ones by comparison, any others by table."""
+    space = chars == _SPACE
+    for first, last in _ASCII_WHITESPACE_RUNS:
+        space |= (chars - first) <= (last - first)  # unsigned: below `first` wraps to a large number
+    if not ascii_only:
+        high = np.flatnonzero(chars >= _NON_ASCII)
+        if high.size:
+            space[high] = _IS_SPACE[np.minimum(chars[high], _BEYOND)]
+    return space
+
+
+def _lowered(kept: np.ndarray) -> str:
+    """The code points as a lower-cased string: ASCII letters and table-mapped ones in numpy, anything else (a
+    capital sigma, a letter lower-cased to two characters, code points past the table) by str.lower()."""
+    upper = (kept - ord("A")) <= (ord("Z") - ord("A"))
+    kept[upper] += ord("a") - ord("A")
+    high = np.flatnonzero(kept >= _NON_ASCII)
+    if high.size:
+        values = kept[high]
+        if int(values.max()) >= _LOWER_TABLE_SIZE:
+            return kept.tobytes().decode("utf-32-le", "surrogatepass").lower()
+        lowered = _LOWER[values]
+        if (lowered == _NO_SIMPLE_LOWER).any():
+            return kept.tobytes().decode("utf-32-le", "surrogatepass").lower()
+        kept[high] = lowered
+    return kept.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def first_words(joined: str, count: int) -> str:
+    """The first `count` words of a text joined by one space (what words_of returns)."""
+    if count <= 0:
+        return ""
+    if joined.isascii():
+        spaces = np.flatnonzero(np.frombuffer(joined.encode("ascii"), dtype=np.uint8) == _SPACE)
+        return joined[: int(spaces[count - 1])] if len(spaces) >= count else joined
+    return " ".join(joined.split(" ", count)[:count])

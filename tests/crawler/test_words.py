@@ -1,0 +1,51 @@
+"""crawler.words does in bulk exactly what `" ".join(text.split()).lower()` and `len(text.split())` do."""
+
+import random
+import sys
+
+import pytest
+
+from crawler.words import WHITESPACE, first_words, words_of
+
+# Letters whose lower case is special (final sigma, a capital I with a dot that lower-cases to two characters),
+# letters past the lower-case table (fullwidth, Deseret), CJK, an emoji, a lone surrogate, and every whitespace.
+ALPHABET = (
+    list("aZqQ09.-'")
+    + ["É", "ß", "Ω", "Σ", "σ", "ς", "İ", "Ж", "ж", "Ａ", "𐐀", "日", "本", "🙂", "\udcff", "ǅ", "Ⅻ"]
+    + [chr(c) for c in WHITESPACE]
+)
+
+
+def test_the_whitespace_list_is_pythons():
+    assert set(WHITESPACE) == {c for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_words_are_what_split_join_and_lower_make(seed):
+    rng = random.Random(seed)
+    alphabet = ALPHABET if seed % 2 else [c for c in ALPHABET if c.isascii()]  # the ASCII path too
+    for length in (0, 1, 2, 5, 50, 2000):
+        text = "".join(rng.choice(alphabet) for _ in range(length))
+        words = words_of(text)
+        assert words.joined == " ".join(text.split()).lower(), repr(text)
+        assert words.count == len(text.split()) and words.rest == ""
+
+
+PARTIAL = ["", "   ", "one", "one two", "one two ", " one\ttwo\u3000thr", "ΟΔΟΣ ΚΑΙ ΣΑΣ", "İstanbul x"]
+
+
+@pytest.mark.parametrize("text", PARTIAL)
+def test_a_last_word_not_ended_is_left_for_the_next_step(text):
+    words = words_of(text, partial=True)
+    expected = text.split()
+    if text and not text[-1].isspace() and expected:
+        assert words.rest == expected.pop()
+    else:
+        assert words.rest == ""
+    assert words.joined == " ".join(expected).lower() and words.count == len(expected)
+
+
+@pytest.mark.parametrize("joined", ["", "a", "a b c d", "ab cd ef", "naïve café au lait"])
+def test_first_words(joined):
+    for count in range(6):
+        assert first_words(joined, count) == " ".join(joined.split(" ")[:count] if joined else [])
