@@ -1,6 +1,6 @@
-"""Audit the on-the-fly site (bench/dynsite.py) at scale: pages/s, worker peak RSS, finalize time and database
-bytes per page, for each size, and the RSS ratio between the largest and the smallest (issue 15's goal:
-within 20 %). Figures are printed, never asserted.
+"""Audit the on-the-fly site (bench/dynsite.py) at scale: pages/s, worker peak RSS (the whole audit, then the
+crawl and finalize phases apart), finalize time and database bytes per page, for each size, and the RSS ratios
+between the largest and the smallest (issue 15's goal: within 20 %). Figures are printed, never asserted.
 
 python -m bench.scale --pages 100000 [--small 10000] [--workers 2] [--processes 2]
 
@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 
 import psycopg
@@ -60,6 +61,8 @@ class ScaleResult:
     seconds: float
     pages_per_s: float
     peak_worker_rss_bytes: int
+    peak_crawl_rss_bytes: int  # before the phase event that entered finalizing (the whole audit without one)
+    peak_finalize_rss_bytes: int | None  # from that event on
     finalize_s: float | None
     db_bytes: int
     db_bytes_per_page: float
@@ -83,14 +86,20 @@ def _sql(query: str, *params) -> list[tuple]:
         return cursor.fetchall() if cursor.description else []
 
 
-def _finalize_seconds(audit_id: str) -> float | None:
-    """From the phase event that entered finalizing to the completion event."""
+def _finalize_window(audit_id: str) -> tuple[datetime | None, datetime | None]:
+    """(the phase event that entered finalizing, the completion event): their times, None when missing."""
     rows = _sql(
         "SELECT kind, message, created_at FROM audits_auditevent WHERE audit_id = %s ORDER BY created_at, id",
         audit_id,
     )
     start = next((at for kind, message, at in rows if kind == "phase" and "finaliz" in message.lower()), None)
     end = next((at for kind, _, at in rows if kind == "completed"), None)
+    return start, end
+
+
+def _finalize_seconds(audit_id: str) -> float | None:
+    """From the phase event that entered finalizing to the completion event."""
+    start, end = _finalize_window(audit_id)
     return (end - start).total_seconds() if start and end else None
 
 
@@ -116,7 +125,7 @@ def scale_audit(size: int, *, args, workdir: Path) -> ScaleResult:
         print(f"auditing {size} pages at {base_url}/ (logs in {workdir})...", flush=True)
         with (
             bench_run.celery_worker(args.workers, worker_log) as worker,
-            RssSampler(worker.pid, interval_s=bench_run.RSS_SAMPLE_INTERVAL_S) as rss,
+            RssSampler(worker.pid, interval_s=bench_run.RSS_SAMPLE_INTERVAL_S, timeline=True) as rss,
         ):
             started = time.perf_counter()
             returncode, stdout = bench_run._run_cli(
@@ -127,6 +136,8 @@ def scale_audit(size: int, *, args, workdir: Path) -> ScaleResult:
     pages = int(summary.get("pages_crawled") or 0)
     _sql("VACUUM ANALYZE")  # sizes as autovacuum leaves them, not with dead tuples from the crawl's updates
     db_bytes = _db_bytes()
+    finalize_start, _ = _finalize_window(summary["id"]) if summary.get("id") else (None, None)
+    split_at = finalize_start.timestamp() if finalize_start else None
     return ScaleResult(
         size=size,
         expected_urls=len(expected_urls(size)),
@@ -134,6 +145,8 @@ def scale_audit(size: int, *, args, workdir: Path) -> ScaleResult:
         seconds=seconds,
         pages_per_s=pages / seconds if seconds else 0.0,
         peak_worker_rss_bytes=rss.peak,
+        peak_crawl_rss_bytes=rss.peak_between(None, split_at) if split_at else rss.peak,
+        peak_finalize_rss_bytes=rss.peak_between(split_at, None) if split_at else None,
         finalize_s=_finalize_seconds(summary["id"]) if summary.get("id") else None,
         db_bytes=db_bytes,
         db_bytes_per_page=db_bytes / pages if pages else 0.0,
@@ -144,21 +157,31 @@ def scale_audit(size: int, *, args, workdir: Path) -> ScaleResult:
 
 def print_results(results: list[ScaleResult]) -> None:
     print(
-        f"\n{'pages':>8}{'expected':>10}{'seconds':>10}{'pages/s':>9}{'RSS MiB':>9}"
+        f"\n{'pages':>8}{'expected':>10}{'seconds':>10}{'pages/s':>9}{'RSS MiB':>9}{'crawl':>8}{'finalize':>10}"
         f"{'finalize s':>12}{'DB MiB':>9}{'DB B/page':>11}  status"
     )
     for r in results:
         fin = f"{r.finalize_s:.1f}" if r.finalize_s is not None else "-"
+        fin_rss = f"{r.peak_finalize_rss_bytes / MIB:.1f}" if r.peak_finalize_rss_bytes else "-"
         print(
             f"{r.pages:>8}{r.expected_urls:>10}{r.seconds:>10.1f}{r.pages_per_s:>9.1f}"
-            f"{r.peak_worker_rss_bytes / MIB:>9.1f}{fin:>12}{r.db_bytes / MIB:>9.1f}{r.db_bytes_per_page:>11.0f}"
+            f"{r.peak_worker_rss_bytes / MIB:>9.1f}{r.peak_crawl_rss_bytes / MIB:>8.1f}{fin_rss:>10}"
+            f"{fin:>12}{r.db_bytes / MIB:>9.1f}{r.db_bytes_per_page:>11.0f}"
             f"  {r.status}, {r.worker_errors} ERROR lines"
         )
     if len(results) >= 2:
         small, large = min(results, key=lambda r: r.size), max(results, key=lambda r: r.size)
-        if small.peak_worker_rss_bytes:
-            ratio = large.peak_worker_rss_bytes / small.peak_worker_rss_bytes
-            print(f"worker peak RSS {large.size}/{small.size}: {ratio:.2f} (goal <= 1.2)")
+        for label, field in [
+            ("worker peak RSS", "peak_worker_rss_bytes"),
+            ("  crawl phase", "peak_crawl_rss_bytes"),
+            ("  finalize phase", "peak_finalize_rss_bytes"),
+        ]:
+            small_rss, large_rss = getattr(small, field), getattr(large, field)
+            if small_rss and large_rss:
+                print(
+                    f"{label} {large.size}/{small.size}: {large_rss / MIB:.1f}/{small_rss / MIB:.1f} MiB, "
+                    f"ratio {large_rss / small_rss:.2f} (goal <= 1.2)"
+                )
         if small.finalize_s and large.finalize_s:
             per_small, per_large = small.finalize_s / small.pages, large.finalize_s / large.pages
             print(f"finalize ms/page: {per_small * 1000:.2f} at {small.size}, {per_large * 1000:.2f} at {large.size}")

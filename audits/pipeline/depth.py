@@ -8,24 +8,38 @@ costs one click; from any 2xx HTML page its canonical and hreflang targets cost 
 them too); a redirect costs nothing (its target stands where the redirect stood). Pages no path reaches
 (sitemap-only) keep depth NULL. In list and sitemap mode links are not followed and every page stays at depth 0.
 
-Memory is bounded by the pages and edges as integers: the edge join runs in SQL and returns page numbers,
-never URLs (only edges with a query string come back as URLs, when the project rewrites query strings).
+Memory is a few bytes a page and 8 bytes a click edge, never a row per page or a client-side result: pages are
+numbered by id in SQL, every join (links, redirects, canonicals, hreflang) runs in SQL and streams page-number
+pairs through a server-side cursor into one int64 array (source << 32 | target), sorted into a compressed
+sparse row graph; the search runs level by level in numpy, in slices of bounded size. Only targets with a query
+string come back as URLs, when the project rewrites query strings, and only those are looked up in Python.
 """
 
+import sys
+import uuid
 from array import array
-from collections import deque
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import connection, transaction
 
 from audits.checks.page import robots_directives
 from audits.checks.registry import CheckSettings, make_issue
-from audits.limits import DEPTH_EDGE_FETCH_ROWS, DEPTH_ISSUE_WRITE_BATCH, DEPTH_WRITE_BATCH_PAGES
+from audits.limits import (
+    DEPTH_BFS_GATHER_EDGES,
+    DEPTH_EDGE_FETCH_ROWS,
+    DEPTH_ISSUE_WRITE_BATCH,
+    DEPTH_PAGE_FETCH_ROWS,
+    DEPTH_WRITE_BATCH_PAGES,
+)
 from audits.models import Audit, Issue, Page
 from audits.pipeline.scope import CrawlScope, QueryPolicy
 from scratchpad.models import LinkEdge
 
 DEEP_PAGE = "deep-page"
+PAIR_SHIFT = 32  # a (source, target) pair of page numbers travels and is stored as source << 32 | target
+TARGET_MASK = (1 << PAIR_SHIFT) - 1
+UNREACHED = -1  # depth of a page no path reaches (stored as NULL)
 
 
 @dataclass(frozen=True)
@@ -37,110 +51,240 @@ class DepthPass:
     deep_pages: int
 
 
+@dataclass(frozen=True)
+class _Targets:
+    """One kind of target a page points at, as SQL over `p` (the audit's pages, numbered by id) aliased `s`."""
+
+    columns: str  # page columns `p` must carry
+    source: str  # FROM clause giving the source page `s`
+    target: str  # SQL expression of the target URL
+    where: str
+    params: tuple = ()
+    is_link: bool = False  # a link edge: also matched unrewritten, and only from pages whose robots allow it
+
+
+@dataclass
+class _Graph:
+    pages: int
+    starts: np.ndarray  # page numbers at depth 0
+    jumps: np.ndarray  # int32 per page: its redirect's target page number, or -1 (no click)
+    indptr: np.ndarray  # int64, pages + 1: page n's click targets are targets[indptr[n]:indptr[n + 1]]
+    targets: np.ndarray  # int32 view, one a click edge, grouped by source
+    edges: int  # followable link edges (canonical and hreflang targets not counted)
+
+
 def page_depths_store(*, audit_id) -> DepthPass:
     """Store every page's exact click depth (NULL when no link path from the start page reaches it), then
     replace the audit's deep-page issues with those the exact depths give. Idempotent."""
     audit = Audit.objects.get(id=audit_id)
     scope = CrawlScope.for_audit(audit)
+    pages = reached = changed = edges = 0
     if scope.follow_links:
-        pages, depths, edges = _bfs(audit, scope)
-        changed = _write_depths(audit_id, pages, depths)
-    else:
-        pages, depths, edges, changed = [], [], 0, 0
+        with transaction.atomic():  # scopes the server-side cursors and the planner setting to the pass
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    # A cursor's plan is costed for its first 10 % of rows by default, which favours fast-start
+                    # plans; every row is read here, so cost it as the plain query it replaced.
+                    cursor.execute("SET LOCAL cursor_tuple_fraction = 1.0")
+            graph = _graph_load(audit, scope)
+            depths, edges = _bfs(graph), graph.edges
+            del graph  # the edge arrays go before the writes
+            changed = _write_depths(audit_id, depths)
+        pages, reached = len(depths), int(np.count_nonzero(depths != UNREACHED))
     deep = _deep_pages_store(audit)
-    reached = sum(1 for d in depths if d is not None)
-    return DepthPass(pages=len(pages), reached=reached, changed=changed, edges=edges, deep_pages=deep)
+    return DepthPass(pages=pages, reached=reached, changed=changed, edges=edges, deep_pages=deep)
 
 
-def _bfs(audit: Audit, scope: CrawlScope) -> tuple[list, list, int]:
-    """(page rows, their exact depths, followable edges). Page n is the n-th page by id."""
-    rows = list(
-        Page.objects.filter(audit_id=audit.id)
-        .order_by("id")
-        .values_list(
-            "id", "url", "depth", "status_code", "fetch_class", "redirect_url", "canonical_url", "hreflang",
-            "meta_robots", "x_robots_tag", "content_type",
-        )
-    )  # fmt: skip
-    index = {row[1]: n for n, row in enumerate(rows)}
-    links: list[array] = [array("i") for _ in rows]  # one click
-    jumps: list[array] = [array("i") for _ in rows]  # redirects: no click
-    follows = [False] * len(rows)
-    for n, (_, url, _, status, fetch_class, redirect_url, canonical, hreflang, meta, xrt, _) in enumerate(rows):
-        follows[n] = fetch_class == Page.FetchClass.OK and "nofollow" not in robots_directives(meta, xrt)
-        target = index.get(scope.rewrite(redirect_url)) if redirect_url else None
-        if target is not None and status is not None and 300 <= status < 400:
-            jumps[n].append(target)
-        if status is not None and 200 <= status < 300:
-            for extra in [canonical, *(pair[1] for pair in hreflang or [] if len(pair) > 1)]:
-                target = index.get(scope.rewrite(extra)) if extra and extra != url else None
-                if target is not None:
-                    links[n].append(target)
-    edges = 0
-    for source, target in _link_pairs(audit.id, scope, index, [row[0] for row in rows]):
-        if follows[source]:
-            links[source].append(target)
-            edges += 1
-    depths: list[int | None] = [None] * len(rows)
-    starts = [index[u] for u in {audit.start_url} if u in index]
-    # 0-1 breadth-first search: a redirect (cost 0) goes to the front of the queue, a click to the back.
-    queue = deque()
-    for s in starts:
-        depths[s] = 0
-        queue.append(s)
-    while queue:
-        n = queue.popleft()
-        d = depths[n]
-        for m in jumps[n]:
-            if depths[m] is None or depths[m] > d:
-                depths[m] = d
-                queue.appendleft(m)
-        for m in links[n]:
-            if depths[m] is None or depths[m] > d + 1:
-                depths[m] = d + 1
-                queue.append(m)
-    return rows, depths, edges
-
-
-def _link_pairs(audit_id, scope: CrawlScope, index: dict, ids: list):
-    """(source page number, target page number) of every internal link edge whose target is a stored page,
-    nofollow edges only when the project follows nofollow. Numbers are ranks by page id (the order of _bfs)."""
-    page_table, edge_table = Page._meta.db_table, LinkEdge._meta.db_table
-    nofollow_ok = bool(scope.follow_nofollow)
-    db_audit_id = Audit._meta.pk.get_db_prep_value(audit_id, connection)  # a UUID on PostgreSQL, hex on SQLite
-    numbered = (
-        f"WITH p AS (SELECT id, url, ROW_NUMBER() OVER (ORDER BY id) - 1 AS n FROM {page_table} WHERE audit_id = %s)"
+def _numbered(columns: str) -> str:
+    """`p`: the audit's pages with their number n, the rank by id (the order the pages are streamed in)."""
+    return (
+        f"WITH p AS (SELECT id, url{columns}, ROW_NUMBER() OVER (ORDER BY id) - 1 AS n "
+        f"FROM {Page._meta.db_table} WHERE audit_id = %s)"
     )
+
+
+def _target_kinds(audit_id, scope: CrawlScope) -> tuple[_Targets, list[_Targets]]:
+    """(redirects: no click, [clicks: canonical, hreflang, link edges])."""
+    two_xx = "s.status_code >= 200 AND s.status_code < 300"
+    if connection.vendor == "postgresql":
+        pairs = "CASE WHEN jsonb_typeof(s.hreflang) = 'array' THEN s.hreflang ELSE '[]'::jsonb END"
+        hreflang_source = f"p s CROSS JOIN LATERAL jsonb_array_elements({pairs}) AS h(pair)"
+        hreflang_target = "(CASE WHEN jsonb_typeof(h.pair) = 'array' THEN h.pair ->> 1 END)"
+    else:
+        pairs = "CASE WHEN json_type(s.hreflang) = 'array' THEN s.hreflang ELSE '[]' END"
+        hreflang_source = f"p s, json_each({pairs}) AS h"
+        hreflang_target = "(CASE WHEN h.type = 'array' THEN json_extract(h.value, '$[1]') END)"
+    redirects = _Targets(
+        ", status_code, redirect_url", "p s", "s.redirect_url",
+        "s.status_code >= 300 AND s.status_code < 400 AND s.redirect_url <> ''",
+    )  # fmt: skip
+    canonicals = _Targets(
+        ", status_code, canonical_url", "p s", "s.canonical_url",
+        f"{two_xx} AND s.canonical_url <> '' AND s.canonical_url <> s.url",
+    )  # fmt: skip
+    hreflangs = _Targets(
+        ", status_code, hreflang", hreflang_source, hreflang_target,
+        f"{two_xx} AND {hreflang_target} <> '' AND {hreflang_target} <> s.url",
+    )  # fmt: skip
+    links = _Targets(
+        "", f"{LinkEdge._meta.db_table} e JOIN p s ON s.id = e.source_page_id", "e.target_url",
+        "e.audit_id = %s AND e.internal AND (%s OR NOT e.nofollow)",
+        (audit_id, bool(scope.follow_nofollow)), is_link=True,
+    )  # fmt: skip
+    return redirects, [canonicals, hreflangs, links]
+
+
+def _graph_load(audit: Audit, scope: CrawlScope) -> _Graph:
+    """The click graph as the crawl follows it, in page numbers (see the module docstring)."""
+    db_audit_id = Audit._meta.pk.get_db_prep_value(audit.id, connection)  # a UUID on PostgreSQL, hex on SQLite
+    follows = _follows(audit.id)
+    pages = len(follows)
+    redirects, click_kinds = _target_kinds(db_audit_id, scope)
+    rewrites = scope.query_policy != QueryPolicy.KEEP
+    jumps = np.full(pages, -1, dtype=np.int32)
+    for keys in _pair_batches(db_audit_id, redirects, rewrites=rewrites):
+        jumps[keys >> PAIR_SHIFT] = keys & TARGET_MASK
+    clicks, edges = array("q"), 0
+    for kind in click_kinds:
+        for keys in _pair_batches(db_audit_id, kind, rewrites=rewrites):
+            if kind.is_link:
+                keys = keys[follows[keys >> PAIR_SHIFT]]
+                edges += len(keys)
+            clicks.frombytes(keys.tobytes())
+    if rewrites:
+        # The crawl queued a URL with a query string rewritten by the policy: such targets meet their page
+        # only rewritten (a link edge also counts unrewritten, matched above).
+        for is_jump, is_link, keys in _rewritten_pairs(audit.id, db_audit_id, scope, redirects, click_kinds, follows):
+            if is_jump:
+                jumps[keys >> PAIR_SHIFT] = keys & TARGET_MASK
+            else:
+                edges += len(keys) if is_link else 0
+                clicks.frombytes(keys.tobytes())
+    keys = np.frombuffer(clicks, dtype=np.int64) if clicks else np.zeros(0, dtype=np.int64)
+    keys.sort()
+    indptr = np.searchsorted(keys, np.arange(pages + 1, dtype=np.int64) << PAIR_SHIFT)
+    low = 0 if sys.byteorder == "little" else 1  # the target is the low half of each int64
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"""{numbered}
-            SELECT s.n, t.n FROM {edge_table} e
-            JOIN p s ON s.id = e.source_page_id
-            JOIN p t ON t.url = e.target_url
-            WHERE e.audit_id = %s AND e.internal AND (%s OR NOT e.nofollow)
-            """,
-            [db_audit_id, db_audit_id, nofollow_ok],
-        )
+        cursor.execute(f"{_numbered('')} SELECT n FROM p WHERE url = %s", [db_audit_id, audit.start_url])
+        starts = np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
+    return _Graph(
+        pages=pages, starts=starts, jumps=jumps, indptr=indptr, targets=keys.view(np.int32)[low::2], edges=edges
+    )
+
+
+def _follows(audit_id) -> np.ndarray:
+    """Per page number: whether the crawl follows its links (fetched OK, robots directives without nofollow)."""
+    follows = bytearray()
+    rows = (
+        Page.objects.filter(audit_id=audit_id).order_by("id").values_list("fetch_class", "meta_robots", "x_robots_tag")
+    )
+    for fetch_class, meta, xrt in rows.iterator(chunk_size=DEPTH_PAGE_FETCH_ROWS):
+        follows.append(fetch_class == Page.FetchClass.OK and "nofollow" not in robots_directives(meta, xrt))
+    return np.frombuffer(follows, dtype=np.bool_)
+
+
+def _pair_batches(db_audit_id, kind: _Targets, *, rewrites: bool):
+    """int64 arrays of source << 32 | target for every target URL that is a stored page, read in batches
+    through a server-side cursor. When the project rewrites query strings, a redirect, canonical or hreflang
+    target with a query string is left to _rewritten_pairs (it meets its page only rewritten)."""
+    plain = f" AND {kind.target} NOT LIKE '%%?%%'" if rewrites and not kind.is_link else ""
+    sql = f"""{_numbered(kind.columns)}
+        SELECT s.n * {1 << PAIR_SHIFT} + t.n FROM {kind.source} JOIN p t ON t.url = {kind.target}
+        WHERE {kind.where}{plain}"""
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, [db_audit_id, *kind.params])
         while batch := cursor.fetchmany(DEPTH_EDGE_FETCH_ROWS):
-            yield from batch
-    if scope.query_policy == QueryPolicy.KEEP:
+            yield np.fromiter((row[0] for row in batch), dtype=np.int64, count=len(batch))
+
+
+def _rewritten_pairs(audit_id, db_audit_id, scope: CrawlScope, redirects: _Targets, clicks: list, follows):
+    """(is redirect, is link, source << 32 | target array) for targets with a query string, rewritten by the
+    query policy: the rewritten URLs are collected (only these), then met by one pass over the page URLs."""
+    wanted: dict[tuple[str, bool, bool], array] = {}
+    for kind, is_jump in [(redirects, True), *((kind, False) for kind in clicks)]:
+        sql = f"""{_numbered(kind.columns)}
+            SELECT s.n, {kind.target} FROM {kind.source} WHERE {kind.where} AND {kind.target} LIKE '%%?%%'"""
+        with connection.chunked_cursor() as cursor:
+            cursor.execute(sql, [db_audit_id, *kind.params])
+            while batch := cursor.fetchmany(DEPTH_EDGE_FETCH_ROWS):
+                for source, url in batch:
+                    if kind.is_link and not follows[source]:
+                        continue
+                    rewritten = scope.rewrite(url)
+                    if kind.is_link and rewritten == url:
+                        continue  # already matched as it is
+                    wanted.setdefault((rewritten, is_jump, kind.is_link), array("q")).append(source << PAIR_SHIFT)
+    if not wanted:
         return
-    # The crawl queued a link's URL rewritten by the query policy: such edges meet their page only rewritten.
-    order = {page_id: n for n, page_id in enumerate(ids)}
-    edges = LinkEdge.objects.filter(audit_id=audit_id, internal=True, target_url__contains="?")
-    if not nofollow_ok:
-        edges = edges.filter(nofollow=False)
-    for source_id, target_url in edges.values_list("source_page_id", "target_url").iterator(chunk_size=2000):
-        rewritten = scope.rewrite(target_url)
-        if rewritten != target_url and rewritten in index:
-            yield order[source_id], index[rewritten]
+    by_url: dict[str, list] = {}
+    for (url, is_jump, is_link), sources in wanted.items():
+        by_url.setdefault(url, []).append((is_jump, is_link, sources))
+    urls = Page.objects.filter(audit_id=audit_id).order_by("id").values_list("url", flat=True)
+    for n, url in enumerate(urls.iterator(chunk_size=DEPTH_PAGE_FETCH_ROWS)):
+        for is_jump, is_link, sources in by_url.get(url, ()):
+            yield is_jump, is_link, np.frombuffer(sources, dtype=np.int64) + n
 
 
-def _write_depths(audit_id, rows: list, depths: list) -> int:
-    """Store the depths that differ from what the crawl recorded; returns how many."""
-    changed = [(row[0], d) for row, d in zip(rows, depths, strict=True) if row[2] != d]
-    for start in range(0, len(changed), DEPTH_WRITE_BATCH_PAGES):
-        part = changed[start : start + DEPTH_WRITE_BATCH_PAGES]
+def _bfs(graph: _Graph) -> np.ndarray:
+    """Exact depth per page number (UNREACHED when no path): level by level, each level first closed under
+    redirects (no click), then its click targets not reached yet make the next level."""
+    depths = np.full(graph.pages, UNREACHED, dtype=np.int32)
+    level, depth = np.unique(graph.starts), 0
+    depths[level] = 0
+    while level.size:
+        level = _redirect_closure(graph, depths, level, depth)
+        depth += 1
+        level = _clicks(graph, depths, level, depth)
+    return depths
+
+
+def _redirect_closure(graph: _Graph, depths: np.ndarray, level: np.ndarray, depth: int) -> np.ndarray:
+    """`level` with every page its redirects reach, chains followed to their end, at the same `depth`."""
+    parts, new = [level], level
+    while new.size:
+        new = graph.jumps[new]
+        new = np.unique(new[new >= 0])
+        new = new[depths[new] == UNREACHED]
+        depths[new] = depth
+        parts.append(new)
+    return np.concatenate(parts) if len(parts) > 2 else level
+
+
+def _clicks(graph: _Graph, depths: np.ndarray, level: np.ndarray, depth: int) -> np.ndarray:
+    """Pages one click from `level` not reached yet, now at `depth`; gathered in slices of at most
+    DEPTH_BFS_GATHER_EDGES edges (or one page's), so the temporaries stay small on any level."""
+    begins, ends = graph.indptr[level], graph.indptr[level + 1]
+    reached_before = np.cumsum(ends - begins)
+    parts, i = [], 0
+    while i < level.size:
+        done = int(reached_before[i - 1]) if i else 0
+        j = max(i + 1, int(np.searchsorted(reached_before, done + DEPTH_BFS_GATHER_EDGES, side="right")))
+        counts = ends[i:j] - begins[i:j]
+        total = int(counts.sum())
+        if total:
+            offsets = np.cumsum(counts) - counts
+            found = graph.targets[np.repeat(begins[i:j] - offsets, counts) + np.arange(total)]
+            found = np.unique(found[depths[found] == UNREACHED])
+            depths[found] = depth
+            parts.append(found)
+        i = j
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _write_depths(audit_id, depths: np.ndarray) -> int:
+    """Store the depths that differ from what the crawl recorded; returns how many. The pages are streamed
+    again in id order; only the changed ones are kept (16 + 4 bytes each) until the writes."""
+    changed_ids, changed_depths = bytearray(), array("i")
+    rows = Page.objects.filter(audit_id=audit_id).order_by("id").values_list("id", "depth")
+    for n, (page_id, stored) in enumerate(rows.iterator(chunk_size=DEPTH_PAGE_FETCH_ROWS)):
+        exact = int(depths[n])
+        if (UNREACHED if stored is None else stored) != exact:
+            changed_ids += page_id.bytes
+            changed_depths.append(exact)
+    for start in range(0, len(changed_depths), DEPTH_WRITE_BATCH_PAGES):
+        end = min(start + DEPTH_WRITE_BATCH_PAGES, len(changed_depths))
+        ids = [uuid.UUID(bytes=bytes(changed_ids[16 * k : 16 * k + 16])) for k in range(start, end)]
+        part = [None if d == UNREACHED else d for d in changed_depths[start:end]]
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute(
@@ -149,15 +293,15 @@ def _write_depths(audit_id, rows: list, depths: list) -> int:
                     FROM unnest(%s::uuid[], %s::int[]) AS t(id, depth)
                     WHERE p.id = t.id AND p.audit_id = %s
                     """,
-                    [[page_id for page_id, _ in part], [d for _, d in part], audit_id],
+                    [ids, part, audit_id],
                 )
             continue
         by_depth: dict = {}
-        for page_id, d in part:
+        for page_id, d in zip(ids, part, strict=True):
             by_depth.setdefault(d, []).append(page_id)
-        for d, ids in by_depth.items():
-            Page.objects.filter(audit_id=audit_id, id__in=ids).update(depth=d)
-    return len(changed)
+        for d, same in by_depth.items():
+            Page.objects.filter(audit_id=audit_id, id__in=same).update(depth=d)
+    return len(changed_depths)
 
 
 def _deep_pages_store(audit: Audit) -> int:
