@@ -28,7 +28,6 @@ from lxml import etree
 
 from audits.checks.registry import CheckSettings, make_issue
 from audits.patterns import compile_pattern
-from crawler.parse import _build_tree, _encoding
 
 MAX_EXTRACTORS = 20  # per project
 EXTRACTOR_NAME_MAX_CHARS = 40  # a column header in the grid and the exports
@@ -266,6 +265,10 @@ def extract(extractors: list[Extractor], body: bytes, *, charset: str | None = N
     decodes it; the tree is only built when an XPath/CSS extractor needs it, the source text only for a regex."""
     if not extractors or not body:
         return {}
+    # why: the parser loads numpy and lxml's HTML parser; saving a project's extractors (the CLI, the admin) checks
+    # their expressions only and must start light (tests/audits/test_cli_imports.py)
+    from crawler.parse import _build_tree, _encoding
+
     root = source = None
     try:
         encoding, start = _encoding(body, charset)

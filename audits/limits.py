@@ -10,12 +10,18 @@ CHUNK_TIME_LIMIT_S = 300  # Celery hard limit; the lease (scratchpad.limits) out
 CHUNK_CLAIM_SLICE_URLS = 20  # URLs claimed at a time: a narrow frontier is shared by the round's chunks
 CHUNK_IDLE_GRACE_S = 5  # a chunk with nothing claimable waits this long for other chunks to discover work
 CHUNK_IDLE_POLL_S = 0.5  # how often an idle chunk (or one whose last claim came back empty) claims again
+# How often an idle chunk looks whether other chunks still hold live leases: the last idle chunk of a crawl
+# sees the end within this (one indexed EXISTS per look), and claims again every CHUNK_IDLE_POLL_S meanwhile.
+CHUNK_IDLE_WATCH_S = 0.1
 CHUNK_SEEN_URLS_MAX = 50_000  # URLs a chunk remembers having queued, to skip re-inserting them
 
-# Finalize's exact-depth pass (pipeline.depth): page depths written per UPDATE, link pairs read per fetch,
-# deep-page issues inserted per statement.
+# Finalize's exact-depth pass (pipeline.depth): page depths written per UPDATE, link pairs read per fetch
+# of its server-side cursor, page rows read per fetch, click edges one breadth-first step gathers at a time
+# (bounds its numpy temporaries: ~8 bytes each, a few arrays at once), deep-page issues inserted per statement.
 DEPTH_WRITE_BATCH_PAGES = 5_000
 DEPTH_EDGE_FETCH_ROWS = 20_000
+DEPTH_PAGE_FETCH_ROWS = 5_000
+DEPTH_BFS_GATHER_EDGES = 131_072
 DEPTH_ISSUE_WRITE_BATCH = 500
 
 STEP_TIME_LIMIT_S = 600  # discovery and finalize

@@ -6,24 +6,39 @@ Public API used by the pipeline:
 - run_site_checks(audit) -> None: set-based site checks, idempotent.
 - health_score(audit_id) -> (score or None, pages counted); HEALTH_FORMULA says how, for display.
 - validate_overrides(dict) -> dict: the strict check of a project's overrides (ValueError when wrong).
+
+Each name is imported from its module on first use (PEP 562): a process that only reads the catalogue (the
+CLI, the web) does not load the checks' parsers, fetcher and numpy (~0.2 s of every start).
 """
 
-from audits.checks.page import PAGE_CHECK_TYPES, page_issues
-from audits.checks.registry import CHECKS, CHECKS_BY_TYPE, CheckSettings, CheckSpec, make_issue, validate_overrides
-from audits.checks.score import HEALTH_FORMULA, health_score
-from audits.checks.site import SITE_CHECK_TYPES, run_site_checks
+import importlib
 
-__all__ = [
-    "CHECKS",
-    "CHECKS_BY_TYPE",
-    "CheckSettings",
-    "CheckSpec",
-    "HEALTH_FORMULA",
-    "PAGE_CHECK_TYPES",
-    "SITE_CHECK_TYPES",
-    "health_score",
-    "make_issue",
-    "page_issues",
-    "run_site_checks",
-    "validate_overrides",
-]
+_SOURCES = {
+    "CHECKS": "registry",
+    "CHECKS_BY_TYPE": "registry",
+    "CheckSettings": "registry",
+    "CheckSpec": "registry",
+    "make_issue": "registry",
+    "validate_overrides": "registry",
+    "HEALTH_FORMULA": "score",
+    "health_score": "score",
+    "PAGE_CHECK_TYPES": "page",
+    "page_issues": "page",
+    "SITE_CHECK_TYPES": "site",
+    "run_site_checks": "site",
+}
+
+__all__ = sorted(_SOURCES)
+
+
+def __getattr__(name: str):
+    module = _SOURCES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SOURCES))

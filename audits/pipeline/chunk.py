@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from audits.limits import CHUNK_CLAIM_SLICE_URLS, CHUNK_IDLE_GRACE_S, CHUNK_IDLE_POLL_S, CHUNK_SOFT_DEADLINE_S
+from audits.limits import (
+    CHUNK_CLAIM_SLICE_URLS,
+    CHUNK_IDLE_GRACE_S,
+    CHUNK_IDLE_POLL_S,
+    CHUNK_IDLE_WATCH_S,
+    CHUNK_SOFT_DEADLINE_S,
+)
 from audits.models import Audit
 from audits.pipeline.page_record import PageRecord, build_page_record
 from audits.pipeline.persist import BatchPersister
@@ -247,11 +253,18 @@ def _chunk_crawl(audit: Audit, lease_key: str, generation: int, quota: int, keep
                     break
                 now = time.monotonic()
                 idle_since = idle_since or now
-                if now - idle_since >= CHUNK_IDLE_GRACE_S or not frontier_others_working(
-                    audit_id=audit_id, lease_key=lease_key
-                ):
+                if now - idle_since >= CHUNK_IDLE_GRACE_S:
                     break
-                time.sleep(CHUNK_IDLE_POLL_S)
+                if not frontier_others_working(audit_id=audit_id, lease_key=lease_key):
+                    # Nobody else is fetching: one last claim (not held back by the last empty one) takes what
+                    # the others found last; none, and the crawl is over for this chunk at once.
+                    claims.allow_claim_now()
+                    fill()
+                    if not running:
+                        break
+                    idle_since = None
+                    continue
+                time.sleep(CHUNK_IDLE_WATCH_S)
                 fill()
                 if running:
                     idle_since = None
@@ -293,6 +306,10 @@ class _Claims:
 
     def spent(self, deadline: float) -> bool:
         return self.claimed >= self.quota or time.monotonic() >= deadline
+
+    def allow_claim_now(self) -> None:
+        """Let the next `more` claim even if the last claim came back empty a moment ago."""
+        self._empty_at = None
 
     def more(self, deadline: float, *, resume: bool = False) -> bool:
         """Claim the next slice into `todo`; False when nothing came (or the quota or deadline is reached)."""

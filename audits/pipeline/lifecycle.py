@@ -15,7 +15,6 @@ from accounts.services import credits_settle
 from audits import dispatch
 from audits.limits import ERROR_DETAIL_CHARS
 from audits.models import Audit, AuditEvent
-from audits.pipeline.lighthouse import lighthouse_reports_delete
 from audits.pipeline.rounds import chunk_task_id
 from audits.signals import audit_finished
 from scratchpad.services import frontier_purge
@@ -106,6 +105,9 @@ def audit_delete(*, audit: Audit) -> None:
     audit_id = audit.id
     with transaction.atomic():
         Audit.objects.filter(id=audit_id).delete()
+    # Imported here: every process imports the lifecycle (the admin does at start), few delete audits.
+    from audits.pipeline.lighthouse import lighthouse_reports_delete
+
     lighthouse_reports_delete(audit_id=audit_id)
 
 

@@ -84,10 +84,12 @@ def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
 
 def round_dispatch(*, audit_id: str, round_no: int) -> None:
     """Plan round `round_no` and send it (after commit): its chord of chunks, a later re-plan when only
-    live leases are left, or the Lighthouse step when the crawl is over."""
+    live leases are left, or when the crawl is over the Lighthouse step (finalize at once when the audit
+    runs no Lighthouse: a hop through a step with nothing to do costs a message and a worker's turn)."""
     plan = round_plan(audit_id=audit_id, round_no=round_no)
     if plan is None:
-        dispatch.task_send(dispatch.LIGHTHOUSE, audit_id)
+        lighthouse = Audit.objects.filter(id=audit_id).values_list("config__lighthouse", flat=True).first()
+        dispatch.task_send(dispatch.LIGHTHOUSE if lighthouse else dispatch.FINALIZE, audit_id)
     elif not plan.chunks:
         dispatch.task_send(dispatch.CRAWL_ROUND_DONE, [], audit_id, round_no, countdown=plan.wait_s)
     else:
