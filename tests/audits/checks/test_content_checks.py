@@ -5,7 +5,7 @@ import random
 
 import numpy as np
 import pytest
-from datasketch import MinHash
+from datasketch import MinHash, MinHashLSH
 
 from audits.checks import run_site_checks
 from audits.checks.content import (
@@ -13,6 +13,7 @@ from audits.checks.content import (
     SIGNATURE_PREFIX,
     SIGNATURE_SEED,
     SIGNED_TEXT_MAX_BYTES,
+    _optimal_bands,
     _permutations,
     _word_hashes,
     near_duplicate_groups,
@@ -252,3 +253,9 @@ def test_a_text_past_the_signed_bytes_is_cut_at_a_word():
     kept = SIGNED_TEXT_MAX_BYTES // (len(words[0]) + 1)  # whole words within the cap
     assert len(_word_hashes(text)) == kept
     assert text_signature(text) == text_signature(" ".join(words[:kept]))
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.45, 0.5, 0.62, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95])
+def test_lsh_bands_are_datasketchs_choice(threshold):
+    lsh = MinHashLSH(threshold=threshold, num_perm=SIGNATURE_PERMUTATIONS)
+    assert _optimal_bands(threshold, SIGNATURE_PERMUTATIONS) == (lsh.b, lsh.r)
