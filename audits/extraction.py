@@ -265,8 +265,8 @@ def extract(extractors: list[Extractor], body: bytes, *, charset: str | None = N
     decodes it; the tree is only built when an XPath/CSS extractor needs it, the source text only for a regex."""
     if not extractors or not body:
         return {}
-    # why: the parser loads numpy and lxml's HTML parser; saving a project's extractors (the CLI, the admin) checks
-    # their expressions only and must start light (tests/audits/test_cli_imports.py)
+    # The parser loads numpy and lxml's HTML parser; saving a project's extractors (the CLI, the admin) checks
+    # their expressions only. why: those start light (tests/audits/test_cli_imports.py)
     from crawler.parse import _build_tree, _encoding
 
     root = source = None

@@ -105,7 +105,7 @@ def audit_delete(*, audit: Audit) -> None:
     audit_id = audit.id
     with transaction.atomic():
         Audit.objects.filter(id=audit_id).delete()
-    # Imported here: every process imports the lifecycle (the admin does at start), few delete audits.
+    # why: every process imports the lifecycle (the admin does at start), few delete audits
     from audits.pipeline.lighthouse import lighthouse_reports_delete
 
     lighthouse_reports_delete(audit_id=audit_id)

@@ -245,7 +245,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _run_inline(audit_id) -> None:
-    # Imported here: the crawl's modules (fetching, parsing, persisting) are only this process's work inline.
+    # why: the crawl's modules (fetching, parsing, persisting) are only this process's work inline
     from audits.pipeline.inline import pipeline_run_inline
 
     try:
