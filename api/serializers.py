@@ -56,6 +56,7 @@ class ProjectSerializer(serializers.ModelSerializer):
     calendar_years_ahead = _number_field("calendar_years_ahead")
     max_query_variants_per_path = _number_field("max_query_variants_per_path")
     max_dated_urls_per_pattern = _number_field("max_dated_urls_per_pattern")
+    max_identical_pages_per_pattern = _number_field("max_identical_pages_per_pattern")
     extractors = serializers.ListField(
         child=serializers.DictField(),
         required=False,
@@ -70,8 +71,9 @@ class ProjectSerializer(serializers.ModelSerializer):
             "id", "name", "base_url", "max_pages", "include_patterns", "exclude_patterns", "user_agent",
             "auth_username", "auth_password", "has_auth_password", "follow_nofollow", "crawl_subdomains",
             "render_js", "render_budget_pages", "max_depth", "max_urls_per_pattern", "max_path_segments",
-            "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path", "query_policy",
-            "query_keep_keys", "min_request_interval_ms", "max_concurrency", "extractors", "created_at",
+            "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
+            "max_identical_pages_per_pattern", "query_policy", "query_keep_keys", "min_request_interval_ms",
+            "max_concurrency", "extractors", "created_at",
         ]  # fmt: skip
         read_only_fields = ["id", "created_at"]
 
@@ -215,7 +217,7 @@ class PageDetailSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Page
-        exclude = ["audit"]
+        exclude = ["audit", "issues_count"]  # the grid's sort key; `issues` lists them
         read_only_fields = [f.name for f in Page._meta.fields]
 
 

@@ -422,7 +422,9 @@ def list_pages(
         url_contains=url_contains,
     )
     columns = [pages_grid.COLUMNS[key] for key in GRID_COLUMNS]
-    count, rows, more = _paged(pages_grid.page_list(pages=filtered, columns=columns, sort=sort), page, page_size)
+    counted = pages_grid.page_counts_stored(audit=audit)
+    rows = pages_grid.page_list(pages=filtered, columns=columns, sort=sort, counted=counted)
+    count, rows, more = _paged(rows, page, page_size)
     return shapes.PagePage(
         count=count,
         page=page,
@@ -439,7 +441,7 @@ def list_pages(
                 response_time_ms=p.response_time_ms,
                 word_count=p.word_count,
                 inlinks=p.inlinks,
-                issues=p.issues_count,
+                issues=p.issues_total,
             )
             for p in rows
         ],

@@ -51,8 +51,8 @@ class ProjectAdminForm(forms.ModelForm):
             "account", "owner", "name", "base_url", "max_pages", "include_patterns", "exclude_patterns",
             "user_agent", "auth_username", "auth_password", "follow_nofollow", "crawl_subdomains", "render_js",
             "render_budget_pages", "max_depth", "max_urls_per_pattern", "max_path_segments",
-            "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path", "query_policy",
-            "query_keep_keys",
+            "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
+            "max_identical_pages_per_pattern", "query_policy", "query_keep_keys",
             "min_request_interval_ms", "max_concurrency", "check_overrides", "extractors",
         )  # fmt: skip
         field_classes = {name: SafeJSONField for name in JSON_FIELDS}

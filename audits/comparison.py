@@ -122,6 +122,7 @@ CONFIG_LABELS = {
     "calendar_years_ahead": "Calendar years ahead",
     "max_dated_urls_per_pattern": "Dated URLs per path shape",
     "max_query_variants_per_path": "Query variants per path",
+    "max_identical_pages_per_pattern": "Identical pages per path shape",
     "query_policy": "Query strings",
     "query_keep_keys": "Query keys kept",
     "crawl_subdomains": "Crawl subdomains",

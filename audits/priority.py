@@ -7,12 +7,13 @@ here, so a consultant's "fix first" list is the same wherever it is shown.
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef
 
 from audits.checks.registry import CATEGORIES, SEVERITIES, CheckSpec
 from audits.comparison import check_spec
 from audits.evidence import count_label, evidence_count_unit
 from audits.models import Audit, Issue, Page
+from audits.stats import issue_type_counts
 
 # A critical must outrank almost anything else: an info finding on every page (1.0) weighs about what a critical
 # on 1 % of the pages does, and a warning on every page (10) outranks a critical on fewer than 10 % of them.
@@ -77,17 +78,13 @@ def priority_key(row: IssueSummary) -> tuple:
 
 def issue_summary(*, audit: Audit, previous: Audit | None = None, pages_crawled: int | None = None) -> list:
     """Every issue type of the audit with its counts, share of pages, priority and (given the previous
-    audit) how many are new; ranked by priority_key. Two or three grouped queries, whatever the audit's size."""
+    audit) how many are new; ranked by priority_key. Two or three grouped queries, whatever the audit's size
+    (the counts per type of a completed audit are stored: audits.stats)."""
     if pages_crawled is None:
         pages_crawled = Page.objects.filter(audit=audit).count()
-    rows = (
-        Issue.objects.filter(audit=audit)
-        .order_by()
-        .values("type", "severity")
-        .annotate(n=Count("id"), pages=Count("page_id", distinct=True), site=Count("id", filter=Q(page_id=None)))
-    )
     merged: dict[str, dict] = {}
-    for r in rows:  # a capped link check adds an info marker of the same type: the larger severity group wins
+    # A capped link check adds an info marker of the same type: the larger severity group wins.
+    for r in issue_type_counts(audit=audit):
         m = merged.setdefault(r["type"], {"severity": r["severity"], "n": 0, "pages": 0, "site": 0, "top": 0})
         if r["n"] > m["top"]:
             m["severity"], m["top"] = r["severity"], r["n"]

@@ -47,6 +47,7 @@ NUMBER_BOUNDS = {
     "calendar_years_ahead": (0, 1000),
     "max_query_variants_per_path": (1, MAX_PAGES_CEILING),
     "max_dated_urls_per_pattern": (1, MAX_PAGES_CEILING),
+    "max_identical_pages_per_pattern": (1, MAX_PAGES_CEILING),
 }
 BOOLEAN_FIELDS = ("follow_nofollow", "crawl_subdomains", "render_js")
 # Everything a caller may set; account and owner only through the admin, which moves projects.

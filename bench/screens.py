@@ -111,7 +111,8 @@ def _cursor_maker(audit, hub_id):
             return quote(keyset_cursor(links[rows_before - 1], page_reads.INLINK_KEYSET))
         if rows_before <= 0:
             return ""
-        rows = page_reads.page_list(pages=Page.objects.filter(audit=audit), columns=[], sort=kind)
+        counted = page_reads.page_counts_stored(audit=audit)
+        rows = page_reads.page_list(pages=Page.objects.filter(audit=audit), columns=[], sort=kind, counted=counted)
         return quote(keyset_cursor(rows[rows_before - 1], page_reads.page_keyset_columns(kind), kind))
 
     return make

@@ -74,3 +74,9 @@ TRAP_CALENDAR_EARLIEST_YEAR = 1995  # a date before the web is a calendar's "pre
 # time; a blog's month archives over 20 years are 240, its posts each have their own shape (/{n}/{n}/slug).
 TRAP_MAX_DATED_URLS_PER_PATTERN = 1000
 TRAP_MAX_QUERY_VARIANTS_PER_PATH = 500  # distinct query strings queued per exact path (facet combinations)
+# Pages of one shape whose main text (template parts left out) is the same: one page under endless URLs (a session
+# id in the path, filters that change nothing, "no results" for every search). The shape's new link-found URLs
+# are skipped once this many crawled pages share one main text and they are most of the shape's pages: a catalogue
+# where a few products share a text is not a trap.
+TRAP_MAX_IDENTICAL_PAGES_PER_PATTERN = 100
+TRAP_IDENTICAL_PAGES_SHARE = 0.9  # of the shape's crawled pages with a main text

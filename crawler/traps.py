@@ -1,6 +1,7 @@
 """Signs of an endless URL space, read from one URL alone: ever-deeper or repeating paths, calendar dates
 far from today. Pure functions; the counting rules (dated URLs per shape, query variants per path, the optional
-per-shape cap) need the frontier and live in scratchpad.services. Query keys in another order need no rule:
+per-shape cap) need the frontier and live in scratchpad.services, and so does the one read from crawled pages
+(a shape whose pages keep coming back with the same main text). Query keys in another order need no rule:
 crawler.urls.normalize sorts them, so a permutation is the same URL.
 
 A rule names a trap by its signs, never by how many URLs share a template: a shop's /product/{id} is
@@ -18,8 +19,8 @@ from crawler import limits
 RULE_PATH_TOO_DEEP = "path-too-deep"
 RULE_REPEATING_PATH = "repeating-path"
 RULE_CALENDAR = "calendar"
-# (The counting rules, dated URLs per shape, query variants per path and the optional per-shape cap, are
-# scratchpad.SkippedURL's: they need the frontier.)
+# (The counting rules, dated URLs per shape, query variants per path, identical pages per shape and the optional
+# per-shape cap, are scratchpad.SkippedURL's: they need the frontier or the crawled pages.)
 
 # A year (1900..2199) with a month and maybe a day, in one segment (2024-05, 2024_05_03) or in
 # consecutive path segments (/2024/05/03): only the year decides, month and day just make it date-like.
@@ -40,6 +41,7 @@ class TrapLimits:
     calendar_years_ahead: int = limits.TRAP_CALENDAR_YEARS_AHEAD
     max_query_variants_per_path: int = limits.TRAP_MAX_QUERY_VARIANTS_PER_PATH
     max_dated_urls_per_pattern: int = limits.TRAP_MAX_DATED_URLS_PER_PATTERN
+    max_identical_pages_per_pattern: int = limits.TRAP_MAX_IDENTICAL_PAGES_PER_PATTERN
     today: date | None = None  # None: the real today (tests pin it)
 
 

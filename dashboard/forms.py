@@ -120,6 +120,7 @@ class ProjectForm(forms.ModelForm):
             "calendar_years_ahead",
             "max_dated_urls_per_pattern",
             "max_query_variants_per_path",
+            "max_identical_pages_per_pattern",
             "min_request_interval_ms",
             "max_concurrency",
             "check_overrides",
@@ -141,6 +142,7 @@ class ProjectForm(forms.ModelForm):
             "calendar_years_ahead": "Calendar dates, years ahead (trap rule)",
             "max_dated_urls_per_pattern": "Dated URLs per path shape (trap rule)",
             "max_query_variants_per_path": "Query variants per path (trap rule)",
+            "max_identical_pages_per_pattern": "Identical pages per path shape (trap rule)",
             "min_request_interval_ms": "Minimum interval between requests (ms)",
             "max_concurrency": "Max concurrent requests",
         }

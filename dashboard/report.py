@@ -3,11 +3,10 @@ list uses) and charts of one audit, read in a few grouped queries. Shown on the 
 (dashboard/share.py) and printed to PDF (dashboard/pdf.py); nothing in it names another object (no ids, no
 links into the dashboard)."""
 
-from django.db.models import Count, Q
-
+from audits import stats as audit_stats
 from audits.checks.registry import SEVERITIES
 from audits.checks.score import HEALTH_FORMULA
-from audits.models import Audit, Issue, Page
+from audits.models import Audit
 from audits.priority import PRIORITY_RULE, top_issues
 
 TOP_ISSUES = 10  # issue types listed in the report
@@ -50,45 +49,17 @@ def bar_chart(title: str, bars: list[tuple[str, int, str]], unit: str) -> dict:
     }
 
 
-# (label, filter, tone) per bar; one aggregate over the audit's pages computes them all.
-STATUS_BARS = (
-    ("2xx OK", Q(status_code__gte=200, status_code__lt=300), "ok"),
-    ("3xx redirect", Q(status_code__gte=300, status_code__lt=400), "info"),
-    ("4xx client error", Q(status_code__gte=400, status_code__lt=500), "warning"),
-    ("5xx server error", Q(status_code__gte=500), "critical"),
-    ("No response", Q(status_code__isnull=True), "muted"),
-)
-DEPTH_BARS = (
-    *((f"Depth {d}", Q(depth=d), "info") for d in range(5)),
-    ("Depth 5+", Q(depth__gte=5), "info"),
-    ("Sitemap only", Q(depth__isnull=True), "muted"),
-)
-RESPONSE_TIME_BARS = (
-    ("< 200 ms", Q(response_time_ms__lt=200), "ok"),
-    ("200–499 ms", Q(response_time_ms__gte=200, response_time_ms__lt=500), "ok"),
-    ("500–999 ms", Q(response_time_ms__gte=500, response_time_ms__lt=1000), "warning"),
-    ("1–2 s", Q(response_time_ms__gte=1000, response_time_ms__lt=2000), "warning"),
-    ("≥ 2 s", Q(response_time_ms__gte=2000), "critical"),
-)
-INDEXABLE_BARS = (
-    ("Indexable", Q(is_indexable=True), "ok"),
-    ("Not indexable", Q(is_indexable=False), "warning"),
-)
-CHARTS = (
-    ("status", "Pages by status code", STATUS_BARS),
-    ("depth", "Pages by crawl depth", DEPTH_BARS),
-    ("indexability", "Indexability", INDEXABLE_BARS),
-    ("response", "Pages by response time", RESPONSE_TIME_BARS),
-)
+# The bars of the charts (label, filter, tone): audits.stats counts them, once at finalize for a completed audit.
+CHARTS = audit_stats.CHARTS
 
 
-def page_charts(*, audit: Audit) -> list[dict]:
-    """Status codes, crawl depth, indexability and response times of the crawled pages (one query)."""
-    aggregates = {f"{key}_{i}": Count("id", filter=q) for key, _, bars in CHARTS for i, (_, q, _) in enumerate(bars)}
-    counts = Page.objects.filter(audit=audit).aggregate(**aggregates)
+def page_charts(*, audit: Audit, stats: dict | None = None) -> list[dict]:
+    """Status codes, crawl depth, indexability and response times of the crawled pages (audits.stats:
+    stored for a completed audit, one aggregate query otherwise)."""
+    counts = (stats or audit_stats.page_stats(audit=audit))["bars"]
     charts = []
     for key, title, bars in CHARTS:
-        values = [(label, counts[f"{key}_{i}"], tone) for i, (label, _, tone) in enumerate(bars)]
+        values = [(label, counts[audit_stats.bar_key(key, label)], tone) for label, _, tone in bars]
         if key == "depth":
             values = [v for v in values if v[1] or v[0] != "Sitemap only"]
         charts.append(bar_chart(title, values, "pages"))
@@ -96,11 +67,12 @@ def page_charts(*, audit: Audit) -> list[dict]:
 
 
 def report_summary(*, audit: Audit) -> dict:
-    """Everything the shared report and its PDF show, in four queries."""
-    pages = Page.objects.filter(audit=audit).count()
+    """Everything the shared report and its PDF show: no query over the pages and issues of a completed audit
+    (audits.stats, stored at finalize), two grouped ones for any other."""
+    stats = audit_stats.page_stats(audit=audit)
+    pages = stats["pages"]
     severity = dict.fromkeys(SEVERITIES, 0)
-    for r in Issue.objects.filter(audit=audit).order_by().values("severity").annotate(n=Count("id")):
-        severity[r["severity"]] = r["n"]
+    severity.update(audit_stats.severity_counts(audit=audit))
     issues = top_issues(audit=audit, pages_crawled=pages, limit=TOP_ISSUES)
     return {
         "audit": audit,
@@ -113,6 +85,6 @@ def report_summary(*, audit: Audit) -> dict:
         "issues_total": sum(severity.values()),
         "warnings_per_page": round(severity["warning"] / pages, 1) if pages else None,
         "top_issues": issues,
-        "charts": page_charts(audit=audit),
+        "charts": page_charts(audit=audit, stats=stats),
         "partial": audit.status != Audit.Status.COMPLETED,
     }

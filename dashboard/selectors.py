@@ -9,7 +9,7 @@ import binascii
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from uuid import UUID
 
 from django.core.paginator import Page as PaginatorPage
@@ -20,8 +20,6 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     IntegerField,
-    Max,
-    Min,
     OuterRef,
     Q,
     QuerySet,
@@ -59,6 +57,8 @@ from audits.priority import (  # noqa: F401  (the one priority rule, read by the
     issue_summary,
     priority_key,
 )
+from audits.stats import bar_key, page_stats
+from audits.stats import severity_counts as audit_severity_counts
 from dashboard import charts
 from dashboard.report import CHARTS as PAGE_CHART_BUCKETS
 
@@ -249,6 +249,13 @@ def _keyset_beyond(columns: Sequence[KeysetColumn], key: list, *, backwards: boo
     beyond = _NOTHING
     for alternative in alternatives:
         beyond = alternative if beyond is _NOTHING else beyond | alternative
+    # The OR above is no index range: say the bound it implies on the first column too, so an index on the
+    # ordering is entered at the cursor instead of read (with its rows) from the start of the list. Only where
+    # no NULL can be beyond (a NULL fails any comparison).
+    first, value = columns[0], key[0]
+    if len(columns) > 1 and value is not None and (backwards or not first.nullable):
+        smaller = first.descending != backwards
+        beyond = Q(**{f"{first.name}__{'lte' if smaller else 'gte'}": value}) & beyond
     return beyond
 
 
@@ -370,19 +377,23 @@ def audit_progress(*, audit: Audit) -> dict:
         total = crawled
     percent = int(100 * crawled / total) if total else 0
     now = timezone.now()
+    feed = []
     if audit.is_finished:
-        span = pages.exclude(fetched_at=None).aggregate(first=Min("fetched_at"), last=Max("fetched_at"), n=Count("id"))
+        # The fetch span of a completed audit was stored at finalize (no aggregate over its pages per poll).
+        stats = page_stats(audit=audit)
+        first, last = (stats[k] and datetime.fromisoformat(stats[k]) for k in ("first_fetched_at", "last_fetched_at"))
         rate = None
-        if span["n"] > 1 and span["last"] > span["first"]:
-            rate = span["n"] / (span["last"] - span["first"]).total_seconds()
+        if stats["fetched"] > 1 and last > first:
+            rate = stats["fetched"] / (last - first).total_seconds()
     else:
         recent = pages.filter(fetched_at__gte=now - timedelta(seconds=RATE_WINDOW_S)).count()
         rate = recent / RATE_WINDOW_S
-    feed = list(
-        pages.exclude(fetched_at=None)
-        .order_by("-fetched_at", "-id")
-        .values("id", "url", "status_code", "fetch_class", "fetched_at")[:FEED_SIZE]
-    )
+        # Only a running audit shows its last crawled URLs.
+        feed = list(
+            pages.exclude(fetched_at=None)
+            .order_by("-fetched_at", "-id")
+            .values("id", "url", "status_code", "fetch_class", "fetched_at")[:FEED_SIZE]
+        )
     started = audit.started_at or audit.created_at
     elapsed = (audit.completed_at or now) - started
     return {
@@ -401,9 +412,8 @@ def audit_progress(*, audit: Audit) -> dict:
 
 
 def severity_counts(*, audit: Audit) -> dict[str, int]:
-    rows = Issue.objects.filter(audit=audit).order_by().values("severity").annotate(n=Count("id"))
     counts = dict.fromkeys(SEVERITIES, 0)
-    counts.update({row["severity"]: row["n"] for row in rows})
+    counts.update(audit_severity_counts(audit=audit))  # stored at finalize for a completed audit
     return counts
 
 
@@ -525,25 +535,21 @@ _BAR_FILTERS = {
 _TONE_CSS = {"ok": "ok", "info": "info", "warning": "warn", "critical": "bad", "muted": "muted"}
 
 
-def page_distributions(*, audit: Audit) -> dict:
-    """Status codes, crawl depth, indexability and response times of the pages: one aggregate query.
+def page_distributions(*, audit: Audit, stats: dict | None = None) -> dict:
+    """Status codes, crawl depth, indexability and response times of the pages (audits.stats: stored
+    for a completed audit, one aggregate query otherwise).
 
     The buckets are the shared report's (dashboard.report.CHARTS), so the overview and the report agree.
     """
-    aggregates = {
-        f"{key}_{i}": Count("id", filter=q)
-        for key, _title, bars in PAGE_CHART_BUCKETS
-        for i, (_label, q, _tone) in enumerate(bars)
-    }
-    counts = Page.objects.filter(audit=audit).aggregate(**aggregates)
+    counts = (stats or page_stats(audit=audit))["bars"]
     out = {}
     for key, title, bars in PAGE_CHART_BUCKETS:
         out[key] = {
             "title": title,
             "bars": [
-                (label, counts[f"{key}_{i}"], _TONE_CSS.get(tone, ""), _BAR_FILTERS.get((key, i), ""))
+                (label, counts[bar_key(key, label)], _TONE_CSS.get(tone, ""), _BAR_FILTERS.get((key, i), ""))
                 for i, (label, _q, tone) in enumerate(bars)
-                if counts[f"{key}_{i}"] or label != "Sitemap only"
+                if counts[bar_key(key, label)] or label != "Sitemap only"
             ],
         }
     return out

@@ -350,7 +350,9 @@ def audit_pages(request, audit_id):
         "columns": columns,
         "column_keys": [c.key for c in columns],
         "pages": dashboard.keyset_paginate(
-            page_reads.page_list(pages=pages, columns=columns, sort=sort),
+            page_reads.page_list(
+                pages=pages, columns=columns, sort=sort, counted=page_reads.page_counts_stored(audit=audit)
+            ),
             columns=page_reads.page_keyset_columns(sort),
             cursor=request.GET.get("cursor"),
             tag=sort,
@@ -375,7 +377,9 @@ def audit_pages_export(request, audit_id, fmt):
         raise Http404("No such export")
     form = _pages_form(request, audit)
     pages = page_reads.page_filter(audit=audit, **form.filters())
-    rows = page_reads.page_export_queryset(pages=pages, sort=form.sort_key())
+    rows = page_reads.page_export_queryset(
+        pages=pages, sort=form.sort_key(), counted=page_reads.page_counts_stored(audit=audit)
+    )
     chunks = exports.pages_csv_rows if fmt == "csv" else exports.pages_json_chunks
     content_type = exports.CSV_CONTENT_TYPE if fmt == "csv" else exports.JSON_CONTENT_TYPE
     response = StreamingHttpResponse(chunks(audit, pages=rows), content_type=content_type)

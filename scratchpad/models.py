@@ -56,6 +56,7 @@ class SkippedURL(models.Model):
     RULE_CALENDAR_DATES = "calendar-dates"  # its shape already has the project's max dated URLs queued
     RULE_QUERY_VARIANTS = "query-variants"  # its path already has the project's max query variants queued
     RULE_PATTERN_CAP = "pattern-cap"  # its shape already has the project's max_urls_per_pattern URLs queued
+    RULE_IDENTICAL_PAGES = "identical-pages"  # its shape's crawled pages keep having one main text (ShapeText)
 
     audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="skipped_urls")
     url = models.TextField()
@@ -68,6 +69,27 @@ class SkippedURL(models.Model):
 
     def __str__(self):
         return f"{self.url} [{self.rule}]"
+
+
+class ShapeText(models.Model):
+    """Crawled pages per (URL shape, main-text fingerprint), and per shape in all (`text_hash` ""): what the
+    identical-pages trap rule counts (scratchpad.services.shape_texts_record). A shape is `trapped` once one main
+    text holds the project's max identical pages and most of the shape's pages; its new link-found URLs are then
+    skipped. Purged with the frontier."""
+
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="shape_texts")
+    pattern = models.CharField(max_length=250)
+    text_hash = models.CharField(max_length=16, blank=True, help_text='The main text\'s sha1, shortened; "": the shape')
+    pages = models.PositiveIntegerField(default=0)
+    trapped = models.BooleanField(default=False, help_text="On the shape's row: its new links are skipped")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["audit", "pattern", "text_hash"], name="shapetext_unique_per_audit")
+        ]
+
+    def __str__(self):
+        return f"{self.pattern} {self.text_hash or '(all)'}: {self.pages}"
 
 
 class CrawlChunk(models.Model):

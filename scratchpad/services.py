@@ -8,6 +8,7 @@ a run of a chunk takes it with a new generation, and every write of the run is f
 was paused and taken over writes nothing.
 """
 
+import hashlib
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -21,7 +22,7 @@ from scratchpad.limits import (
     NEW_URLS_PER_BATCH,
     SQL_IN_BATCH,
 )
-from scratchpad.models import CrawlChunk, Frontier, LinkEdge, SkippedURL
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge, ShapeText, SkippedURL
 
 State = Frontier.State
 SITEMAP = Frontier.Source.SITEMAP
@@ -226,6 +227,7 @@ def frontier_record_batch(
     max_per_pattern: int | None = None,
     max_query_variants: int | None = None,
     max_dated_per_pattern: int | None = None,
+    identical_rule: bool = False,
     lease_gen: int | None = None,
 ) -> BatchOutcome:
     """Finish a persisted batch: its URLs done, their links stored, new URLs queued.
@@ -244,6 +246,7 @@ def frontier_record_batch(
         max_per_pattern=max_per_pattern,
         max_query_variants=max_query_variants,
         max_dated_per_pattern=max_dated_per_pattern,
+        identical_rule=identical_rule,
     )
     return BatchOutcome(finished, inserted.skipped, inserted.first)
 
@@ -254,6 +257,7 @@ def frontier_purge(*, audit_id) -> int:
     frontier rows went."""
     deleted, _ = Frontier.objects.filter(audit_id=audit_id).delete()
     SkippedURL.objects.filter(audit_id=audit_id).delete()
+    ShapeText.objects.filter(audit_id=audit_id).delete()
     CrawlChunk.objects.filter(audit_id=audit_id).delete()
     return deleted
 
@@ -385,6 +389,7 @@ def _insert_new(
     max_per_pattern: int | None = None,
     max_query_variants: int | None = None,
     max_dated_per_pattern: int | None = None,
+    identical_rule: bool = False,
 ) -> InsertOutcome:
     """Queue URLs not known yet; known ones learn a link depth or the sitemap flag. New link-found URLs that
     break a trap rule, or a cap, are recorded as skipped instead (sitemap URLs never are: the site asked for
@@ -416,6 +421,9 @@ def _insert_new(
     skipped += [(u, SkippedURL.RULE_CALENDAR_DATES) for u in over]
     kept, over = _cap_counted(audit_id, kept, "path_key", max_query_variants, key=lambda u: u.path_key)
     skipped += [(u, SkippedURL.RULE_QUERY_VARIANTS) for u in over]
+    if identical_rule:
+        kept, over = _trapped_shapes_out(audit_id, kept)
+        skipped += [(u, SkippedURL.RULE_IDENTICAL_PAGES) for u in over]
     kept, over = _cap_counted(audit_id, kept, "pattern", max_per_pattern, key=lambda u: u.pattern)
     skipped += [(u, SkippedURL.RULE_PATTERN_CAP) for u in over]
     if kept:
@@ -433,6 +441,82 @@ def _insert_new(
     for part in _batched(sitemap_urls):
         Frontier.objects.filter(audit_id=audit_id, in_sitemap=False, url__in=part).update(in_sitemap=True)
     return _record_skipped(audit_id, skipped)
+
+
+def _trapped_shapes_out(audit_id, new: list[NewURL]) -> tuple[list, list]:
+    """Split new URLs into those kept and the link-found ones whose shape the identical-pages rule trapped."""
+    patterns = sorted({u.pattern[:250] for u in new if u.source != SITEMAP})
+    trapped: set[str] = set()
+    for part in _batched(patterns):
+        trapped.update(
+            ShapeText.objects.filter(audit_id=audit_id, text_hash="", trapped=True, pattern__in=part).values_list(
+                "pattern", flat=True
+            )
+        )
+    if not trapped:
+        return new, []
+    kept, over = [], []
+    for u in new:
+        (over if u.source != SITEMAP and u.pattern[:250] in trapped else kept).append(u)
+    return kept, over
+
+
+def shape_texts_record(*, audit_id, pages: list[tuple[str, str]], max_identical: int, share: float) -> list[str]:
+    """Count a persisted batch's pages per (shape, main-text fingerprint) and per shape, and mark a shape trapped
+    once one main text holds `max_identical` of its pages and `share` of all of them. `pages` are (shape,
+    fingerprint) of pages with a main text. Returns the shapes this batch trapped.
+
+    Call inside the batch's transaction, late: the shape's own row is taken by every batch with pages of that
+    shape, and the rows are locked in one (sorted) order, so two batches wait for each other at most briefly and
+    never in a cycle."""
+    if not pages:
+        return []
+    counts: dict[tuple[str, str], int] = {}
+    for pattern, text_hash in pages:
+        for key in ((pattern[:250], ""), (pattern[:250], text_hash[:16])):
+            counts[key] = counts.get(key, 0) + 1
+    rows = sorted(counts.items())
+    totals: dict[str, int] = {}
+    largest: dict[str, int] = {}
+    for (pattern, text_hash), pages_now in _shape_texts_add(audit_id, rows):
+        if text_hash:
+            largest[pattern] = max(largest.get(pattern, 0), pages_now)
+        else:
+            totals[pattern] = pages_now
+    trapped = sorted(
+        pattern for pattern, most in largest.items() if most >= max_identical and most >= share * totals.get(pattern, 0)
+    )
+    if not trapped:
+        return []
+    rows = ShapeText.objects.filter(audit_id=audit_id, text_hash="", pattern__in=trapped, trapped=False)
+    newly = sorted(rows.values_list("pattern", flat=True))  # the shape rows are this transaction's: no race
+    rows.update(trapped=True)
+    return newly
+
+
+def _shape_texts_add(audit_id, rows: list[tuple[tuple[str, str], int]]) -> list[tuple[tuple[str, str], int]]:
+    """Add the counts (upsert, in the given order); returns each row's count after the addition."""
+    if connection.vendor == "postgresql":
+        table = ShapeText._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                INSERT INTO {table} (audit_id, pattern, text_hash, pages, trapped)
+                SELECT %s, t.pattern, t.text_hash, t.pages, false
+                FROM unnest(%s::text[], %s::text[], %s::int[]) WITH ORDINALITY AS t(pattern, text_hash, pages, n)
+                ORDER BY t.n
+                ON CONFLICT (audit_id, pattern, text_hash) DO UPDATE SET pages = {table}.pages + EXCLUDED.pages
+                RETURNING pattern, text_hash, pages
+                """,
+                [audit_id, [p for (p, _), _ in rows], [h for (_, h), _ in rows], [n for _, n in rows]],
+            )
+            return [((pattern, text_hash), pages) for pattern, text_hash, pages in cursor.fetchall()]
+    added = []
+    for (pattern, text_hash), n in rows:  # SQLite (make run): one writer at a time
+        row, _ = ShapeText.objects.get_or_create(audit_id=audit_id, pattern=pattern, text_hash=text_hash)
+        ShapeText.objects.filter(id=row.id).update(pages=F("pages") + n)
+        added.append(((pattern, text_hash), row.pages + n))
+    return added
 
 
 def _cap_counted(audit_id, new: list[NewURL], column: str, cap: int | None, *, key) -> tuple[list, list]:
@@ -471,6 +555,7 @@ def _record_skipped(audit_id, skipped: list[tuple[NewURL, str]]) -> InsertOutcom
         return InsertOutcome()
     skipped.sort(key=lambda s: s[0].url)
     pairs = {(rule, u.pattern[:250]): u.url for u, rule in reversed(skipped)}  # first example per pair
+    _lock_skip_pairs(audit_id, sorted(pairs))
     seen_pairs = set()
     for rule in {r for r, _ in pairs}:
         patterns = [p for r, p in pairs if r == rule]
@@ -503,6 +588,26 @@ def _record_skipped(audit_id, skipped: list[tuple[NewURL, str]]) -> InsertOutcom
         if (rule, pattern) not in seen_pairs
     )
     return InsertOutcome(added, first)
+
+
+def _lock_skip_pairs(audit_id, pairs: list[tuple[str, str]]) -> None:
+    """Serialise the batches that skip URLs under the same (rule, shape) until they commit: a transaction-scoped
+    advisory lock per pair, taken in sorted order, so the second batch looks for earlier skips only after the
+    first committed its own and the `urls_skipped` event of a pair is written once, not once per batch that raced
+    to it. Only batches that skip something take one; each is taken after the batch's frontier inserts, so it
+    never waits while holding what another batch waits for."""
+    if connection.vendor != "postgresql" or not pairs:
+        return
+    keys = [
+        int.from_bytes(
+            hashlib.blake2b(f"{audit_id}|{rule}|{pattern}".encode(), digest_size=8).digest(), "big", signed=True
+        )
+        for rule, pattern in pairs
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) WITH ORDINALITY AS t(k, n) ORDER BY n", [keys]
+        )
 
 
 def _insert_rows(audit_id, new: list[NewURL]) -> None:

@@ -40,6 +40,12 @@ SKIP_RULES: dict[str, tuple[str, str, str]] = {
         "max_query_variants_per_path",
         "Raise the project's query variants per path, or keep facet links out of search engines' reach.",
     ),
+    SkippedURL.RULE_IDENTICAL_PAGES: (
+        "a shape whose crawled pages keep having the same main text: one page under endless URLs",
+        "max_identical_pages_per_pattern",
+        "Raise the project's identical pages per path shape if these pages differ in what matters; else keep "
+        "the links that make these URLs (session ids, filters that change nothing) out of crawlers' reach.",
+    ),
     SkippedURL.RULE_PATTERN_CAP: (
         "more URLs of one shape than the project's per-shape cap",
         "max_urls_per_pattern",

@@ -71,6 +71,9 @@ def trap_limits_for(config: dict) -> TrapLimits:
             config.get("max_query_variants_per_path") or defaults.max_query_variants_per_path
         ),
         max_dated_urls_per_pattern=int(config.get("max_dated_urls_per_pattern") or defaults.max_dated_urls_per_pattern),
+        max_identical_pages_per_pattern=int(
+            config.get("max_identical_pages_per_pattern") or defaults.max_identical_pages_per_pattern
+        ),
     )
 
 

@@ -172,6 +172,7 @@ def audit_start(
         "calendar_years_ahead": project.calendar_years_ahead,
         "max_query_variants_per_path": project.max_query_variants_per_path,
         "max_dated_urls_per_pattern": project.max_dated_urls_per_pattern,
+        "max_identical_pages_per_pattern": project.max_identical_pages_per_pattern,
         "query_policy": project.query_policy,
         "query_keep_keys": list(project.query_keep_keys or []),
         "extractors": list(project.extractors or []),  # custom extraction, as saved (audits/extraction.py)

@@ -245,7 +245,7 @@ def admin_project_data(project, **change) -> dict:
         "auth_username": "", "auth_password": "", "render_budget_pages": "1", "max_depth": "",
         "max_urls_per_pattern": "100", "query_policy": "keep", "query_keep_keys": "[]",
         "max_path_segments": "15", "calendar_years_ahead": "3", "max_dated_urls_per_pattern": "1000",
-        "max_query_variants_per_path": "500",
+        "max_query_variants_per_path": "500", "max_identical_pages_per_pattern": "100",
         "min_request_interval_ms": "0", "max_concurrency": "2", "check_overrides": "{}",
     }  # fmt: skip
     data.update(change)

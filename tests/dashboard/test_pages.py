@@ -9,9 +9,11 @@ import pytest
 from django.urls import reverse
 
 from audits import exports
-from audits.models import Page
-from audits.selectors import page_inlinks_store
+from audits.models import Audit, Page
+from audits.selectors import page_counts_store, page_inlinks_store
+from audits.stats import audit_stats_count
 from dashboard import pages as page_reads
+from dashboard.selectors import keyset_paginate
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory
@@ -160,3 +162,55 @@ def test_finalize_stores_the_inlinks_and_the_grid_reads_the_stored_count(owner_c
     counts = {p.url: p.inlinks for p in owner_client.get(
         reverse("audits:audit-pages", args=[audit.id]), {"sort": "-inlinks"}).context["pages"].object_list}  # fmt: skip
     assert counts[pages["c"].url] == 42 and counts[pages["a"].url] == 3
+
+
+def _store_counts(audit):
+    """What finalize does after the site checks (audits.pipeline.finalize)."""
+    page_counts_store(audit_id=audit.id)
+    Audit.objects.filter(id=audit.id).update(stats=audit_stats_count(audit_id=audit.id))
+    audit.refresh_from_db()
+
+
+@pytest.mark.parametrize("sort", ["-issues", "issues", "-inlinks", "inlinks"])
+def test_the_grid_sorts_on_the_stored_counts_as_it_did_on_counted_ones(owner_client, grid, sort):
+    audit, pages = grid
+    make_issue(audit, pages["b"], "missing-h1", "warning")
+    url = reverse("audits:audit-pages", args=[audit.id])
+    params = {"sort": sort, "cols": ["inlinks", "issues"]}
+    counted = [(p.url, p.inlinks, p.issues_total) for p in owner_client.get(url, params).context["pages"]]
+    assert not page_reads.page_counts_stored(audit=audit)
+    _store_counts(audit)
+    assert page_reads.page_counts_stored(audit=audit)
+    assert dict(Page.objects.filter(audit=audit).values_list("url", "issues_count")) == {
+        url: issues for url, _inlinks, issues in counted
+    }
+    response = owner_client.get(url, params)
+    assert [(p.url, p.inlinks, p.issues_total) for p in response.context["pages"]] == counted
+    assert counted[0 if sort.startswith("-") else -1][0] == pages["a"].url  # two issues, three inlinks: the most
+    assert counted[0 if sort.startswith("-") else -1][1:] == (3, 2)
+
+
+@pytest.mark.parametrize("sort", ["-issues", "-inlinks", "-words", "words", "-title_len", "-depth", "depth", "-url"])
+def test_keyset_pages_of_every_sort_hold_each_page_once_in_order_both_ways(grid, sort):
+    """Two rows a page, forwards to the end and back: the bound the keyset adds on the sorted column (an index
+    range) keeps every row, NULLs last included."""
+    audit, pages = grid
+    Page.objects.filter(id=pages["c"].id).update(depth=None, word_count=7)
+    Page.objects.filter(id=pages["d"].id).update(word_count=7)
+    _store_counts(audit)
+    rows = page_reads.page_list(pages=Page.objects.filter(audit=audit), columns=[], sort=sort, counted=True)
+    expected = [p.url for p in rows]
+    columns = page_reads.page_keyset_columns(sort)
+    seen, cursor = [], None
+    while True:
+        page = keyset_paginate(rows, columns=columns, cursor=cursor, tag=sort, per_page=2)
+        seen += [p.url for p in page]
+        if not page.has_next:
+            break
+        cursor = page.next_cursor
+    assert seen == expected
+    last, back = len(page), []
+    while page.has_previous:
+        page = keyset_paginate(rows, columns=columns, cursor=page.previous_cursor, tag=sort, per_page=2)
+        back = [p.url for p in page] + back
+    assert back == expected[:-last]

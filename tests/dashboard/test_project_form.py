@@ -22,6 +22,7 @@ VALID = {
     "calendar_years_ahead": "3",
     "max_dated_urls_per_pattern": "1000",
     "max_query_variants_per_path": "500",
+    "max_identical_pages_per_pattern": "100",
     "render_budget_pages": "1",
     "min_request_interval_ms": "0",
     "max_concurrency": "2",

@@ -319,6 +319,7 @@ def test_project_create_edit_and_write_only_password(owner_client, owner):
             "calendar_years_ahead": "3",
             "max_dated_urls_per_pattern": "1000",
             "max_query_variants_per_path": "500",
+            "max_identical_pages_per_pattern": "100",
             "render_budget_pages": "10",
             "min_request_interval_ms": "250",
             "max_concurrency": "4",
@@ -358,7 +359,7 @@ def test_project_check_settings_are_validated_json(owner_client, owner):
     base = {"name": "Checks", "base_url": "https://c.test/", "max_pages": "10", "query_policy": "keep"}
     base.update(max_urls_per_pattern="100", render_budget_pages="1", min_request_interval_ms="0", max_concurrency="2")
     traps = {"max_path_segments": "15", "calendar_years_ahead": "3", "max_dated_urls_per_pattern": "1000"}
-    base.update(traps, max_query_variants_per_path="500")
+    base.update(traps, max_query_variants_per_path="500", max_identical_pages_per_pattern="100")
     url = reverse("audits:project-create")
     bad_json = owner_client.post(url, {**base, "check_overrides": "{disabled: [}"})
     assert "not valid JSON" in str(bad_json.context["form"].errors["check_overrides"])

@@ -1,6 +1,7 @@
 """Endless URL spaces are recognised by their signs, not by how many URLs one template has: a real crawl
 (the CLI, as a person runs it) of a shop whose 2,500 products share one shape, beside an events calendar that
-runs into the future and a relative-link loop. The catalogue is crawled whole; each
+runs into the future, a relative-link loop and a list whose every page says the same under a new URL. The
+catalogue is crawled whole; each
 trap is stopped and said: an issue, an event, the API's `urls_skipped` and the CLI's last line."""
 
 import json
@@ -12,7 +13,7 @@ import pytest
 
 from accounts.tokens import token_create
 from audits.models import Audit, AuditEvent, Issue, Page
-from crawler.limits import TRAP_CALENDAR_YEARS_AHEAD
+from crawler.limits import TRAP_CALENDAR_YEARS_AHEAD, TRAP_MAX_IDENTICAL_PAGES_PER_PATTERN
 from scratchpad.models import SkippedURL
 from tests.api.conftest import bearer_client
 from tests.support.sites import serve_handler
@@ -49,6 +50,7 @@ class ShopWithTraps(BaseHTTPRequestHandler):
                 f"<h1>Shop</h1>{listings}"
                 f'<a href="/events/{_month(date.today())}">Events this month</a> '
                 '<a href="a/">A section that links itself relatively</a> '
+                '<a href="/list/1/">Everything</a> '
                 '<a href="/search?color=red&size=m">Red, medium</a> <a href="/search?size=m&color=red">Medium, red</a>'
             )
             return self._send(_page("Shop home", body))
@@ -67,6 +69,12 @@ class ShopWithTraps(BaseHTTPRequestHandler):
             nxt = f"{y + (m == 12):04d}-{m % 12 + 1:02d}"
             body = f'<h1>Events {y}-{m:02d}</h1><a href="/events/{nxt}">next month</a>'
             return self._send(_page(f"Events in {y}-{m:02d}", body))
+        if match := re.fullmatch(r"/list/(\d+)/", path):
+            # One page under endless URLs: the same main text, and links to the next two "pages" of it.
+            n = int(match.group(1))
+            body = f'<h1>Everything we sell</h1><p>The whole range.</p><a href="/list/{n + 1}/">More</a> '
+            body += f'<a href="/list/{n + 2}/">Even more</a>'
+            return self._send(_page("Everything", body))
         if re.fullmatch(r"/(a/)+", path):
             return self._send(_page(f"Section {path}", '<h1>Section</h1><a href="a/">deeper</a>'))
         if path.startswith("/search?"):
@@ -105,19 +113,25 @@ def test_a_catalogue_of_one_shape_is_crawled_whole_while_traps_are_stopped_by_th
 
     # Issues: one per rule and shape, with the count, examples and the setting that raises it.
     issues = {i.details["rule"]: i for i in Issue.objects.filter(audit=audit, type="crawl-urls-skipped")}
-    assert set(issues) == {"calendar", "repeating-path"}
+    assert set(issues) == {"calendar", "repeating-path", "identical-pages"}
     calendar = issues["calendar"]
     assert calendar.severity == "warning" and calendar.page_id is None
     assert calendar.details["pattern"] == "/events/{date}"
     assert calendar.details["urls_skipped"] == 1 and calendar.details["examples"] == [beyond]
     assert calendar.details["setting"] == "calendar_years_ahead"
     assert issues["repeating-path"].details["examples"] == [f"{base}/a/a/a/"]
+    # The list: crawled until its pages had shown the same main text often enough, then its new links skipped.
+    listed_pages = sum(1 for u in urls if u.startswith(f"{base}/list/"))
+    assert TRAP_MAX_IDENTICAL_PAGES_PER_PATTERN <= listed_pages <= 2 * TRAP_MAX_IDENTICAL_PAGES_PER_PATTERN
+    identical = issues["identical-pages"]
+    assert identical.details["pattern"] == "/list/{n}/" and identical.details["urls_skipped"] >= 1
+    assert identical.details["setting"] == "max_identical_pages_per_pattern"
     assert not Issue.objects.filter(audit=audit, type="max-pages-reached").exists()
     assert not SkippedURL.objects.filter(audit=audit).exists()  # purged with the frontier, kept in the issues
 
     # Events: once per rule and shape, when it first fired.
     events = AuditEvent.objects.filter(audit=audit, kind=AuditEvent.Kind.URLS_SKIPPED)
-    assert sorted(e.data["rule"] for e in events) == ["calendar", "repeating-path"]
+    assert sorted(e.data["rule"] for e in events) == ["calendar", "identical-pages", "repeating-path"]
     calendar_event = next(e for e in events if e.data["rule"] == "calendar")
     assert "raise calendar_years_ahead" in calendar_event.message and beyond in calendar_event.message
 

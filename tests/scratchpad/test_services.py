@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from audits.pipeline.scope import url_pattern
 from scratchpad.limits import MAX_HANDOUTS_PER_URL
-from scratchpad.models import CrawlChunk, Frontier, SkippedURL
+from scratchpad.models import CrawlChunk, Frontier, ShapeText, SkippedURL
 from scratchpad.selectors import frontier_stats
 from scratchpad.services import (
     Edge,
@@ -20,9 +20,11 @@ from scratchpad.services import (
     chunk_renew,
     frontier_claim,
     frontier_hold,
+    frontier_purge,
     frontier_record_batch,
     frontier_release,
     frontier_seed,
+    shape_texts_record,
 )
 from tests.factories import AuditFactory
 
@@ -310,3 +312,108 @@ def test_without_a_cap_a_catalogue_of_one_shape_is_queued_whole():
     outcome = frontier_record_batch(audit_id=audit.id, lease_key="k", done_ids=[], discovered=found, edges=[])
     assert outcome.capped == 0
     assert Frontier.objects.filter(audit=audit, pattern="/p/{n}.html").count() == 3000
+
+
+def _texts(audit, pages, max_identical=5, share=0.9):
+    with transaction.atomic():
+        return shape_texts_record(audit_id=audit.id, pages=pages, max_identical=max_identical, share=share)
+
+
+def test_a_shape_whose_pages_keep_one_main_text_is_trapped_and_its_new_links_skipped():
+    audit = AuditFactory()
+    frontier_seed(audit_id=audit.id, urls=[NewURL("http://127.0.0.1:1/", depth=0, source="start")])
+    shape = "/list/{n}/"
+    assert _texts(audit, [(shape, "same")] * 3) == []
+    assert _texts(audit, [(shape, "same")] + [("/p/{n}.html", "other")]) == []  # 4 of 5: under the count
+    assert _texts(audit, [(shape, "same")]) == [shape]  # 5 identical pages, all of the shape's: trapped
+    assert _texts(audit, [(shape, "same")]) == []  # said once; the row stays trapped
+    assert ShapeText.objects.get(audit=audit, pattern=shape, text_hash="").pages == 6
+    assert ShapeText.objects.get(audit=audit, pattern=shape, text_hash="same").pages == 6
+
+    found = [_found(f"http://127.0.0.1:1/list/{n}/") for n in range(10, 13)] + [_found("http://127.0.0.1:1/p/9.html")]
+    sitemap = NewURL("http://127.0.0.1:1/list/99/", depth=None, source="sitemap", in_sitemap=True, pattern=shape)
+    outcome = frontier_record_batch(
+        audit_id=audit.id, lease_key="k", done_ids=[], discovered=[*found, sitemap], edges=[], identical_rule=True
+    )
+    assert outcome.capped == 3
+    assert [(f.rule, f.pattern) for f in outcome.first_skips] == [("identical-pages", shape)]
+    queued = set(Frontier.objects.filter(audit=audit).values_list("url", flat=True))
+    assert "http://127.0.0.1:1/p/9.html" in queued and "http://127.0.0.1:1/list/99/" in queued  # the site asked
+    assert not {u.url for u in found[:3]} & queued
+    # The rule off (a persister without trap settings): nothing skipped.
+    off = frontier_record_batch(
+        audit_id=audit.id, lease_key="k", done_ids=[], discovered=[_found("http://127.0.0.1:1/list/50/")], edges=[]
+    )
+    assert off.capped == 0
+    frontier_purge(audit_id=audit.id)
+    assert not ShapeText.objects.filter(audit=audit).exists()
+
+
+def test_a_catalogue_where_some_pages_share_a_text_is_not_a_trap():
+    audit = AuditFactory()
+    shape = "/p/{n}.html"
+    # 20 "out of stock" pages with one text among 60 distinct products: the count is reached, the share is not.
+    pages = [(shape, "out-of-stock")] * 20 + [(shape, f"product-{i}") for i in range(60)]
+    assert _texts(audit, pages) == []
+    assert not ShapeText.objects.get(audit=audit, pattern=shape, text_hash="").trapped
+
+
+def test_two_batches_counting_one_shape_at_once_lose_no_page():
+    audit = AuditFactory()
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def batch(text):
+        try:
+            barrier.wait()
+            for _ in range(10):
+                _texts(audit, [("/a/{n}", text), ("/b/{n}", text)] * 5, max_identical=1000)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=batch, args=(t,)) for t in ("x", "y")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    totals = dict(ShapeText.objects.filter(audit=audit, text_hash="").values_list("pattern", "pages"))
+    assert totals == {"/a/{n}": 100, "/b/{n}": 100}
+
+
+def test_two_batches_skipping_under_one_rule_and_shape_at_once_say_it_once():
+    # The first batch has recorded its skip but not committed when the second records another URL of the same
+    # rule and shape: the second must look for earlier skips only once the first committed.
+    audit = AuditFactory()
+    recorded, errors, firsts = threading.Event(), [], {}
+
+    def batch(name, url, wait_for=None):
+        try:
+            if wait_for is not None:
+                wait_for.wait(timeout=30)
+            with transaction.atomic():
+                outcome = frontier_record_batch(
+                    audit_id=audit.id, lease_key=name, done_ids=[], edges=[], discovered=[_found(url, trap="calendar")]
+                )
+                firsts[name] = outcome.first_skips
+                if wait_for is None:
+                    recorded.set()
+                    threading.Event().wait(0.5)  # hold the transaction open while the other batch runs
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=batch, args=("a", "http://127.0.0.1:1/events/2090-01")),
+        threading.Thread(target=batch, args=("b", "http://127.0.0.1:1/events/2090-02", recorded)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(firsts["a"]) == 1 and firsts["b"] == ()
+    assert SkippedURL.objects.filter(audit=audit, rule="calendar").count() == 2

@@ -1,0 +1,114 @@
+"""Figures over all of an audit's pages and issues that its overview, live block, issues table and report show:
+pages per status class, depth, indexability and response time; the fetch span the crawl rate is read from; issue
+rows per type and severity. Finalize counts them once and stores them on Audit.stats, since a completed audit's
+pages and issues no longer change: a screen of a finished 100,000-page audit then reads one row instead of
+aggregating every page and issue on each request. Any other audit is counted when asked."""
+
+from django.db.models import Count, Max, Min, Q
+
+from audits.models import Audit, Issue, Page
+
+# (label, filter, tone) per bar of a chart; one aggregate over the audit's pages computes them all. The
+# dashboard's overview and the shared report draw them (dashboard.report).
+STATUS_BARS = (
+    ("2xx OK", Q(status_code__gte=200, status_code__lt=300), "ok"),
+    ("3xx redirect", Q(status_code__gte=300, status_code__lt=400), "info"),
+    ("4xx client error", Q(status_code__gte=400, status_code__lt=500), "warning"),
+    ("5xx server error", Q(status_code__gte=500), "critical"),
+    ("No response", Q(status_code__isnull=True), "muted"),
+)
+DEPTH_BARS = (
+    *((f"Depth {d}", Q(depth=d), "info") for d in range(5)),
+    ("Depth 5+", Q(depth__gte=5), "info"),
+    ("Sitemap only", Q(depth__isnull=True), "muted"),
+)
+RESPONSE_TIME_BARS = (
+    ("< 200 ms", Q(response_time_ms__lt=200), "ok"),
+    ("200–499 ms", Q(response_time_ms__gte=200, response_time_ms__lt=500), "ok"),
+    ("500–999 ms", Q(response_time_ms__gte=500, response_time_ms__lt=1000), "warning"),
+    ("1–2 s", Q(response_time_ms__gte=1000, response_time_ms__lt=2000), "warning"),
+    ("≥ 2 s", Q(response_time_ms__gte=2000), "critical"),
+)
+INDEXABLE_BARS = (
+    ("Indexable", Q(is_indexable=True), "ok"),
+    ("Not indexable", Q(is_indexable=False), "warning"),
+)
+CHARTS = (
+    ("status", "Pages by status code", STATUS_BARS),
+    ("depth", "Pages by crawl depth", DEPTH_BARS),
+    ("indexability", "Indexability", INDEXABLE_BARS),
+    ("response", "Pages by response time", RESPONSE_TIME_BARS),
+)
+
+
+def bar_key(chart: str, label: str) -> str:
+    """A bar's key in the counts: by its label, so a stored figure of a bar since renamed is not read."""
+    return f"{chart}:{label}"
+
+
+_BAR_KEYS = frozenset(bar_key(key, label) for key, _title, bars in CHARTS for label, _q, _tone in bars)
+
+
+def page_stats_count(*, audit_id) -> dict:
+    """Every bar's page count, the pages and the fetch span (fetched pages, first and last fetch, ISO 8601),
+    in one aggregate over the audit's pages."""
+    bars = [(bar_key(key, label), q) for key, _title, chart_bars in CHARTS for label, q, _tone in chart_bars]
+    row = Page.objects.filter(audit_id=audit_id).aggregate(
+        **{f"bar{i}": Count("id", filter=q) for i, (_key, q) in enumerate(bars)},  # a label is no SQL alias
+        pages=Count("id"),
+        fetched=Count("id", filter=Q(fetched_at__isnull=False)),
+        first=Min("fetched_at"),
+        last=Max("fetched_at"),
+    )
+    return {
+        "pages": row["pages"],
+        "bars": {key: row[f"bar{i}"] for i, (key, _q) in enumerate(bars)},
+        "fetched": row["fetched"],
+        "first_fetched_at": row["first"].isoformat() if row["first"] else None,
+        "last_fetched_at": row["last"].isoformat() if row["last"] else None,
+    }
+
+
+def issue_type_rows(*, audit_id) -> list[dict]:
+    """Issue rows per (type, severity): `n` rows, distinct `pages`, `site` rows tied to no page; one grouped
+    query (audits.priority ranks them)."""
+    rows = (
+        Issue.objects.filter(audit_id=audit_id)
+        .order_by()
+        .values("type", "severity")
+        .annotate(n=Count("id"), pages=Count("page_id", distinct=True), site=Count("id", filter=Q(page_id=None)))
+    )
+    return sorted((dict(r) for r in rows), key=lambda r: (r["type"], r["severity"]))
+
+
+def audit_stats_count(*, audit_id) -> dict:
+    """What finalize stores on Audit.stats: page_stats_count's figures and `issue_types` (issue_type_rows)."""
+    return {**page_stats_count(audit_id=audit_id), "issue_types": issue_type_rows(audit_id=audit_id)}
+
+
+def _stored(audit: Audit) -> dict:
+    return (audit.stats or {}) if audit.status == Audit.Status.COMPLETED else {}
+
+
+def page_stats(*, audit: Audit) -> dict:
+    """page_stats_count's figures: stored by finalize for a completed audit, counted now for any other (a
+    running audit's pages still change; a failed or cancelled one never finalized) and for one completed
+    before the figures were stored or whose bars have changed since."""
+    stored = _stored(audit)
+    if _BAR_KEYS <= set(stored.get("bars") or {}):
+        return stored
+    return page_stats_count(audit_id=audit.id)
+
+
+def issue_type_counts(*, audit: Audit) -> list[dict]:
+    """issue_type_rows of the audit: stored by finalize for a completed audit, counted now for any other."""
+    stored = _stored(audit).get("issue_types")
+    return stored if stored is not None else issue_type_rows(audit_id=audit.id)
+
+
+def severity_counts(*, audit: Audit) -> dict[str, int]:
+    """Issue rows per severity (only the severities present), from issue_type_counts."""
+    counts: dict[str, int] = {}
+    for row in issue_type_counts(audit=audit):
+        counts[row["severity"]] = counts.get(row["severity"], 0) + row["n"]
+    return counts

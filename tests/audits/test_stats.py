@@ -1,0 +1,93 @@
+"""The figures finalize stores (audits.stats, Page.issues_count): equal to a recount of the rows they sum up, read
+without a query once the audit completed, counted for any other audit, and the screens that read them show
+the same figures either way."""
+
+import pytest
+from django.db.models import Count
+
+from audits import stats
+from audits.models import Audit, Issue, Page
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
+from audits.priority import issue_summary
+from audits.selectors import issues_by_severity, issues_by_type, page_inlinks_count
+from dashboard.report import report_summary
+from dashboard.selectors import audit_progress, page_distributions
+from tests.audits.checks.sites import HOME_LINKS, html_route, page, serve, site_check_routes
+from tests.factories import ProjectFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def crawled(transactional_db):
+    """A site with every site-check situation, crawled and finalized by the real pipeline."""
+    routes = {}
+    with serve(routes) as base:
+        routes.update(site_check_routes(base))
+        routes["/"] = html_route(page("home", links=[(p, f"Go to {p}") for p in HOME_LINKS], words=100))
+        project = ProjectFactory(base_url=base + "/")
+        audit = audit_start(project=project, start_url=base + "/", max_pages=200, dispatch=False)
+        pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED, audit.error_detail
+    return audit
+
+
+def _without_stats(audit: Audit) -> Audit:
+    """The same audit as one completed before its figures were stored: everything is counted."""
+    audit = Audit.objects.get(id=audit.id)
+    audit.stats = {}
+    return audit
+
+
+def test_finalize_stores_figures_equal_to_a_recount(crawled, django_assert_num_queries):
+    audit = crawled
+    assert audit.stats == stats.audit_stats_count(audit_id=audit.id)
+    assert audit.stats["pages"] == audit.pages_crawled == Page.objects.filter(audit=audit).count()
+    assert sum(audit.stats["bars"][stats.bar_key("status", label)] for label, *_ in stats.STATUS_BARS) == (
+        audit.pages_crawled
+    )
+    assert {row["type"] for row in audit.stats["issue_types"]} == set(
+        Issue.objects.filter(audit=audit).values_list("type", flat=True)
+    )
+    assert sum(row["n"] for row in audit.stats["issue_types"]) == Issue.objects.filter(audit=audit).count()
+    # Each page's issue rows and inlinks, as the grid counted them before finalize stored them.
+    pages = Page.objects.filter(audit=audit).order_by("url")
+    recount = pages.annotate(rows=Count("issues"), counted=page_inlinks_count()).values_list("url", "rows", "counted")
+    assert list(pages.values_list("url", "issues_count", "inlinks_count")) == list(recount)
+    assert pages.filter(issues_count__gt=1).exists() and pages.filter(issues_count=0).exists()
+    # A completed audit reads them without a query.
+    with django_assert_num_queries(0):
+        assert stats.page_stats(audit=audit) is audit.stats
+        assert stats.issue_type_counts(audit=audit) is audit.stats["issue_types"]
+
+
+def test_the_screens_show_the_same_figures_stored_or_counted(crawled, django_assert_max_num_queries):
+    stored, counted = crawled, _without_stats(crawled)
+    assert issues_by_type(audit=stored) == issues_by_type(audit=counted)
+    assert issues_by_severity(audit=stored) == issues_by_severity(audit=counted)
+    assert issue_summary(audit=stored) == issue_summary(audit=counted)
+    assert page_distributions(audit=stored) == page_distributions(audit=counted)
+    assert audit_progress(audit=stored)["rate"] == audit_progress(audit=counted)["rate"]
+    report, recounted = report_summary(audit=stored), report_summary(audit=counted)
+    assert report["charts"] == recounted["charts"] and report["severity_counts"] == recounted["severity_counts"]
+    assert report["pages"] == recounted["pages"] and report["top_issues"] == recounted["top_issues"]
+    with django_assert_max_num_queries(0):  # a completed audit's report: no aggregate over pages or issues
+        report_summary(audit=stored)
+
+
+def test_figures_are_counted_not_read_unless_the_audit_completed_with_these_bars(crawled):
+    """Stored figures are trusted only on a completed audit (any other's pages may still change) and only for
+    the bars they name (a bar renamed since is recounted)."""
+    for status in (Audit.Status.RUNNING, Audit.Status.FAILED, Audit.Status.CANCELLED):
+        audit = Audit.objects.get(id=crawled.id)
+        audit.status = status
+        audit.stats = {**audit.stats, "pages": -1, "issue_types": []}  # what a stale copy would say
+        assert stats.page_stats(audit=audit)["pages"] == crawled.pages_crawled
+        assert stats.issue_type_counts(audit=audit) == crawled.stats["issue_types"]
+    audit = Audit.objects.get(id=crawled.id)
+    bars = dict(audit.stats["bars"])
+    bars["status:2xx"] = bars.pop(stats.bar_key("status", "2xx OK"))  # as stored under an older label
+    audit.stats = {**audit.stats, "bars": bars}
+    assert stats.page_stats(audit=audit)["bars"] == crawled.stats["bars"]
