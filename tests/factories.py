@@ -29,7 +29,7 @@ from audits.models import (
     lighthouse_id_for,
     page_id_for,
 )
-from scratchpad.models import CrawlChunk, Frontier, LinkEdge, SkippedURL, Throttle
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge, ShapeText, SkippedURL, Throttle
 from webhooks.models import Webhook, WebhookDelivery
 
 PASSWORD = "pw-for-tests"
@@ -280,6 +280,18 @@ class SkippedURLFactory(factory.django.DjangoModelFactory):
     url = factory.Sequence(lambda n: f"https://example.com/events/{2090 + n}-01")
     rule = "calendar"
     pattern = "/events/{date}"
+
+
+class ShapeTextFactory(factory.django.DjangoModelFactory):
+    """Crawled pages of one shape sharing one main text, as scratchpad.services.shape_texts_record counts them."""
+
+    class Meta:
+        model = ShapeText
+
+    audit = factory.SubFactory(AuditFactory)
+    pattern = factory.Sequence(lambda n: f"/list{n}/{{n}}/")
+    text_hash = "3f786850e387550f"
+    pages = 12
 
 
 class ShareLinkFactory(factory.django.DjangoModelFactory):
