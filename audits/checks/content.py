@@ -17,10 +17,13 @@ means by "95 % the same"; MinHash estimates Jaccard J, and Dice = 2J / (1 + J).
 import base64
 import functools
 import re
+import uuid
 from collections.abc import Iterator
 
 import numpy as np
 from django.db.models import Count
+
+from audits.models import Page
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
@@ -29,7 +32,9 @@ LSH_SLACK = 0.1  # the LSH index finds pairs down to this much below the Jaccard
 LSH_THRESHOLD_FLOOR = 0.3
 LSH_QUADRATURE_NODES = SIGNATURE_PERMUTATIONS // 2 + 1  # Gauss–Legendre is exact up to degree 2n - 1 >= 128
 BAND_KEY_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant (golden ratio): mixes a band's values
-VERIFY_BATCH_PAIRS = 50_000  # candidate pairs compared per numpy step
+VERIFY_BATCH_PAIRS = 8_192  # candidate pairs compared per numpy step (two 4 MiB slices of the signatures)
+URL_LOOKUP_BATCH = 1000  # page ids per query when the near duplicates' URLs are read
+SIGNATURE_GROW_ROWS = 1024  # rows of the signatures' array made when no size is known, and its smallest size
 CANDIDATES_PER_PAGE_MAX = 200  # pages verified per page: a template with thousands of copies stays linear
 OTHER_URLS_MAX = 3
 SOFT_404_BODY_WORDS_MAX = 150  # error-page wording in the text counts only on a page this short
@@ -266,23 +271,20 @@ def _band_pairs(keys: np.ndarray) -> Iterator[tuple[int, int]]:
                 yield (int(page), int(other)) if page < other else (int(other), int(page))
 
 
-def near_duplicate_groups(rows, *, min_similarity: float):
+def near_duplicate_groups(rows, *, min_similarity: float, expected_rows: int = 0):
     """Near duplicates among `rows` ((key, signature values), one per distinct text), LSH-bucketed.
 
     Yields (index, [(other index, similarity 0..1), …] best first) for each row with at least one match.
     Banding as in datasketch's MinHashLSH (its (bands, rows) choice), done band by band on one array: each band
     is a sort of n 64-bit keys, a bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of it only, and
     every candidate pair is verified on the whole signature. Memory: the signatures (n × 128 × 4 bytes), one
-    band's keys and the candidate pairs; time: n log n per band.
+    band's keys and the candidate pairs; time: n log n per band. `expected_rows` (at least the rows to come)
+    lets the signatures go straight into one array of their size: gathered as 100,000 small arrays and stacked,
+    they took three times the array's memory at their peak.
     """
-    keys, values = [], []
-    for key, signature in rows:
-        keys.append(key)
-        values.append(signature)
-    if len(values) < 2:
+    keys, matrix = _signature_matrix(rows, expected_rows)
+    if len(keys) < 2:
         return
-    matrix = np.vstack(values)
-    del values
     bands, band_rows = lsh_bands(min_similarity)
     candidates: set[tuple[int, int]] = set()
     for band in range(bands):
@@ -303,6 +305,19 @@ def near_duplicate_groups(rows, *, min_similarity: float):
         yield index, found
 
 
+def _signature_matrix(rows, expected_rows: int) -> tuple[list, np.ndarray]:
+    """(keys, the signatures as one (n, SIGNATURE_PERMUTATIONS) uint32 array), filled in place; grown by half
+    again when more rows come than expected."""
+    matrix = np.empty((max(expected_rows, SIGNATURE_GROW_ROWS), SIGNATURE_PERMUTATIONS), dtype=np.uint32)
+    keys: list = []
+    for key, signature in rows:
+        if len(keys) == len(matrix):
+            matrix = np.resize(matrix, (len(matrix) * 3 // 2, SIGNATURE_PERMUTATIONS))
+        matrix[len(keys)] = signature
+        keys.append(key)
+    return keys, matrix[: len(keys)]
+
+
 def near_duplicates(audit, out, judged_pages) -> None:
     """near-duplicate-content: indexable pages whose main text is at least min_similarity_pct % the same as
     another's (exact copies are duplicate-content: one of each is compared here)."""
@@ -313,34 +328,63 @@ def near_duplicates(audit, out, judged_pages) -> None:
         judged_pages.filter(is_indexable=True, main_words__gte=min_words)
         .exclude(text_signature="")
         .order_by("main_text_hash", "url")
-        .values_list("id", "url", "main_text_hash", "text_signature")
+        .values_list("id", "main_text_hash", "text_signature")
     )
-    pages: list[tuple] = []  # (id, url) of the first page of each distinct main text
+    # Held per page while the signatures are grouped: the signature (512 bytes) and the id as 16 raw bytes; URLs
+    # are read afterwards for the pages that have a near duplicate (an id and URL object per page was ~200 bytes).
+    ids = np.empty(rows.count(), dtype="S16")  # an upper bound of the distinct texts
 
     def signatures():
-        last_hash = None
-        for page_id, url, text_hash, signature in rows.iterator(chunk_size=2000):
+        nonlocal ids
+        last_hash, n = None, 0
+        for page_id, text_hash, signature in rows.iterator(chunk_size=2000):
             if text_hash == last_hash:
                 continue
             last_hash = text_hash
             values = signature_values(signature)
             if values is not None:
-                pages.append((page_id, url))
-                yield url, values
+                if n == len(ids):
+                    ids = np.resize(ids, max(1, 2 * n))
+                ids[n] = _as_uuid(page_id).bytes
+                yield n, values
+                n += 1
 
-    for index, matches in near_duplicate_groups(signatures(), min_similarity=min_similarity):
-        page_id, url = pages[index]
+    found = list(near_duplicate_groups(signatures(), min_similarity=min_similarity, expected_rows=len(ids)))
+    urls = _urls_by_index(ids, {i for index, matches in found for i in (index, *(m for m, _ in matches))})
+    for index, matches in found:
+        matches.sort(key=lambda m: (-m[1], urls[m[0]]))  # best first, then by URL
         best, similarity = matches[0]
         out.add(
             "near-duplicate-content",
-            page_id=page_id,
-            page_url=url,
+            page_id=_as_uuid(ids[index]),
+            page_url=urls[index],
             similarity_pct=round(similarity * 100, 1),
-            most_similar_url=pages[best][1],
+            most_similar_url=urls[best],
             near_duplicates=len(matches),
-            other_urls=[pages[m][1] for m, _ in matches[:OTHER_URLS_MAX]],
+            other_urls=[urls[m] for m, _ in matches[:OTHER_URLS_MAX]],
             min_similarity_pct=settings.threshold("near-duplicate-content", "min_similarity_pct"),
         )
+
+
+def _as_uuid(value) -> uuid.UUID:
+    """A page id as a UUID: from the database (a UUID, or its hex on SQLite) or as 16 raw bytes."""
+    if isinstance(value, uuid.UUID):
+        return value
+    if isinstance(value, bytes | np.bytes_):
+        return uuid.UUID(bytes=bytes(value).ljust(16, b"\0"))  # numpy drops trailing zero bytes
+    return uuid.UUID(str(value))
+
+
+def _urls_by_index(ids: np.ndarray, indexes: set[int]) -> dict[int, str]:
+    """{index: URL} of the pages at `indexes` of `ids`, read in batches."""
+    by_id = {_as_uuid(ids[i]): i for i in indexes}
+    urls: dict[int, str] = {}
+    wanted = list(by_id)
+    for start in range(0, len(wanted), URL_LOOKUP_BATCH):
+        part = wanted[start : start + URL_LOOKUP_BATCH]
+        for page_id, url in Page.objects.filter(id__in=part).values_list("id", "url"):
+            urls[by_id[_as_uuid(page_id)]] = url
+    return urls
 
 
 def soft_404s(audit, out, judged_pages) -> None:
