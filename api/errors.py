@@ -39,6 +39,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpResponse
+from django.views.defaults import bad_request as default_bad_request
 from django.views.defaults import page_not_found as default_page_not_found
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -68,6 +69,7 @@ TITLES = {
     "audit_capacity_reached": "No capacity for another audit",
     "project_name_taken": "Project name taken",
     "request_too_large": "Request body too large",
+    "bad_request": "Bad request",
 }
 
 
@@ -200,13 +202,26 @@ class ProblemSerializer(serializers.Serializer):
 def page_not_found(request, exception=None):
     """handler404: a URL under /api/ that matches no route answers problem JSON, the rest Django's page."""
     if request.path.startswith("/api/"):
-        body = {
-            "type": TYPE_PREFIX + "not_found",
-            "title": TITLES["not_found"],
-            "status": 404,
-            "detail": "No API resource at this address.",
-            "code": "not_found",
-            "field": None,
-        }
-        return HttpResponse(json.dumps(body), status=404, content_type=PROBLEM_CONTENT_TYPE)
+        return _plain_problem(404, "not_found", "No API resource at this address.")
     return default_page_not_found(request, exception)
+
+
+def bad_request(request, exception=None):
+    """handler400: a request Django refuses before any view (an empty or unknown Host header, a suspicious
+    operation) answers problem JSON under /api/, the rest Django's page."""
+    if request.path.startswith("/api/"):
+        return _plain_problem(400, "bad_request", "The request is malformed (for instance its Host header).")
+    return default_bad_request(request, exception)
+
+
+def _plain_problem(status_code: int, code: str, detail: str) -> HttpResponse:
+    """Problem JSON outside DRF (Django's error handlers)."""
+    body = {
+        "type": TYPE_PREFIX + code,
+        "title": TITLES[code],
+        "status": status_code,
+        "detail": detail,
+        "code": code,
+        "field": None,
+    }
+    return HttpResponse(json.dumps(body), status=status_code, content_type=PROBLEM_CONTENT_TYPE)

@@ -28,5 +28,7 @@ urlpatterns = [
     path("", include("dashboard.urls")),
 ]
 
-# Unknown URLs under /api/ answer problem JSON like the rest of the API; elsewhere Django's 404 page.
+# Unknown URLs and requests Django refuses (a bad Host header) under /api/ answer problem JSON like the rest of
+# the API; elsewhere Django's pages.
 handler404 = "api.errors.page_not_found"
+handler400 = "api.errors.bad_request"

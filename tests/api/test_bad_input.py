@@ -123,3 +123,12 @@ def test_an_oversized_number_is_a_parse_error(api, user):
     body = '{"name": "x", "base_url": "http://127.0.0.1:8000/", "max_pages": ' + "9" * 5000 + "}"
     assert_problem(api.generic("POST", PROJECTS, body, content_type="application/json"), 400, "parse_error")
     assert Project.objects.count() == 0
+
+
+@pytest.mark.parametrize("host", ["", "no such host.invalid"])
+def test_a_request_django_refuses_before_any_view_answers_problem_json(client, host):
+    # An empty or unknown Host header is refused by Django itself (DisallowedHost): under /api/ the answer is
+    # still the API's problem JSON, as the schema says; elsewhere Django's own page.
+    assert_problem(client.get("/api/v1/projects/", HTTP_HOST=host), 400, "bad_request")
+    page = client.get("/projects/", HTTP_HOST=host)
+    assert page.status_code == 400 and page["Content-Type"].startswith("text/html")
