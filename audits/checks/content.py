@@ -23,6 +23,7 @@ from collections.abc import Iterator
 import numpy as np
 from django.db.models import Count
 
+from audits.checks.registry import as_uuid
 from audits.models import Page
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
@@ -345,7 +346,7 @@ def near_duplicates(audit, out, judged_pages) -> None:
             if values is not None:
                 if n == len(ids):
                     ids = np.resize(ids, max(1, 2 * n))
-                ids[n] = _as_uuid(page_id).bytes
+                ids[n] = as_uuid(page_id).bytes
                 yield n, values
                 n += 1
 
@@ -356,7 +357,7 @@ def near_duplicates(audit, out, judged_pages) -> None:
         best, similarity = matches[0]
         out.add(
             "near-duplicate-content",
-            page_id=_as_uuid(ids[index]),
+            page_id=_stored_id(ids, index),
             page_url=urls[index],
             similarity_pct=round(similarity * 100, 1),
             most_similar_url=urls[best],
@@ -366,24 +367,20 @@ def near_duplicates(audit, out, judged_pages) -> None:
         )
 
 
-def _as_uuid(value) -> uuid.UUID:
-    """A page id as a UUID: from the database (a UUID, or its hex on SQLite) or as 16 raw bytes."""
-    if isinstance(value, uuid.UUID):
-        return value
-    if isinstance(value, bytes | np.bytes_):
-        return uuid.UUID(bytes=bytes(value).ljust(16, b"\0"))  # numpy drops trailing zero bytes
-    return uuid.UUID(str(value))
+def _stored_id(ids: np.ndarray, index: int) -> uuid.UUID:
+    """The page id held at `index` as 16 raw bytes."""
+    return uuid.UUID(bytes=bytes(ids[index]).ljust(16, b"\0"))  # numpy drops trailing zero bytes
 
 
 def _urls_by_index(ids: np.ndarray, indexes: set[int]) -> dict[int, str]:
     """{index: URL} of the pages at `indexes` of `ids`, read in batches."""
-    by_id = {_as_uuid(ids[i]): i for i in indexes}
+    by_id = {_stored_id(ids, i): i for i in indexes}
     urls: dict[int, str] = {}
     wanted = list(by_id)
     for start in range(0, len(wanted), URL_LOOKUP_BATCH):
         part = wanted[start : start + URL_LOOKUP_BATCH]
         for page_id, url in Page.objects.filter(id__in=part).values_list("id", "url"):
-            urls[by_id[_as_uuid(page_id)]] = url
+            urls[by_id[as_uuid(page_id)]] = url
     return urls
 
 

@@ -7,6 +7,7 @@ reader of what is stored.
 """
 
 import logging
+import uuid
 from dataclasses import dataclass, field
 
 from audits.models import Issue, issue_id_for
@@ -20,6 +21,11 @@ SCOPES = ("page", "site", "lighthouse")
 
 HTML_BODY_CAP_BYTES = MAX_HTML_BYTES  # the crawler reads nothing past it (15 MiB), so no check can ask for more
 LARGE_HTML_DEFAULT_BYTES = 1024 * 1024  # heavy to download and parse long before a crawler stops reading
+
+
+def as_uuid(value) -> uuid.UUID:
+    """A page or audit id as a UUID, from what the database returns (a UUID, or its hex text on SQLite)."""
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ rows again (deterministic ids, details and ordering).
 """
 
 import logging
-import uuid
 
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Window
@@ -15,7 +14,7 @@ from audits.checks.content import near_duplicates, soft_404s
 from audits.checks.images import IMAGE_SITE_TYPES, image_answers, image_site_checks
 from audits.checks.page import hreflang_problem, robots_directives
 from audits.checks.pagination import pagination_checks
-from audits.checks.registry import SITE_TYPES, CheckSettings, make_issue
+from audits.checks.registry import SITE_TYPES, CheckSettings, as_uuid, make_issue
 from audits.checks.security import HEADER_TYPES, security_header_checks
 from audits.checks.skips import skipped_url_issues
 from audits.models import Issue, Page
@@ -136,10 +135,6 @@ def _db_id(value):
     return Page._meta.pk.get_db_prep_value(value, connection)
 
 
-def _as_uuid(value) -> uuid.UUID:
-    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
-
-
 def _stream(sql: str, params: list):
     """Rows of a raw query, fetched in chunks (a server-side cursor on PostgreSQL)."""
     with connection.chunked_cursor() as cursor:
@@ -215,7 +210,7 @@ def _link_issues(audit, out: _IssueWriter, issue_type: str) -> None:
             details["redirect_url"] = redirect_url
         elif status is None:
             details["fetch_error"] = fetch_error
-        out.add(issue_type, page_id=_as_uuid(source_id), page_url=source_url, dedupe_key=target, **details)
+        out.add(issue_type, page_id=as_uuid(source_id), page_url=source_url, dedupe_key=target, **details)
         reported += 1
     if reported < LINK_ISSUES_MAX:
         return
@@ -419,7 +414,7 @@ def _canonical_targets(audit, out: _IssueWriter) -> None:
             details["redirect_url"] = redirect_url
         if status is None:
             details["fetch_error"] = fetch_error
-        out.add("canonical-target-not-ok", page_id=_as_uuid(page_id), page_url=url, **details)
+        out.add("canonical-target-not-ok", page_id=as_uuid(page_id), page_url=url, **details)
 
 
 def _hreflang_returns(audit, out: _IssueWriter) -> None:
