@@ -24,6 +24,11 @@ DEPTH_PAGE_FETCH_ROWS = 5_000
 DEPTH_BFS_GATHER_EDGES = 131_072
 DEPTH_ISSUE_WRITE_BATCH = 500
 
+# Planner statistics during a crawl (pipeline.statistics): a crawl table is analyzed again once the rows changed
+# since its last ANALYZE exceed this share of the rows it held then, and this many rows.
+PLANNER_STATS_STALE_SHARE = 0.5
+PLANNER_STATS_STALE_MIN_ROWS = 2_000
+
 STEP_TIME_LIMIT_S = 600  # discovery and finalize
 LIGHTHOUSE_SOFT_TIME_LIMIT_S = 840  # the phase's own budget (pipeline.lighthouse) stays below this
 LIGHTHOUSE_TIME_LIMIT_S = 900

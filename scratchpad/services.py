@@ -75,10 +75,23 @@ class Edge:
     link_count: int = 1
 
 
-def _claimable(audit_id, now):
-    return Frontier.objects.filter(audit_id=audit_id).filter(
-        Q(state=State.PENDING) | Q(state=State.LEASED, leased_until__lt=now)
+def _claim_candidates(audit_id, now, limit: int, *, linked_only: bool) -> list[int]:
+    """Up to `limit` claimable ids in claim order, locked (SKIP LOCKED) until the claim commits.
+
+    Two scans that each walk frontier_claim_order in order and stop at `limit` (pending rows, then expired
+    leases, which are few), instead of one `pending OR expired` filter that sorts every pending row of the
+    audit on each claim: that sort took 58 ms a claim with 55,000 URLs queued."""
+    scans = (
+        Frontier.objects.filter(audit_id=audit_id, state=State.PENDING),
+        Frontier.objects.filter(audit_id=audit_id, state=State.LEASED, leased_until__lt=now),
     )
+    found: list[tuple[int | None, int]] = []
+    for rows in scans:
+        if linked_only:
+            rows = rows.filter(depth__isnull=False)
+        found += rows.select_for_update(skip_locked=True).order_by(*_claim_order()).values_list("depth", "id")[:limit]
+    found.sort(key=lambda row: (row[0] is None, row[0] or 0, row[1]))
+    return [frontier_id for _, frontier_id in found[:limit]]
 
 
 def _claim_order():
@@ -107,11 +120,12 @@ def frontier_claim(
         if not rows and limit > 0:
             # Sitemap-only URLs wait until no link-discovered URL is left: the link crawl may still find
             # them (giving them a depth), and a small page budget goes to what the site links first.
-            claimable = _claimable(audit_id, now).select_for_update(skip_locked=True).order_by(*_claim_order())
-            rows = list(claimable.filter(depth__isnull=False).values_list("id", flat=True)[:limit])
-            linked_left = Frontier.objects.filter(audit_id=audit_id, depth__isnull=False).exclude(state=State.DONE)
+            rows = _claim_candidates(audit_id, now, limit, linked_only=True)
+            linked_left = Frontier.objects.filter(
+                audit_id=audit_id, state__in=(State.PENDING, State.LEASED), depth__isnull=False
+            )
             if not rows and not linked_left.exists():
-                rows = list(claimable.values_list("id", flat=True)[:limit])
+                rows = _claim_candidates(audit_id, now, limit, linked_only=False)
         if not rows:
             return []
         Frontier.objects.filter(id__in=rows).update(
@@ -351,7 +365,9 @@ def _replace_edges(audit_id, edges: list[Edge]) -> None:
         by_source.setdefault(edge.source_page_id, {}).setdefault(edge.target_url, edge)
     if not by_source:
         return
-    LinkEdge.objects.filter(audit_id=audit_id, source_page_id__in=list(by_source)).delete()
+    # By page id alone (a page's id is made from its audit and URL): the one index a planner without this audit's
+    # statistics cannot mistake for the plain audit index, which reads every edge of the audit.
+    LinkEdge.objects.filter(source_page_id__in=list(by_source)).delete()
     rows = [
         (audit_id, e.source_page_id, e.target_url, e.anchor_text[:200], e.nofollow, e.internal, e.link_count)
         for kept in by_source.values()

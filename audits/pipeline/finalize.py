@@ -2,16 +2,14 @@
 (pipeline.depth), site checks over the whole crawl, health score, completion (credits settled, event, signal,
 the frontier dropped)."""
 
-from django.db import connection
-
 from audits.checks import health_score, run_site_checks
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, Page
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase
 from audits.pipeline.lighthouse import lighthouse_run_for_audit
+from audits.pipeline.statistics import planner_statistics_refresh
 from audits.selectors import page_counts_store
 from audits.stats import audit_stats_count
-from scratchpad.models import Frontier, LinkEdge
 
 Status = Audit.Status
 Phase = Audit.Phase
@@ -35,7 +33,9 @@ def audit_finalize(*, audit_id) -> bool:
     if not audit_set_phase(audit_id=audit_id, phase=Phase.FINALIZING):
         return False
     audit = Audit.objects.get(id=audit_id)
-    _refresh_planner_statistics()
+    # Statistics gathered before this audit's rows existed make PostgreSQL expect ~1 link edge and pick a nested
+    # loop that compares every edge with every page (a 2,000-page finalize went from 0.6 s to 72 s).
+    planner_statistics_refresh()
     # Exact depths before the site checks: the orphan check reads Page.depth, and chunks claim without a
     # barrier between depth layers, so the depth a page was crawled at is only an upper bound.
     page_depths_store(audit_id=audit_id)
@@ -43,7 +43,7 @@ def audit_finalize(*, audit_id) -> bool:
     page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them
     # Statistics taken before the counts existed say they are all NULL: the grid's sorts on them would then
     # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).
-    _refresh_planner_statistics(Page)
+    planner_statistics_refresh(Page)
     score, _ = health_score(audit_id)
     # The completed audit's pages and issues no longer change: its screens read these figures instead of
     # aggregating them on every request.
@@ -51,15 +51,3 @@ def audit_finalize(*, audit_id) -> bool:
     return audit_complete(  # drops the frontier
         audit_id=audit_id, pages_crawled=stats["pages"], health_score=score, stats=stats
     )
-
-
-def _refresh_planner_statistics(*models) -> None:
-    """ANALYZE the crawl tables (or `models`' only) before the site checks' joins. Statistics gathered before
-    this audit's rows existed make PostgreSQL expect ~1 link edge and pick a nested loop that compares every
-    edge with every page (a 2,000-page finalize went from 0.6 s to 72 s); fresh ones keep the (audit, url)
-    index in use."""
-    if connection.vendor != "postgresql":
-        return
-    tables = [m._meta.db_table for m in (models or (Page, LinkEdge, Frontier, Issue))]
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {', '.join(tables)}")

@@ -8,6 +8,7 @@ from audits.pipeline.discovery import audit_discover
 from audits.pipeline.finalize import audit_finalize, audit_lighthouse
 from audits.pipeline.lifecycle import audit_fail, classify_failure
 from audits.pipeline.rounds import round_advance, round_plan
+from audits.pipeline.statistics import crawl_statistics_refresh_if_stale
 
 INLINE_WAIT_MAX_S = 5  # an in-process runner re-plans sooner than a worker would: nothing else is queued
 
@@ -26,6 +27,7 @@ def pipeline_crawl_inline(audit_id) -> bool:
             break
         if not plan.chunks:
             time.sleep(min(plan.wait_s, INLINE_WAIT_MAX_S))
+        crawl_statistics_refresh_if_stale()
         for key, quota in plan.chunks:
             crawl_chunk_run(audit_id=audit_id, lease_key=key, quota=quota)
     return True

@@ -105,10 +105,9 @@ class BatchPersister:
                     if len(self.seen_urls) < CHUNK_SEEN_URLS_MAX:
                         self.seen_urls.add(new.url)
         pages_upsert([r.page for r in records])
-        # Page checks replace what an earlier attempt at the same pages found.
-        Issue.objects.filter(
-            audit_id=self.audit_id, page_id__in=[r.page.id for r in records], type__in=PAGE_CHECK_TYPES
-        ).delete()
+        # Page checks replace what an earlier attempt at the same pages found. By page id, which is made from the
+        # audit and the URL: an (audit, ...) index chosen on stale statistics would read every issue of the audit.
+        Issue.objects.filter(page_id__in=[r.page.id for r in records], type__in=PAGE_CHECK_TYPES).delete()
         Issue.objects.bulk_create([i for r in records for i in r.issues], ignore_conflicts=True)
         outcome = frontier_record_batch(
             audit_id=self.audit_id,

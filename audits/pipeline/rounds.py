@@ -19,6 +19,7 @@ from audits import dispatch
 from audits.limits import CHUNK_TARGET_PAGES, LEASE_WAIT_MAX_S
 from audits.models import Audit
 from audits.pipeline.politeness import politeness_stopped
+from audits.pipeline.statistics import crawl_statistics_refresh_if_stale
 from scratchpad.models import CrawlChunk
 from scratchpad.selectors import chunks_of_round, frontier_stats
 from scratchpad.services import chunk_mark_resent, chunk_register
@@ -95,6 +96,8 @@ def round_dispatch(*, audit_id: str, round_no: int) -> None:
     else:
         chunk_register(audit_id=audit_id, round_no=round_no, chunks=plan.chunks)
         dispatch.round_send(audit_id=audit_id, round_no=round_no, chunks=plan.chunks, pages_done=plan.pages_done)
+        # After the send: the round's chunks start on the other slots while this one samples what they query.
+        crawl_statistics_refresh_if_stale()
 
 
 def round_close_if_done(*, audit_id, round_no: int) -> bool:

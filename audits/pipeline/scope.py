@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from audits.checks import CheckSettings
 from audits.extraction import compile_extractors
+from audits.limits import MAX_PAGES_CEILING
 from audits.models import Audit, Project
 from audits.patterns import compile_pattern
 from crawler import limits as crawl_limits
@@ -26,6 +27,12 @@ _NUMERIC = re.compile(r"^\d+$")
 _ID_LIKE = re.compile(r"^(?=.*\d)[0-9a-f-]{8,}$", re.IGNORECASE)  # hex ids, UUIDs, hashes
 _DATE_LIKE = re.compile(r"^\d{4}[-_.]\d{1,2}(?:[-_.]\d{1,2})?$")  # 2024-05, 2024-05-03: a calendar's pages, one shape
 logger = logging.getLogger(__name__)
+
+
+def _pattern_cap(value: int | None) -> int | None:
+    """The per-shape cap, None when off: unset, or at the ceiling (the default). Off means no count at all: a
+    count per batch of every queued URL of a shape grows with the shape (50 ms a batch at 50,000 URLs)."""
+    return value if value and value < MAX_PAGES_CEILING else None
 
 
 def _compile_stored(patterns, kind: str, audit_id) -> tuple[list, list[str]]:
@@ -114,7 +121,7 @@ class CrawlScope:
             follow_nofollow=bool(config.get("follow_nofollow", False)),
             include_subdomains=bool(config.get("crawl_subdomains", False)),
             max_depth=config.get("max_depth"),
-            max_urls_per_pattern=config.get("max_urls_per_pattern") or None,
+            max_urls_per_pattern=_pattern_cap(config.get("max_urls_per_pattern")),
             traps=trap_limits_for(config),
             query_policy=config.get("query_policy", QueryPolicy.KEEP),
             query_keep_keys=frozenset(config.get("query_keep_keys", [])),

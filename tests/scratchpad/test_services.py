@@ -127,6 +127,23 @@ def test_claim_order_shallow_first_and_sitemap_only_last():
     ]
 
 
+def test_an_expired_lease_is_claimed_in_its_place_in_the_claim_order_among_pending_urls():
+    audit = AuditFactory()
+    frontier_seed(
+        audit_id=audit.id,
+        urls=[NewURL(f"http://127.0.0.1:1/d{depth}", depth=depth, source="link") for depth in (0, 1, 2, 3)],
+    )
+    first = frontier_claim(audit_id=audit.id, lease_key="dead", limit=2, lease_s=LEASE_S)
+    assert [c.url for c in first] == ["http://127.0.0.1:1/d0", "http://127.0.0.1:1/d1"]
+    Frontier.objects.filter(audit=audit, url__endswith="/d1").update(leased_until=timezone.now() - timedelta(seconds=1))
+    # the expired d1 comes back before the pending d2 and d3; the live lease on d0 stays where it is
+    again = frontier_claim(audit_id=audit.id, lease_key="other", limit=2, lease_s=LEASE_S, resume=False)
+    assert [c.url for c in again] == ["http://127.0.0.1:1/d1", "http://127.0.0.1:1/d2"]
+    assert [c.url for c in frontier_claim(audit_id=audit.id, lease_key="third", limit=5, lease_s=LEASE_S)] == [
+        "http://127.0.0.1:1/d3"
+    ]
+
+
 def test_release_returns_urls_without_counting_the_handout():
     audit = AuditFactory()
     _seed(audit, 5)

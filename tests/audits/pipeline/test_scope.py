@@ -7,6 +7,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
+from audits.limits import MAX_PAGES_CEILING
 from audits.models import Audit, Page
 from audits.patterns import compile_pattern
 from audits.pipeline.inline import pipeline_run_inline
@@ -140,3 +141,14 @@ def test_a_crawl_with_a_catastrophic_and_a_stale_pattern_completes():
     assert urls == {base + "/", base + "/keep/1", base + "/keep/2", base + LongLinks.LONG}
     assert len(audit.discovery["skipped_patterns"]) == 1
     assert "backreference" in audit.discovery["skipped_patterns"][0]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("stored", "cap"),
+    [(None, None), (MAX_PAGES_CEILING, None), (MAX_PAGES_CEILING + 1, None), (2_000, 2_000), (1, 1)],
+)
+def test_the_per_shape_cap_at_its_ceiling_is_off_and_counts_nothing(stored, cap):
+    # The ceiling is the default, "no cap": a chunk then counts no shape's queued URLs at all.
+    audit = AuditFactory(config={"max_pages": 10, "max_urls_per_pattern": stored})
+    assert CrawlScope.for_audit(audit).max_urls_per_pattern == cap

@@ -1,0 +1,56 @@
+"""PostgreSQL's planner statistics for the crawl tables, kept fresh while an audit grows them.
+
+The planner picks an index by what it last sampled of a table. A table never analyzed since an audit began
+(autovacuum off, as on the CI machine, or a large table whose new rows are under autovacuum's 10 % share)
+says the audit has a few dozen rows: a frontier lookup of 70 URLs by (audit, url) then read all 100,000 rows
+of the audit through the plain audit index (40 ms instead of 0.2), on every batch of every chunk, and a crawl
+of 100,000 pages ran at half the speed of one of 10,000. The rounds refresh what went stale (`round_dispatch`);
+finalize refreshes all before its joins."""
+
+from django.db import connection, transaction
+
+from audits.limits import PLANNER_STATS_STALE_MIN_ROWS, PLANNER_STATS_STALE_SHARE
+from audits.models import Issue, Page
+from scratchpad.models import Frontier, LinkEdge
+
+CRAWL_MODELS = (Page, LinkEdge, Frontier, Issue)
+# What chunks query by the audit while they crawl. Not pages: a page is written by its id, and sampling its wide
+# rows costs ~0.6 s at 100,000 pages.
+CRAWL_TIME_MODELS = (Frontier, LinkEdge, Issue)
+# One refresh at a time across workers: a second one would only wait for the first's lock, then sample again.
+_REFRESH_LOCK_KEY = 0x5177_5354  # an arbitrary constant, the key of a transaction-scoped advisory lock
+
+
+def planner_statistics_refresh(*models) -> None:
+    """ANALYZE the crawl tables (or `models`' only) now."""
+    if connection.vendor != "postgresql":
+        return
+    tables = [m._meta.db_table for m in (models or CRAWL_MODELS)]
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {', '.join(tables)}")
+
+
+def crawl_statistics_refresh_if_stale() -> list[str]:
+    """ANALYZE the crawl tables that changed by more than PLANNER_STATS_STALE_SHARE of the rows they held when
+    last analyzed (and by at least PLANNER_STATS_STALE_MIN_ROWS): each is analyzed about every time it grows by
+    half, a few times over a whole crawl. Returns the tables analyzed; none while another refresh runs."""
+    if connection.vendor != "postgresql":
+        return []
+    tables = [m._meta.db_table for m in CRAWL_TIME_MODELS]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_REFRESH_LOCK_KEY])
+        if not cursor.fetchone()[0]:
+            return []
+        # reltuples is -1 for a table never analyzed: its threshold is then the minimum.
+        cursor.execute(
+            """
+            SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+            WHERE s.relname = ANY(%s) AND s.n_mod_since_analyze > GREATEST(%s, c.reltuples * %s)
+            ORDER BY s.relname
+            """,
+            [tables, PLANNER_STATS_STALE_MIN_ROWS, PLANNER_STATS_STALE_SHARE],
+        )
+        stale = [name for (name,) in cursor.fetchall()]
+        if stale:
+            cursor.execute(f"ANALYZE {', '.join(stale)}")
+    return stale
