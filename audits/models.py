@@ -297,7 +297,8 @@ class Issue(models.Model):
         INFO = "info"
 
     id = models.UUIDField(primary_key=True, editable=False)
-    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="issues")
+    # No index of its own: the (audit, …) indexes below serve every lookup by audit.
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="issues", db_index=False)
     page = models.ForeignKey(Page, on_delete=models.CASCADE, null=True, blank=True, related_name="issues")
     page_url = models.TextField(blank=True)
     type = models.CharField(max_length=64)

@@ -16,7 +16,8 @@ class Frontier(models.Model):
         SITEMAP = "sitemap"
         REDIRECT = "redirect"
 
-    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="frontier")
+    # No index of its own: the (audit, …) indexes and constraints below serve every lookup by audit.
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="frontier", db_index=False)
     url = models.TextField()
     depth = models.PositiveIntegerField(null=True, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices)
@@ -58,7 +59,7 @@ class SkippedURL(models.Model):
     RULE_PATTERN_CAP = "pattern-cap"  # its shape already has the project's max_urls_per_pattern URLs queued
     RULE_IDENTICAL_PAGES = "identical-pages"  # its shape's crawled pages keep having one main text (ShapeText)
 
-    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="skipped_urls")
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="skipped_urls", db_index=False)
     url = models.TextField()
     rule = models.CharField(max_length=32)
     pattern = models.CharField(max_length=250, blank=True)
@@ -77,7 +78,7 @@ class ShapeText(models.Model):
     text holds the project's max identical pages and most of the shape's pages; its new link-found URLs are then
     skipped. Purged with the frontier."""
 
-    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="shape_texts")
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="shape_texts", db_index=False)
     pattern = models.CharField(max_length=250)
     text_hash = models.CharField(max_length=16, blank=True, help_text='The main text\'s sha1, shortened; "": the shape')
     pages = models.PositiveIntegerField(default=0)
@@ -105,7 +106,7 @@ class CrawlChunk(models.Model):
         RUNNING = "running"
         DONE = "done"
 
-    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="crawl_chunks")
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="crawl_chunks", db_index=False)
     lease_key = models.CharField(max_length=200)
     round_no = models.PositiveIntegerField()
     quota = models.PositiveIntegerField()
@@ -127,7 +128,8 @@ class LinkEdge(models.Model):
     """One distinct target of a crawled page's links: a page linking a URL ten times is one edge with
     link_count 10, so no finding depends on where on the page a link sits (crawler.parse folds them)."""
 
-    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="link_edges")
+    # No index of its own: the (audit, …) indexes and constraints below serve every lookup by audit.
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="link_edges", db_index=False)
     source_page = models.ForeignKey("audits.Page", on_delete=models.CASCADE, related_name="outlinks")
     target_url = models.TextField()
     anchor_text = models.CharField(max_length=200, blank=True, help_text="The first non-empty text of its links")
