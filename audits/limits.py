@@ -13,6 +13,7 @@ CHUNK_IDLE_POLL_S = 0.5  # how often an idle chunk (or one whose last claim came
 # How often an idle chunk looks whether other chunks still hold live leases: the last idle chunk of a crawl
 # sees the end within this (one indexed EXISTS per look), and claims again every CHUNK_IDLE_POLL_S meanwhile.
 CHUNK_IDLE_WATCH_S = 0.1
+SCOPE_VERDICTS_KEPT = 20_000  # URLs whose scope verdict a chunk remembers (audits.pipeline.scope.allows)
 CHUNK_SEEN_URLS_MAX = 50_000  # URLs a chunk remembers having queued, to skip re-inserting them
 
 # Finalize's exact-depth pass (pipeline.depth): page depths written per UPDATE, link pairs read per fetch

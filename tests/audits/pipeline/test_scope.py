@@ -152,3 +152,21 @@ def test_the_per_shape_cap_at_its_ceiling_is_off_and_counts_nothing(stored, cap)
     # The ceiling is the default, "no cap": a chunk then counts no shape's queued URLs at all.
     audit = AuditFactory(config={"max_pages": 10, "max_urls_per_pattern": stored})
     assert CrawlScope.for_audit(audit).max_urls_per_pattern == cap
+
+
+@pytest.mark.django_db
+def test_a_remembered_verdict_still_judges_the_depth_of_each_call_and_a_full_memory_starts_over(monkeypatch):
+    audit = AuditFactory(config={"max_pages": 10, "max_depth": 2, "exclude_patterns": [r"/private/"]})
+    scope = CrawlScope.for_audit(audit)
+    base = audit.site_url.rstrip("/")
+    page, private = base + "/docs/a", base + "/private/b"
+    assert scope.allows(page, 1) and scope.allows(page, 2)
+    assert not scope.allows(page, 3)  # remembered as allowed, but past max_depth
+    assert scope.allows(page, None) and scope.allows(page, 0)
+    assert not scope.allows(private, 1) and not scope.allows(private, 1)
+    assert not scope.allows("http://elsewhere.example/docs/a", 1)
+    monkeypatch.setattr("audits.pipeline.scope.SCOPE_VERDICTS_KEPT", 3)
+    for n in range(10):
+        assert scope.allows(f"{base}/docs/{n}", 1)
+    assert len(scope._verdicts) <= 3
+    assert not scope.allows(private, 1)
