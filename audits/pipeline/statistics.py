@@ -7,11 +7,15 @@ of the audit through the plain audit index (40 ms instead of 0.2), on every batc
 of 100,000 pages ran at half the speed of one of 10,000. The rounds refresh what went stale (`round_dispatch`);
 finalize refreshes all before its joins."""
 
-from django.db import connection, transaction
+import logging
+
+from django.db import DatabaseError, connection, transaction
 
 from audits.limits import PLANNER_STATS_STALE_MIN_ROWS, PLANNER_STATS_STALE_SHARE
 from audits.models import Issue, Page
 from scratchpad.models import Frontier, LinkEdge
+
+logger = logging.getLogger(__name__)
 
 CRAWL_MODELS = (Page, LinkEdge, Frontier, Issue)
 # What chunks query by the audit while they crawl. Not pages: a page is written by its id, and sampling its wide
@@ -36,7 +40,16 @@ def crawl_statistics_refresh_if_stale() -> list[str]:
     half, a few times over a whole crawl. Returns the tables analyzed; none while another refresh runs."""
     if connection.vendor != "postgresql":
         return []
-    tables = [m._meta.db_table for m in CRAWL_TIME_MODELS]
+    try:
+        return _refresh_stale([m._meta.db_table for m in CRAWL_TIME_MODELS])
+    except DatabaseError:
+        # Only an optimisation: a refresh that fails (a statement timeout on a huge table, say) must not fail the
+        # round that was just sent, nor have its task retried.
+        logger.warning("planner statistics refresh failed", exc_info=True)
+        return []
+
+
+def _refresh_stale(tables: list[str]) -> list[str]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_REFRESH_LOCK_KEY])
         if not cursor.fetchone()[0]:

@@ -3,6 +3,7 @@ what it held, and the planner then expects the audit's real size, not a few doze
 
 import re
 
+import psycopg
 import pytest
 from django.db import connection
 
@@ -62,3 +63,27 @@ def test_a_table_that_changed_little_is_not_analyzed_again():
     frontier_seed(audit_id=audit.id, urls=urls)
     _flush_table_stats()
     assert Frontier._meta.db_table not in crawl_statistics_refresh_if_stale()
+
+
+def test_a_refresh_that_cannot_take_its_lock_gives_up_with_a_warning_and_leaves_the_connection_usable(caplog):
+    planner_statistics_refresh(Frontier)
+    _flush_table_stats()
+    audit = AuditFactory()
+    count = PLANNER_STATS_STALE_MIN_ROWS * 2
+    urls = [NewURL(f"http://127.0.0.1:1/q/{n}", depth=1, source="link") for n in range(count)]
+    frontier_seed(audit_id=audit.id, urls=urls)
+    _flush_table_stats()
+    settings = connection.settings_dict
+    dsn = f"host={settings['HOST']} port={settings['PORT'] or 5432} user={settings['USER']} dbname={settings['NAME']}"
+    with psycopg.connect(dsn) as other:
+        # What ANALYZE needs, held by another session: this one's ANALYZE waits, then hits its lock timeout.
+        other.execute(f"LOCK TABLE {Frontier._meta.db_table} IN SHARE UPDATE EXCLUSIVE MODE")
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '200ms'")
+        try:
+            assert crawl_statistics_refresh_if_stale() == []
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+    assert "planner statistics refresh failed" in caplog.text
+    assert Frontier.objects.filter(audit=audit).count() == len(urls)  # the connection still answers
