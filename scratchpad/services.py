@@ -90,13 +90,19 @@ def _claim_candidates(audit_id, now, limit: int, *, linked_only: bool) -> list[i
         if linked_only:
             rows = rows.filter(depth__isnull=False)
         found += rows.select_for_update(skip_locked=True).order_by(*_claim_order()).values_list("depth", "id")[:limit]
-    found.sort(key=lambda row: (row[0] is None, row[0] or 0, row[1]))
+    found.sort(key=_claim_key)
     return [frontier_id for _, frontier_id in found[:limit]]
 
 
 def _claim_order():
     # Link-discovered before sitemap-only (depth NULL), shallow first, then discovery order.
     return (F("depth").asc(nulls_last=True), "id")
+
+
+def _claim_key(row: tuple[int | None, int]) -> tuple:
+    """_claim_order for a (depth, id) pair in Python: merging the claim's two ordered scans."""
+    depth, frontier_id = row
+    return (depth is None, depth or 0, frontier_id)
 
 
 def frontier_claim(
@@ -365,8 +371,8 @@ def _replace_edges(audit_id, edges: list[Edge]) -> None:
         by_source.setdefault(edge.source_page_id, {}).setdefault(edge.target_url, edge)
     if not by_source:
         return
-    # By page id alone (a page's id is made from its audit and URL): the one index a planner without this audit's
-    # statistics cannot mistake for the plain audit index, which reads every edge of the audit.
+    # By page id alone (a page's id is made from its audit and URL): the source page index, which a planner without
+    # this audit's statistics cannot trade for an (audit, ...) index that reads every edge of the audit.
     LinkEdge.objects.filter(source_page_id__in=list(by_source)).delete()
     rows = [
         (audit_id, e.source_page_id, e.target_url, e.anchor_text[:200], e.nofollow, e.internal, e.link_count)

@@ -3,7 +3,7 @@
 The planner picks an index by what it last sampled of a table. A table never analyzed since an audit began
 (autovacuum off, as on the CI machine, or a large table whose new rows are under autovacuum's 10 % share)
 says the audit has a few dozen rows: a frontier lookup of 70 URLs by (audit, url) then read all 100,000 rows
-of the audit through the plain audit index (40 ms instead of 0.2), on every batch of every chunk, and a crawl
+of the audit through an audit-only index (40 ms instead of 0.2), on every batch of every chunk, and a crawl
 of 100,000 pages ran at half the speed of one of 10,000. The rounds refresh what went stale (`round_dispatch`);
 finalize refreshes all before its joins."""
 
@@ -29,9 +29,8 @@ def planner_statistics_refresh(*models) -> None:
     """ANALYZE the crawl tables (or `models`' only) now."""
     if connection.vendor != "postgresql":
         return
-    tables = [m._meta.db_table for m in (models or CRAWL_MODELS)]
     with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {', '.join(tables)}")
+        _analyze(cursor, [m._meta.db_table for m in (models or CRAWL_MODELS)])
 
 
 def crawl_statistics_refresh_if_stale() -> list[str]:
@@ -65,5 +64,9 @@ def _refresh_stale(tables: list[str]) -> list[str]:
         )
         stale = [name for (name,) in cursor.fetchall()]
         if stale:
-            cursor.execute(f"ANALYZE {', '.join(stale)}")
+            _analyze(cursor, stale)
     return stale
+
+
+def _analyze(cursor, tables: list[str]) -> None:
+    cursor.execute(f"ANALYZE {', '.join(tables)}")
