@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.baseline import BaselineResult
+from bench.cpu import CpuMeter, CpuUse
 from bench.finalize import FinalizeBenchError, print_finalize, run_finalize_bench
 from bench.rss import RssSampler
 from bench.serve import serve_best
@@ -73,6 +74,7 @@ class ProductResult:
     summary: dict = field(default_factory=dict)
     exit_code: int = 0
     worker_errors: int = 0  # ERROR lines in the worker's log (task failures, even if retried)
+    cpu: CpuUse | None = None  # the machine's and the worker tree's CPU over the audit
 
 
 @dataclass
@@ -81,6 +83,7 @@ class SizeResult:
     expected_urls: int
     baseline: BaselineResult
     product: ProductResult | None = None
+    baseline_cpu: CpuUse | None = None  # the machine's and the baseline crawler's CPU over its crawl
 
 
 def product_env() -> dict[str, str]:
@@ -258,6 +261,7 @@ def product_audit(
     with (
         celery_worker(concurrency, worker_log) as worker,
         RssSampler(worker.pid, interval_s=RSS_SAMPLE_INTERVAL_S) as rss,
+        CpuMeter(worker.pid) as cpu,
     ):
         started = time.perf_counter()
         returncode, stdout = _run_cli(command, cli_log, worker_log, timeout_s=timeout_s, stall_s=stall_timeout_s)
@@ -277,6 +281,7 @@ def product_audit(
         summary=summary,
         exit_code=returncode,
         worker_errors=_count_errors(worker_log),
+        cpu=cpu.use,
     )
     if returncode != 0 or summary.get("status") != "completed":
         raise BenchError(
@@ -310,12 +315,35 @@ def print_size(result: SizeResult) -> None:
         f"  throughput ours/baseline: {ratio:.2f} (target >= {TARGET_THROUGHPUT_RATIO}) "
         f"{_verdict(ratio >= TARGET_THROUGHPUT_RATIO)}"
     )
+    print_cpu(result)
     match = "exact" if p.pages == result.expected_urls else f"differs by {p.pages - result.expected_urls:+d}"
     print(f"  pages_crawled {p.pages} vs expected {result.expected_urls}: {match}")
     print(f"  ERROR lines in the worker log: {p.worker_errors}")
     print(
         f"  status {p.summary.get('status')}, health_score {p.summary.get('health_score')}, "
         f"issues {json.dumps(p.summary.get('issues_by_type'), sort_keys=True)}"
+    )
+
+
+def print_cpu(result: SizeResult) -> None:
+    """CPU milliseconds a page, the whole machine's and the crawlers' own, and the product's ceiling: the pages a
+    second its CPU per page allows on this machine's cores, however well they are kept busy."""
+    b, p, b_cpu = result.baseline, result.product, result.baseline_cpu
+    if b_cpu is None or p is None or p.cpu is None or not b.pages or not p.pages:
+        return
+    b_machine, b_own = b_cpu.per_page_ms(b.pages)
+    p_machine, p_own = p.cpu.per_page_ms(p.pages)
+    print(
+        f"  CPU ms a page, all {b_cpu.cores} cores: baseline {b_machine:.2f} (its crawler {b_own:.2f}, the rest "
+        f"{b_machine - b_own:.2f}: site server, kernel); sitewarden {p_machine:.2f} (workers {p_own:.2f}, the rest "
+        f"{p_machine - p_own:.2f}: PostgreSQL, Redis, CLI, site server)"
+    )
+    ceiling = p.cpu.cores * 1000 / p_machine if p_machine else 0.0
+    needed = p.cpu.cores * 1000 / b.pages_per_s if b.pages_per_s else 0.0
+    print(
+        f"  sitewarden's CPU ceiling here: {ceiling:.0f} pages/s = {ceiling / b.pages_per_s:.2f}x the baseline "
+        f"(cores busy {p.cpu.machine_s / (p.cpu.cores * p.seconds):.0%}); a ratio of "
+        f"{TARGET_THROUGHPUT_RATIO} needs <= {needed:.2f} CPU ms a page, all included"
     )
 
 
@@ -362,8 +390,9 @@ def run_size(size: int, *, args, workdir: Path) -> SizeResult:
     print(f"generated {size}-page site in {time.perf_counter() - started:.1f}s", flush=True)
     with serve_best(site) as base_url:
         expected = len(manifest.expected_urls(base_url))
-        baseline = baseline_in_child(base_url, workers=args.baseline_workers)
-        result = SizeResult(size=size, expected_urls=expected, baseline=baseline)
+        with CpuMeter() as baseline_cpu:
+            baseline = baseline_in_child(base_url, workers=args.baseline_workers)
+        result = SizeResult(size=size, expected_urls=expected, baseline=baseline, baseline_cpu=baseline_cpu.use)
         if not args.skip_product:
             print(f"auditing {base_url}/ with manage.py audit ({args.workers} worker processes)...", flush=True)
             result.product = product_audit(
