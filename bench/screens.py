@@ -1,11 +1,15 @@
 """Screens benchmark: every dashboard screen and API list timed on a synthetic completed audit of N pages.
 
-python -m bench.screens [--pages 10000] [--repeat 5]
+python -m bench.screens [--pages 10000] [--repeat 5] [--reuse | --database sitewarden_bench_scale]
 
 The audit is bench.finalize's synthetic crawl (pages, 50 link edges a page, planted issues), finalized, so
-the screens read what a real audit of that size leaves. Each URL is requested `--repeat` times in process
-through Django's test client (server time: view, queries, template; no network), and the median and the
-slowest are printed against the 200 ms goal. The first request of each URL warms caches and is not counted.
+the screens read what a real audit of that size leaves. Its pages are narrower than crawled ones (~0.8 KB a
+row against ~2.6 KB), so `--database sitewarden_bench_scale` times the screens on the real crawl bench.scale
+left instead (its last audit, 100,000 pages after `python -m bench.scale --pages 100000`).
+
+Each URL is requested `--repeat` times in process through Django's test client (server time: view, queries,
+template; no network), and the median and the slowest are printed against the 200 ms goal. The first request
+of each URL warms caches and is not counted. Every sortable column of the pages grid is timed both ways.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ def _screens(audit, page_id, hub_id, issue_type: str, pages: int, evidence_rows:
         ("pages, last page", f"{a}/pages/?cursor={cursors('url', (last_page - 1) * 50)}"),
     ]
     screens += [(f"pages by {key} desc", f"{a}/pages/?sort=-{key}") for key in SORT_KEYS]
+    screens += [(f"pages by {key}", f"{a}/pages/?sort={key}") for key in SORT_KEYS if key != "url"]
     screens += [
         (f"pages by inlinks, p{deep}", f"{a}/pages/?sort=-inlinks&cursor={cursors('-inlinks', (deep - 1) * 50)}"),
         ("pages, titles view", f"{a}/pages/?view=titles&filter=duplicate"),
@@ -223,17 +228,22 @@ def _child_main(args) -> int:
     return 0
 
 
-def run_screens_bench(pages: int = DEFAULT_PAGES, repeat: int = DEFAULT_REPEAT, *, reuse: bool = False) -> dict:
+def run_screens_bench(
+    pages: int = DEFAULT_PAGES, repeat: int = DEFAULT_REPEAT, *, reuse: bool = False, database: str | None = None
+) -> dict:
+    """Time the screens on a new synthetic audit, or (`reuse`) on the last one, or on the last completed audit
+    of another benchmark's `database` (neither reset nor seeded)."""
     from bench.finalize import _child_env, database_reset
     from bench.run import PYTHON, REPO
 
+    reuse = reuse or database is not None
     if not reuse:
         database_reset(SCREENS_DB_NAME)
     done = subprocess.run(
         [str(PYTHON), "-m", "bench.screens", "--child", "--pages", str(pages), "--repeat", str(repeat)]
         + (["--reuse"] if reuse else []),
         cwd=REPO,
-        env=_child_env(SCREENS_DB_NAME),
+        env=_child_env(database or SCREENS_DB_NAME),
         capture_output=True,
         text=True,
         timeout=CHILD_TIMEOUT_S,
@@ -265,11 +275,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="time the screens on the last run's audit (no reset, no seeding)"
     )
+    parser.add_argument(
+        "--database", help="time the screens on this benchmark database's last completed audit (e.g. bench.scale's)"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         return _child_main(args)
-    print_screens(run_screens_bench(args.pages, args.repeat, reuse=args.reuse))
+    print_screens(run_screens_bench(args.pages, args.repeat, reuse=args.reuse, database=args.database))
     return 0
 
 
