@@ -34,6 +34,7 @@ from pathlib import Path
 import psycopg
 import redis
 
+from bench.cpu import CpuMeter, CpuUse
 from bench.run import (
     PG_SERVER_URL,
     PYTHON,
@@ -207,17 +208,30 @@ class SmallRun:
     pages: int
     seconds: float
     timeline: Timeline
+    cpu: CpuUse | None = None  # the machine's and the worker tree's CPU over the audit, CLI start to exit
 
 
-def small_audit(base_url: str, *, max_pages: int, env: dict[str, str], db_name: str, workdir: Path) -> SmallRun:
-    """One audit through the CLI against an already running worker; its pages, wall time and timeline."""
+@dataclass
+class Reference:
+    """advertools' crawl of the same site: pages, seconds from its child's start to its exit, and CPU."""
+
+    pages: int
+    seconds: float
+    cpu: CpuUse
+
+
+def small_audit(
+    base_url: str, *, max_pages: int, env: dict[str, str], db_name: str, workdir: Path, worker_pid: int
+) -> SmallRun:
+    """One audit through the CLI against an already running worker; its pages, wall time, timeline and CPU."""
     cli_log = workdir / "audit-cli.log"
-    started_epoch, started = time.time(), time.perf_counter()
-    proc = cli_start(audit_command(base_url, max_pages), env, cli_log)
-    summary = cli_finish(proc, timeout_s=AUDIT_TIMEOUT_S, log_path=cli_log)
-    seconds = time.perf_counter() - started
+    with CpuMeter(worker_pid) as cpu:
+        started_epoch, started = time.time(), time.perf_counter()
+        proc = cli_start(audit_command(base_url, max_pages), env, cli_log)
+        summary = cli_finish(proc, timeout_s=AUDIT_TIMEOUT_S, log_path=cli_log)
+        seconds = time.perf_counter() - started
     timeline = audit_timeline(db_name, summary["id"], cli_started_epoch=started_epoch, cli_s=seconds)
-    return SmallRun(pages=int(summary.get("pages_crawled") or 0), seconds=seconds, timeline=timeline)
+    return SmallRun(pages=int(summary.get("pages_crawled") or 0), seconds=seconds, timeline=timeline, cpu=cpu.use)
 
 
 ADVERTOOLS_SCRIPT = """
@@ -235,32 +249,34 @@ print(json.dumps({"pages": pages, "seconds": seconds}))
 """
 
 
-def advertools_crawl(start_url: str, workdir: Path) -> tuple[int, float] | None:
-    """advertools.crawl(follow_links=True) on the site in a child process: (pages, seconds from the child's
-    start to its exit, interpreter and imports included, as ours includes the CLI's), or None without it."""
+def advertools_crawl(start_url: str, workdir: Path) -> Reference | None:
+    """advertools.crawl(follow_links=True) on the site in a child process: pages, seconds from the child's
+    start to its exit (interpreter and imports included, as ours includes the CLI's) and CPU, or None without
+    it."""
     try:
         import advertools  # noqa: F401
     except ImportError:
         return None
     output = workdir / "advertools.jl"
     output.unlink(missing_ok=True)
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", ADVERTOOLS_SCRIPT, start_url, str(output)],
-        cwd=workdir,
-        # advertools runs the `scrapy` command: the one beside this interpreter
-        env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
-        capture_output=True,
-        text=True,
-        timeout=ADVERTOOLS_TIMEOUT_S,
-    )
-    seconds = time.perf_counter() - started
+    with CpuMeter() as cpu:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", ADVERTOOLS_SCRIPT, start_url, str(output)],
+            cwd=workdir,
+            # advertools runs the `scrapy` command: the one beside this interpreter
+            env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+            capture_output=True,
+            text=True,
+            timeout=ADVERTOOLS_TIMEOUT_S,
+        )
+        seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise BenchError(f"advertools crawl failed ({done.returncode}):\n{done.stderr[-2000:]}")
     pages = json.loads(done.stdout.strip().splitlines()[-1])["pages"]
     if not pages:
         raise BenchError(f"advertools crawled no page of {start_url}:\n{done.stderr[-2000:]}")
-    return pages, seconds
+    return Reference(pages=pages, seconds=seconds, cpu=cpu.use)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,10 +303,10 @@ def main(argv: list[str] | None = None) -> int:
             expected = len(manifest.expected_urls(base_url))
             reset_database(SMALL_DB_NAME, env)
             runs: list[SmallRun] = []
-            with celery_worker(args.workers, workdir / "worker.log", env=env, name="small"):
+            with celery_worker(args.workers, workdir / "worker.log", env=env, name="small") as worker:
                 for _ in range(max(1, args.repeat)):
                     runs.append(small_audit(base_url, max_pages=expected + 100, env=env, db_name=SMALL_DB_NAME,
-                                            workdir=workdir))  # fmt: skip
+                                            workdir=workdir, worker_pid=worker.pid))  # fmt: skip
             reference = None if args.skip_advertools else advertools_crawl(base_url + "/", workdir)
         report(runs, expected=expected, reference=reference)
         print(
@@ -312,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def report(runs: list[SmallRun], *, expected: int, reference: tuple[int, float] | None) -> None:
+def report(runs: list[SmallRun], *, expected: int, reference: Reference | None) -> None:
     best = min(runs, key=lambda run: run.seconds)
     print(f"\n== small site end to end ({expected} URLs expected) ==")
     for index, run in enumerate(runs, start=1):
@@ -328,12 +344,25 @@ def report(runs: list[SmallRun], *, expected: int, reference: tuple[int, float] 
             f"(last measured: ours {PREVIOUS_SPEEDUP}x advertools)"
         )
         return
-    pages, seconds = reference
+    pages, seconds = reference.pages, reference.seconds
     theirs = pages / seconds
     speedup = seconds / best.seconds
     verdict = "PASS" if speedup >= TARGET_SPEEDUP else "MISS"
     print(f"  advertools: {pages} pages in {seconds:.2f} s ({theirs:.1f} pages/s, interpreter start included)")
     print(f"  ours is {speedup:.1f}x faster than advertools end to end (target >= {TARGET_SPEEDUP:.0f}x) {verdict}")
+    if best.cpu is not None:
+        cores = best.cpu.cores
+        print(
+            f"  CPU seconds, all {cores} cores: ours {best.cpu.machine_s:.2f} (workers {best.cpu.own_s:.2f}; the "
+            f"rest: CLI, PostgreSQL, Redis, site server), cores {best.cpu.machine_s / (cores * best.seconds):.0%} "
+            f"busy; advertools {reference.cpu.machine_s:.2f} (its process {reference.cpu.own_s:.2f}), "
+            f"{reference.cpu.machine_s / (cores * seconds):.0%} busy"
+        )
+        floor = best.cpu.machine_s / cores
+        print(
+            f"  with every core busy, ours could take no less than {floor:.2f} s: at most "
+            f"{seconds / floor:.1f}x advertools on this machine"
+        )
 
 
 if __name__ == "__main__":

@@ -358,6 +358,7 @@ def audit_pages(request, audit_id):
             tag=sort,
             total=pages.count() if narrow else audit.pages_crawled,
             total_is_estimate=not narrow and audit.status == audit.Status.RUNNING,
+            keys_first=True,  # most sorts have no index: the whole audit is sorted on its keys alone
         ),
         "sort": sort,
     }

@@ -6,6 +6,9 @@ import re
 from html import unescape
 
 import pytest
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audits.models import Page
@@ -96,6 +99,35 @@ def test_keyset_paginate_on_a_plain_queryset(tied):
             break
         cursor = page.next_cursor
     assert seen == sorted(Page.objects.filter(audit=tied).values_list("url", flat=True), reverse=True)
+
+
+def _walk_rows(rows, columns, **options) -> list:
+    """Every page of `rows` forward, then back from the last one: urls and both cursors of each page."""
+    walked, cursor = [], None
+    while True:
+        page = keyset_paginate(rows, columns=columns, cursor=cursor, per_page=5, **options)
+        walked.append(([p.url for p in page], page.next_cursor, page.previous_cursor))
+        if not page.has_next:
+            break
+        cursor = page.next_cursor
+    while page.has_previous:
+        page = keyset_paginate(rows, columns=columns, cursor=page.previous_cursor, per_page=5, **options)
+        walked.append(([p.url for p in page], page.next_cursor, page.previous_cursor))
+    return walked
+
+
+def test_keys_first_gives_the_same_pages_and_sorts_over_the_keys_alone(tied):
+    rows = Page.objects.filter(audit=tied).order_by(F("depth").desc(nulls_last=True), "url", "id")
+    columns = [KeysetColumn("depth", descending=True, nullable=True), KeysetColumn("url")]
+    walked = _walk_rows(rows, columns, keys_first=True)
+    assert walked == _walk_rows(rows, columns)
+    assert len(walked) == 9 and [u for urls, _, _ in walked[:5] for u in urls] == _expected(tied, descending=True)
+
+    with CaptureQueriesContext(connection) as queries:
+        keyset_paginate(rows, columns=columns, cursor=walked[1][1], per_page=5, keys_first=True)
+    sorted_keys, page_rows = (q["sql"] for q in queries.captured_queries)
+    assert sorted_keys.startswith('SELECT "audits_page"."id" AS "pk" FROM') and "ORDER BY" in sorted_keys
+    assert '"audits_page"."title"' in page_rows and '"audits_page"."id" IN (' in page_rows
 
 
 def test_page_detail_pages_inlinks_by_source_url(owner_client, tied, monkeypatch):
