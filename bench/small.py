@@ -221,17 +221,27 @@ class Reference:
 
 
 def small_audit(
-    base_url: str, *, max_pages: int, env: dict[str, str], db_name: str, workdir: Path, worker_pid: int
+    base_url: str,
+    *,
+    max_pages: int,
+    env: dict[str, str],
+    db_name: str,
+    workdir: Path,
+    worker_pid: int | None = None,
 ) -> SmallRun:
-    """One audit through the CLI against an already running worker; its pages, wall time, timeline and CPU."""
+    """One audit through the CLI against an already running worker; its pages, wall time and timeline, and with
+    the worker's `worker_pid` the CPU it cost (the machine's and the worker tree's)."""
     cli_log = workdir / "audit-cli.log"
-    with CpuMeter(worker_pid) as cpu:
+    meter = CpuMeter(worker_pid) if worker_pid is not None else None
+    with meter or contextlib.nullcontext():
         started_epoch, started = time.time(), time.perf_counter()
         proc = cli_start(audit_command(base_url, max_pages), env, cli_log)
         summary = cli_finish(proc, timeout_s=AUDIT_TIMEOUT_S, log_path=cli_log)
         seconds = time.perf_counter() - started
     timeline = audit_timeline(db_name, summary["id"], cli_started_epoch=started_epoch, cli_s=seconds)
-    return SmallRun(pages=int(summary.get("pages_crawled") or 0), seconds=seconds, timeline=timeline, cpu=cpu.use)
+    return SmallRun(
+        pages=int(summary.get("pages_crawled") or 0), seconds=seconds, timeline=timeline, cpu=meter and meter.use
+    )
 
 
 ADVERTOOLS_SCRIPT = """
