@@ -4,6 +4,8 @@ process tree's count includes its children, alive or already waited for."""
 import subprocess
 import sys
 
+import pytest
+
 from bench.cpu import CpuMeter
 
 BURN_S = 0.4  # CPU seconds the child process spends in a busy loop
@@ -35,6 +37,6 @@ def test_a_process_tree_counts_its_children():
             proc.stdin.flush()
             assert proc.stdout.readline().strip() == "done"
         assert tree.use.own_s >= BURN_S
-        assert tree.use.per_page_ms(10) == (tree.use.machine_s * 100, tree.use.own_s * 100)
+        assert tree.use.per_page_ms(10) == pytest.approx((tree.use.machine_s * 100, tree.use.own_s * 100))
     finally:
         proc.communicate("\n", timeout=30)
