@@ -50,6 +50,10 @@ class CpuUse:
     own_s: float
     cores: int
 
+    def busy_share(self, seconds: float) -> float:
+        """How busy the machine's cores were, on average, over `seconds` of wall time (0-1)."""
+        return self.machine_s / (self.cores * seconds) if seconds > 0 else 0.0
+
     def per_page_ms(self, pages: int) -> tuple[float, float]:
         """(machine, own) CPU milliseconds a page."""
         if pages <= 0:

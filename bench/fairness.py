@@ -107,17 +107,17 @@ def main(argv: list[str] | None = None) -> int:
             env = bench_env(FAIR_DB_NAME, redis_url)
             expected = len(manifest.expected_urls(small_url))
             reset_database(FAIR_DB_NAME, env)
-            with celery_worker(args.workers, workdir / "worker.log", env=env, name="fair"):
-                alone = small_audit(small_url, max_pages=expected + 100, env=env, db_name=FAIR_DB_NAME, workdir=workdir)
+            with celery_worker(args.workers, workdir / "worker.log", env=env, name="fair") as worker:
+                audit_small = {"max_pages": expected + 100, "env": env, "db_name": FAIR_DB_NAME, "workdir": workdir,
+                               "worker_pid": worker.pid}  # fmt: skip
+                alone = small_audit(small_url, **audit_small)
                 print(f"small audit alone: {alone.pages} pages in {alone.seconds:.2f} s", flush=True)
                 big_log = workdir / "big-cli.log"
                 big_proc = cli_start(audit_command(big_url, args.big, project="big"), env, big_log)
                 big_id, big_before = _wait_crawling(big_url, pages=args.big_head_start, proc=big_proc, log_path=big_log)
                 print(f"big audit ({args.big} pages) crawling, {big_before} pages done; starting the small one",
                       flush=True)  # fmt: skip
-                shared = small_audit(
-                    small_url, max_pages=expected + 100, env=env, db_name=FAIR_DB_NAME, workdir=workdir
-                )
+                shared = small_audit(small_url, **audit_small)
                 big_during = _audit_pages(big_id) - big_before
                 share = _small_share(big_id, small_url)
         report(alone, shared, expected=expected, big_pages=args.big, big_during=big_during, share=share)

@@ -342,7 +342,7 @@ def print_cpu(result: SizeResult) -> None:
     needed = p.cpu.cores * 1000 / b.pages_per_s if b.pages_per_s else 0.0
     print(
         f"  sitewarden's CPU ceiling here: {ceiling:.0f} pages/s = {ceiling / b.pages_per_s:.2f}x the baseline "
-        f"(cores busy {p.cpu.machine_s / (p.cpu.cores * p.seconds):.0%}); a ratio of "
+        f"(cores busy {p.cpu.busy_share(p.seconds):.0%}); a ratio of "
         f"{TARGET_THROUGHPUT_RATIO} needs <= {needed:.2f} CPU ms a page, all included"
     )
 

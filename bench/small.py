@@ -208,7 +208,7 @@ class SmallRun:
     pages: int
     seconds: float
     timeline: Timeline
-    cpu: CpuUse | None = None  # the machine's and the worker tree's CPU over the audit, CLI start to exit
+    cpu: CpuUse  # the machine's and the worker tree's CPU over the audit, CLI start to exit
 
 
 @dataclass
@@ -227,21 +227,18 @@ def small_audit(
     env: dict[str, str],
     db_name: str,
     workdir: Path,
-    worker_pid: int | None = None,
+    worker_pid: int,
 ) -> SmallRun:
-    """One audit through the CLI against an already running worker; its pages, wall time and timeline, and with
-    the worker's `worker_pid` the CPU it cost (the machine's and the worker tree's)."""
+    """One audit through the CLI against the already running worker `worker_pid`; its pages, wall time,
+    timeline and the CPU it cost (the machine's and the worker tree's)."""
     cli_log = workdir / "audit-cli.log"
-    meter = CpuMeter(worker_pid) if worker_pid is not None else None
-    with meter or contextlib.nullcontext():
+    with CpuMeter(worker_pid) as meter:
         started_epoch, started = time.time(), time.perf_counter()
         proc = cli_start(audit_command(base_url, max_pages), env, cli_log)
         summary = cli_finish(proc, timeout_s=AUDIT_TIMEOUT_S, log_path=cli_log)
         seconds = time.perf_counter() - started
     timeline = audit_timeline(db_name, summary["id"], cli_started_epoch=started_epoch, cli_s=seconds)
-    return SmallRun(
-        pages=int(summary.get("pages_crawled") or 0), seconds=seconds, timeline=timeline, cpu=meter and meter.use
-    )
+    return SmallRun(pages=int(summary.get("pages_crawled") or 0), seconds=seconds, timeline=timeline, cpu=meter.use)
 
 
 ADVERTOOLS_SCRIPT = """
@@ -360,19 +357,18 @@ def report(runs: list[SmallRun], *, expected: int, reference: Reference | None) 
     verdict = "PASS" if speedup >= TARGET_SPEEDUP else "MISS"
     print(f"  advertools: {pages} pages in {seconds:.2f} s ({theirs:.1f} pages/s, interpreter start included)")
     print(f"  ours is {speedup:.1f}x faster than advertools end to end (target >= {TARGET_SPEEDUP:.0f}x) {verdict}")
-    if best.cpu is not None:
-        cores = best.cpu.cores
-        print(
-            f"  CPU seconds, all {cores} cores: ours {best.cpu.machine_s:.2f} (workers {best.cpu.own_s:.2f}; the "
-            f"rest: CLI, PostgreSQL, Redis, site server), cores {best.cpu.machine_s / (cores * best.seconds):.0%} "
-            f"busy; advertools {reference.cpu.machine_s:.2f} (its process {reference.cpu.own_s:.2f}), "
-            f"{reference.cpu.machine_s / (cores * seconds):.0%} busy"
-        )
-        floor = best.cpu.machine_s / cores
-        print(
-            f"  with every core busy, ours could take no less than {floor:.2f} s: at most "
-            f"{seconds / floor:.1f}x advertools on this machine"
-        )
+    ours_cpu, theirs_cpu = best.cpu, reference.cpu
+    print(
+        f"  CPU seconds, all {ours_cpu.cores} cores: ours {ours_cpu.machine_s:.2f} (workers {ours_cpu.own_s:.2f}; "
+        f"the rest: CLI, PostgreSQL, Redis, site server), cores {ours_cpu.busy_share(best.seconds):.0%} busy; "
+        f"advertools {theirs_cpu.machine_s:.2f} (its process {theirs_cpu.own_s:.2f}), "
+        f"{theirs_cpu.busy_share(seconds):.0%} busy"
+    )
+    floor = ours_cpu.machine_s / ours_cpu.cores
+    print(
+        f"  with every core busy, ours could take no less than {floor:.2f} s: at most "
+        f"{seconds / floor:.1f}x advertools on this machine"
+    )
 
 
 if __name__ == "__main__":

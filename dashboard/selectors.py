@@ -189,7 +189,7 @@ def keyset_paginate(
             rows = rows.reverse()  # flips each direction and NULLS LAST/FIRST with it
     if keys_first:
         keys = list(rows.values_list("pk", flat=True)[: per_page + 1])
-        by_key = {row.pk: row for row in queryset.filter(pk__in=keys)}
+        by_key = queryset.in_bulk(keys)
         page = [by_key[k] for k in keys if k in by_key]  # a row deleted in between is left out
     else:
         page = list(rows[: per_page + 1])
