@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from audits.models import LighthouseResult
+from audits.models import Audit, LighthouseResult
 from audits.pipeline.lighthouse import parse_report
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
@@ -124,6 +124,9 @@ def _site(owner, media_root: Path):
         LighthouseResultFactory(audit=audit, page=page, url=page.url, strategy=strategy, report_path=rel,
                                 report_bytes=len(REPORT.read_bytes()), cls_score=parsed["cls"], **fields)  # fmt: skip
     assert LighthouseResult.objects.filter(audit=audit).count() == 4
+    # The counters a crawl keeps equal to its page rows: the grid's unfiltered total and export label read them.
+    Audit.objects.filter(id=audit.id).update(pages_crawled=len(pages), pages_total=len(pages))
+    audit.refresh_from_db()
     return audit, home
 
 
