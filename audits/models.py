@@ -438,3 +438,30 @@ class ShareLink(models.Model):
 
     def __str__(self):
         return f"share link {self.id} of {self.audit_id}"
+
+
+class ReportPdf(models.Model):
+    """An ended audit's report printed to PDF, stored once per fingerprint of what it shows (audits.report_pdfs):
+    asked for by the first request (pending), printed by the `dashboard.render_report_pdf` task on the `reports`
+    queue (ready, or failed with the reason), then served from storage until what the report shows changes."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        READY = "ready"
+        FAILED = "failed"
+
+    # No plain (audit) index: the unique (audit, fingerprint) one serves every lookup by audit.
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="report_pdfs", db_index=False)
+    fingerprint = models.CharField(max_length=64, help_text="sha256 of the printed HTML, hex")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    file = models.CharField(max_length=255, blank=True, help_text="Its name in the default storage, once ready")
+    error = models.CharField(max_length=500, blank=True)
+    requested_at = models.DateTimeField(help_text="When a render was last asked for")
+    rendered_at = models.DateTimeField(null=True, blank=True, help_text="When the last render ended")
+    render_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["audit", "fingerprint"], name="report_pdf_unique_per_audit")]
+
+    def __str__(self):
+        return f"report PDF {self.fingerprint[:12]} of {self.audit_id} ({self.status})"

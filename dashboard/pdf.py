@@ -1,18 +1,27 @@
 """The report as a PDF: the report's HTML, rendered here with its CSS inlined, printed by Debian's Chromium
 through Playwright. The page is loaded with set_content(), JavaScript off and every request aborted except
-data: URLs, so nothing leaves the process and the printed page cannot fetch anything."""
+data: URLs, so nothing leaves the process and the printed page cannot fetch anything.
 
+Printing runs in the `dashboard.render_report_pdf` task on the `reports` queue (report_pdf_render), never in a
+web request; the web process only renders the HTML to learn its fingerprint and serves what the task stored
+(audits.report_pdfs)."""
+
+import hashlib
 import threading
+import time
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 
+from audits.models import Audit
 from audits.pipeline.chromium import CHROMIUM_BASE_FLAGS, find_chromium
+from audits.report_pdfs import report_pdf_fail, report_pdf_get, report_pdf_store
+from dashboard.report import report_summary
 
-PDF_CONCURRENT_MAX = 2  # Chromiums printing at once in one web process: each takes ~150 MB
-PDF_WAIT_FOR_SLOT_S = 10  # a request waits this long for a free slot, then is told to retry
+PDF_CONCURRENT_MAX = 2  # Chromiums printing at once in one process: each takes ~150 MB
+PDF_WAIT_FOR_SLOT_S = 10  # a print waits this long for a free slot, then gives up
 PDF_TIMEOUT_S = 60  # launch + load + print, after which the request gives up
 PDF_STEP_TIMEOUT_MS = 30_000  # Playwright's own bound on each step
 PDF_STYLESHEETS = ("sitewarden.css", "sitewarden/share.css")
@@ -43,10 +52,41 @@ def report_css() -> str:
     return "\n".join(parts).replace("</", "<\\/")  # the CSS sits in a <style> element
 
 
+def report_html(report: dict) -> str:
+    """The page Chromium prints for a report (dashboard.report.report_summary): everything the PDF shows."""
+    return render_to_string("dashboard/share/print.html", {"report": report, "css": report_css()})
+
+
+def html_fingerprint(html: str) -> str:
+    """What names a stored PDF: the sha256 of the HTML it was printed from. Any change the PDF would show (the
+    project's name, the audit's figures, the template, the CSS) is a new fingerprint, so a new print."""
+    return hashlib.sha256(html.encode()).hexdigest()
+
+
 def report_pdf(report: dict) -> bytes:
-    """The PDF of a report (dashboard.report.report_summary)."""
-    html = render_to_string("dashboard/share/print.html", {"report": report, "css": report_css()})
-    return html_to_pdf(html)
+    """The PDF of a report (dashboard.report.report_summary), printed now."""
+    return html_to_pdf(report_html(report))
+
+
+def report_pdf_render(*, audit_id: str, fingerprint: str) -> None:
+    """The `dashboard.render_report_pdf` task's work: print what the audit's report shows now and store it
+    (audits.report_pdfs). The report may have changed since a request asked for `fingerprint`: what is printed is
+    stored under its own fingerprint, which drops the older rows; a PDF already stored is not printed again."""
+    audit = Audit.objects.select_related("project").filter(id=audit_id).first()
+    if audit is None or not audit.is_finished:
+        return
+    html = report_html(report_summary(audit=audit))
+    current = html_fingerprint(html)
+    if report_pdf_get(audit=audit, fingerprint=current) is not None:
+        return  # a duplicate message, or two requests that asked before and after a change
+    started = time.monotonic()
+    try:
+        body = html_to_pdf(html)
+    except PdfUnavailable as exc:
+        for failed in {current, fingerprint}:
+            report_pdf_fail(audit=audit, fingerprint=failed, error=str(exc))
+        return
+    report_pdf_store(audit=audit, fingerprint=current, body=body, render_ms=round((time.monotonic() - started) * 1000))
 
 
 def _abort_unless_data(route) -> None:
@@ -95,7 +135,7 @@ def _print_with_chromium(html: str, out: dict) -> None:
 
 def html_to_pdf(html: str) -> bytes:
     """Print HTML to PDF in a thread of its own: Playwright's sync API refuses to run on a thread that has an
-    event loop (an ASGI server, a test's browser), and the thread bounds the time a request can take."""
+    event loop (a test's browser, an ASGI server), and the thread bounds the time a print can take."""
     if not _slots.acquire(timeout=PDF_WAIT_FOR_SLOT_S):
         raise PdfUnavailable("Other reports are being printed right now; try again in a minute.")
     out: dict = {}

@@ -1,9 +1,14 @@
 """Sharing an audit's report: the owner's page to make and revoke read-only links, the public report a link
-opens (no account; nothing but that report is reachable through it), and the report as a PDF for both."""
+opens (no account; nothing but that report is reachable through it), and the report as a PDF for both.
+
+The PDF is printed by a worker once per report and served from storage (audits.report_pdfs, dashboard.pdf): a
+request never waits for Chromium; until the PDF is ready it gets a page that reloads itself (202, Retry-After).
+The report page and the PDF are rate-limited per link and per client (dashboard.throttling: 429, Retry-After)."""
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -12,12 +17,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from audits.errors import AuditRefused
-from audits.models import Audit, ShareLink
+from audits.models import Audit, ReportPdf, ShareLink
+from audits.report_pdfs import PDF_FAILED_RETRY_S, report_pdf_get, report_pdf_open, report_pdf_request
 from audits.sharing import SHARE_EXPIRY_DAYS, share_link_create, share_link_resolve, share_link_revoke
 from audits.sharing import share_links_for_audit as links_for_audit
 from dashboard import pdf
 from dashboard.report import report_summary
 from dashboard.selectors import audit_for_account
+from dashboard.throttling import client_ident, first_refusal
 from dashboard.views import dashboard_view
 
 CREATED_SESSION_KEY = "share_link_created"  # the new link's plaintext, shown once after the redirect
@@ -25,6 +32,7 @@ PUBLIC_HEADERS = {
     "X-Robots-Tag": "noindex, nofollow, noarchive",
     "Referrer-Policy": "no-referrer",  # the token is in the URL: it goes nowhere else
 }
+PDF_PREPARING_RETRY_S = 5  # the "being prepared" page reloads after this long (a print takes a few seconds)
 
 
 class ShareLinkForm(forms.Form):
@@ -121,7 +129,12 @@ def audit_report_preview(request, audit_id):
 @require_GET
 @dashboard_view
 def audit_report_pdf(request, audit_id):
-    return _pdf_response(_finished(_audit(request, audit_id)))
+    audit = _audit(request, audit_id)
+    back_url = reverse("audits:audit-report-preview", args=[audit.id])
+    wait = first_refusal(("report_pdf:client", client_ident(request), settings.REPORT_PDF_RATE_PER_CLIENT))
+    if wait is not None:
+        return _too_many(request, wait, back_url=back_url)
+    return _pdf_response(request, audit, back_url=back_url)
 
 
 # --- the public side: what a link opens --------------------------------------------------------------------
@@ -143,7 +156,13 @@ def _public(response: HttpResponse) -> HttpResponse:
 @never_cache
 @require_GET
 def shared_report(request, token):
+    if (
+        wait := first_refusal(("shared_report:addr", client_ident(request), settings.SHARED_REPORT_RATE_PER_ADDRESS))
+    ) is not None:
+        return _public(_too_many(request, wait))
     audit, link = _shared_audit(token)
+    if (wait := first_refusal(("shared_report:link", str(link.id), settings.SHARED_REPORT_RATE_PER_LINK))) is not None:
+        return _public(_too_many(request, wait))
     context = {
         "report": report_summary(audit=audit),
         "pdf_url": reverse("shared-report-pdf", args=[token]),
@@ -155,8 +174,15 @@ def shared_report(request, token):
 @never_cache
 @require_GET
 def shared_report_pdf(request, token):
-    audit, _ = _shared_audit(token)
-    return _public(_pdf_response(audit))
+    back_url = reverse("shared-report", args=[token])
+    if (
+        wait := first_refusal(("report_pdf:client", client_ident(request), settings.REPORT_PDF_RATE_PER_CLIENT))
+    ) is not None:
+        return _public(_too_many(request, wait, back_url=back_url))
+    audit, link = _shared_audit(token)
+    if (wait := first_refusal(("report_pdf:link", str(link.id), settings.REPORT_PDF_RATE_PER_LINK))) is not None:
+        return _public(_too_many(request, wait, back_url=back_url))
+    return _public(_pdf_response(request, audit, back_url=back_url))
 
 
 # --- shared ---------------------------------------------------------------------------------------------------
@@ -168,14 +194,59 @@ def _finished(audit: Audit) -> Audit:
     return audit
 
 
-def _pdf_response(audit: Audit) -> HttpResponse:
-    try:
-        body = pdf.report_pdf(report_summary(audit=audit))
-    except pdf.PdfUnavailable as exc:
-        response = HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")
-        response["Retry-After"] = "60"
-        return response
-    name = f"sitewarden-{slugify(audit.project.name) or 'report'}-{audit.created_at:%Y-%m-%d}.pdf"
-    response = HttpResponse(body, content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+def _wait_page(request, *, status: int, title: str, message: str, retry_after_s: int | None, back_url: str | None):
+    """A small page instead of the PDF: why not now, and (with Retry-After) a reload when it may be there."""
+    context = {"title": title, "message": message, "retry_after_s": retry_after_s, "back_url": back_url}
+    response = render(request, "dashboard/share/wait.html", context, status=status)
+    if retry_after_s:
+        response["Retry-After"] = str(retry_after_s)
     return response
+
+
+def _too_many(request, retry_after_s: int, *, back_url: str | None = None) -> HttpResponse:
+    return _wait_page(
+        request,
+        status=429,
+        title="Too many requests",
+        message="This report has been asked for too often in a short time.",
+        retry_after_s=retry_after_s,
+        back_url=back_url,
+    )
+
+
+def _pdf_response(request, audit: Audit, *, back_url: str) -> HttpResponse:
+    """The stored PDF of what the report shows now; or, while a worker prints it, a page that reloads itself.
+    A running audit has no PDF yet (its figures still move): refused, 409."""
+    if not audit.is_finished:
+        return _wait_page(
+            request,
+            status=409,
+            title="Not yet",
+            message="This audit is still running: its report can be printed once it has ended.",
+            retry_after_s=None,
+            back_url=None,
+        )
+    fingerprint = pdf.html_fingerprint(pdf.report_html(report_summary(audit=audit)))
+    stored = report_pdf_get(audit=audit, fingerprint=fingerprint) or report_pdf_request(
+        audit=audit, fingerprint=fingerprint
+    )
+    if stored.status == ReportPdf.Status.READY:
+        name = f"sitewarden-{slugify(audit.project.name) or 'report'}-{audit.created_at:%Y-%m-%d}.pdf"
+        return FileResponse(report_pdf_open(stored), as_attachment=True, filename=name, content_type="application/pdf")
+    if stored.status == ReportPdf.Status.FAILED:
+        return _wait_page(
+            request,
+            status=503,
+            title="The PDF could not be made",
+            message=stored.error or "Chromium could not print the report.",
+            retry_after_s=PDF_FAILED_RETRY_S,
+            back_url=back_url,
+        )
+    return _wait_page(
+        request,
+        status=202,
+        title="The PDF is being prepared",
+        message="The report is being printed to PDF; the download starts by itself once it is ready.",
+        retry_after_s=PDF_PREPARING_RETRY_S,
+        back_url=back_url,
+    )

@@ -17,6 +17,7 @@ REGISTERED_TASK_NAMES = {
     "audits.reconcile_sweep",
     "audits.run_schedule",
     "crawler.crawl_chunk",
+    "dashboard.render_report_pdf",
 }
 
 

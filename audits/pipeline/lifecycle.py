@@ -16,6 +16,7 @@ from audits import dispatch
 from audits.limits import ERROR_DETAIL_CHARS
 from audits.models import Audit, AuditEvent
 from audits.pipeline.rounds import chunk_task_id
+from audits.report_pdfs import report_pdfs_delete
 from audits.signals import audit_finished
 from scratchpad.services import frontier_purge
 
@@ -109,6 +110,7 @@ def audit_delete(*, audit: Audit) -> None:
     from audits.pipeline.lighthouse import lighthouse_reports_delete
 
     lighthouse_reports_delete(audit_id=audit_id)
+    report_pdfs_delete(audit_id=audit_id)
 
 
 def _finish(audit_id, status: str, *, event: tuple[str, str], reconciled_by: str | None = None, **fields) -> bool:

@@ -90,8 +90,9 @@ else:
         options = DATABASES["default"].setdefault("OPTIONS", {})
         options["options"] = (options.get("options", "") + " -c jit=off").strip()
 
-# The cache holds the API's per-token throttle counters: in production point it at Redis
-# (CACHE_URL=redis://host:6379/2) so every web process counts the same requests.
+# The cache holds the API's per-token throttle counters and the share links' rate limits (dashboard/throttling.py):
+# in production point it at Redis (CACHE_URL=redis://host:6379/2) so every web process counts the same requests.
+# The local-memory default counts per process, shared by its threads: right for `make run`'s one web process.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -216,18 +217,21 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD_KB", default=800_000)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Tasks are found by config.celery's autodiscover_tasks() in each app's tasks.py. Lighthouse runs on its own
-# queue so that Chromium-equipped workers can take it (Procfile: worker_lighthouse); a worker started
-# without -Q (make run, the embedded default, the tests) consumes both queues.
+# queue so that Chromium-equipped workers can take it (Procfile: worker_lighthouse), and so does printing a
+# report to PDF (`reports`, Procfile: worker_reports, one at a time); a worker started without -Q (make run,
+# the embedded default, the tests) consumes every queue below.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 # RabbitMQ honours message priorities (audits.dispatch: fair sharing between audits) only on queues declared
 # with x-max-priority, and a queue's arguments cannot change once it exists: opt in on a new deployment, or
 # after deleting the queues (`rabbitmqctl delete_queue celery`, `... lighthouse`). Redis needs no opt-in.
 AMQP_PRIORITY_QUEUES = env.bool("SITEWARDEN_AMQP_PRIORITY_QUEUES", default=False)
 _QUEUE_ARGUMENTS = {"x-max-priority": 9} if AMQP_PRIORITY_QUEUES else None
-CELERY_TASK_QUEUES = tuple(Queue(name, queue_arguments=_QUEUE_ARGUMENTS) for name in ("celery", "lighthouse"))
+CELERY_TASK_QUEUES = tuple(
+    Queue(name, queue_arguments=_QUEUE_ARGUMENTS) for name in ("celery", "lighthouse", "reports")
+)
 if AMQP_PRIORITY_QUEUES and CELERY_BROKER_URL.startswith(("amqp://", "amqps://", "pyamqp://")):
     CELERY_TASK_DEFAULT_PRIORITY = 9  # a message sent without one (finalize after Lighthouse) is a step: first
-CELERY_TASK_ROUTES = {"audits.lighthouse": {"queue": "lighthouse"}}
+CELERY_TASK_ROUTES = {"audits.lighthouse": {"queue": "lighthouse"}, "dashboard.render_report_pdf": {"queue": "reports"}}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
@@ -288,6 +292,15 @@ AXES_HANDLER = "config.signin.SigninAttemptHandler"
 AXES_LOCKOUT_CALLABLE = "config.signin.lockout_response"
 # django-ipware is not installed and AXES_IPWARE_* are not used: this callable decides which address counts.
 AXES_CLIENT_IP_CALLABLE = "config.signin.client_ip_address"
+
+# Rate limits on the heavy reads of a report (dashboard/throttling.py; DRF's notation), answered 429 with
+# Retry-After: the report's PDF per share link and per client (the signed-in user, else the address), and the
+# shared report page per link and per address. The PDF is printed once per report and served from storage
+# (audits.report_pdfs); while it is printed the page asking for it reloads every few seconds, within these.
+REPORT_PDF_RATE_PER_LINK = env("REPORT_PDF_RATE_PER_LINK", default="10/min")
+REPORT_PDF_RATE_PER_CLIENT = env("REPORT_PDF_RATE_PER_CLIENT", default="10/min")
+SHARED_REPORT_RATE_PER_LINK = env("SHARED_REPORT_RATE_PER_LINK", default="60/min")
+SHARED_REPORT_RATE_PER_ADDRESS = env("SHARED_REPORT_RATE_PER_ADDRESS", default="60/min")
 
 LOGGING = {
     "version": 1,

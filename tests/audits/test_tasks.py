@@ -11,10 +11,11 @@ from config.celery import app
 PIPELINE_STEPS = (tasks.discover, tasks.crawl_chunk, tasks.crawl_round_done, tasks.lighthouse, tasks.finalize)
 
 
-def test_lighthouse_has_its_own_queue_and_a_worker_without_q_consumes_both():
+def test_lighthouse_and_pdfs_have_their_own_queues_and_a_worker_without_q_consumes_every_one():
     assert app.amqp.router.route({}, "audits.lighthouse")["queue"].name == "lighthouse"
+    assert app.amqp.router.route({}, "dashboard.render_report_pdf")["queue"].name == "reports"
     assert app.amqp.router.route({}, "audits.discover")["queue"].name == "celery"
-    assert {queue.name for queue in app.conf.task_queues} == {"celery", "lighthouse"}
+    assert {queue.name for queue in app.conf.task_queues} == {"celery", "lighthouse", "reports"}
 
 
 def test_every_pipeline_step_retries_transient_database_errors_for_a_bounded_time():

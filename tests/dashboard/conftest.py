@@ -1,11 +1,12 @@
 """Dashboard fixtures: a finished audit with pages, issues, links, a Lighthouse run and events, built
-with the ORM (no crawl), and signed-in clients of two accounts."""
+with the ORM (no crawl), signed-in clients of two accounts, and rate-limit counters fresh for every test."""
 
 import json
 from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
 from audits.models import Audit, AuditEvent, Issue, Page
@@ -22,6 +23,15 @@ from tests.factories import (
 
 PASSWORD = "pw-for-tests"
 SITE = "https://site.test"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """The share links' rate limits count in the default cache (dashboard.throttling): one test's requests must
+    not use up the next one's."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 def make_page(audit, path, **fields) -> Page:

@@ -1,7 +1,7 @@
 """Shareable reports: a read-only link per audit opens its report signed out and nothing else, 404s once
 revoked, expired or unknown; only the token's hash is stored; the report ranks issues by the priority rule;
-the PDF (Chromium printing the report, no network) carries the score and the top issues. The browser test
-looks at the share screens and the comparison at 1440 and 390 px (overflow, axe-core, screenshots)."""
+the PDF (Chromium printing the report in the worker's task, no network, once) carries the score and the top
+issues. The browser test looks at the share screens and the comparison at 1440 and 390 px (overflow, axe-core, screenshots)."""
 
 import io
 import os
@@ -15,9 +15,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from audits.models import Audit, ShareLink
+from audits.models import Audit, ReportPdf, ShareLink
 from audits.sharing import share_link_create
 from dashboard.report import report_summary
+from dashboard.tasks import render_report_pdf
 from tests.dashboard.conftest import PASSWORD, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory
 from tests.support.browser import chromium_browser
@@ -160,9 +161,19 @@ def test_top_issues_follow_the_priority_rule(owner):
 @pytest.mark.browser
 @pytest.mark.django_db
 def test_the_pdf_has_the_score_and_the_top_issues(anon, owner_client, results):
+    """The first request asks for the PDF (202, a page that reloads itself); the worker's task prints it once;
+    then both the link and the owner's dashboard get that stored file."""
     from pypdf import PdfReader
 
     token = _create_link(owner_client, results.audit)
+    asked = anon.get(_public(token, "report.pdf"))
+    assert asked.status_code == 202 and int(asked["Retry-After"]) > 0
+    assert 'http-equiv="refresh"' in asked.content.decode()
+    stored = ReportPdf.objects.get(audit=results.audit)
+    assert stored.status == ReportPdf.Status.PENDING
+    render_report_pdf(str(results.audit.id), stored.fingerprint)  # what the worker runs (tests/dashboard/test_pdf.py)
+    stored.refresh_from_db()
+    assert stored.status == ReportPdf.Status.READY, stored.error
     for response in (
         anon.get(_public(token, "report.pdf")),
         owner_client.get(reverse("audits:audit-report-pdf", args=[results.audit.id])),
@@ -170,13 +181,14 @@ def test_the_pdf_has_the_score_and_the_top_issues(anon, owner_client, results):
         assert response.status_code == 200, response.content[:300]
         assert response["Content-Type"] == "application/pdf"
         assert response["Content-Disposition"].startswith('attachment; filename="sitewarden-shop-')
-        body = response.content
+        body = b"".join(response.streaming_content)
         assert body.startswith(b"%PDF")
         text = " ".join((page.extract_text() or "") for page in PdfReader(io.BytesIO(body)).pages)
         text = " ".join(unicodedata.normalize("NFKC", text).split())  # the "ﬁ" ligature back to "fi"
         assert "Shop" in text and "Health score" in text and "67" in text
         for issue in report_summary(audit=results.audit)["top_issues"]:
             assert issue.spec.title in text, (issue.spec.title, text[:800])
+    assert ReportPdf.objects.get(audit=results.audit).rendered_at == stored.rendered_at  # printed once
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "12c-report.pdf").write_bytes(body)
 
