@@ -31,7 +31,7 @@ class Migration(migrations.Migration):
                 ),
                 ("error", models.CharField(blank=True, max_length=500)),
                 ("requested_at", models.DateTimeField(help_text="When a render was last asked for")),
-                ("rendered_at", models.DateTimeField(blank=True, null=True)),
+                ("rendered_at", models.DateTimeField(blank=True, help_text="When the last render ended", null=True)),
                 ("render_ms", models.PositiveIntegerField(blank=True, null=True)),
                 (
                     "audit",

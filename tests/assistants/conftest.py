@@ -1,8 +1,6 @@
 """MCP fixtures: a real MCP client from the SDK over stdio (`manage.py mcp` as a child process), over
 streamable HTTP (uvicorn serving config.asgi on 127.0.0.1), or in-process; and two accounts with a token each."""
 
-import socket
-import subprocess
 import sys
 
 import pytest
@@ -13,11 +11,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from accounts.tokens import token_create
 from tests.factories import UserFactory
-from tests.support.waits import wait_until
+from tests.support import web
 from tests.support.workers import REPO_ROOT, subprocess_env
-
-SERVER_READY_TIMEOUT_S = 60
-SERVER_STOP_TIMEOUT_S = 20
 
 
 @pytest.fixture(autouse=True)
@@ -50,34 +45,8 @@ def http_client(url: str, token: str | None) -> Client:
     return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def asgi_server(transactional_db):
     """The web process as production runs it (uvicorn, config.asgi) on 127.0.0.1; yields its base URL."""
-    port = _free_port()
-    cmd = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=subprocess_env(), start_new_session=True)
-    try:
-        wait_until(lambda: proc.poll() is not None or _answers(port), SERVER_READY_TIMEOUT_S, "uvicorn listening")
-        assert proc.poll() is None, f"uvicorn exited with {proc.returncode}"
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=SERVER_STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with web.asgi_server() as url:
+        yield url

@@ -1,7 +1,8 @@
 """Shareable reports: a read-only link per audit opens its report signed out and nothing else, 404s once
 revoked, expired or unknown; only the token's hash is stored; the report ranks issues by the priority rule;
 the PDF (Chromium printing the report in the worker's task, no network, once) carries the score and the top
-issues. The browser test looks at the share screens and the comparison at 1440 and 390 px (overflow, axe-core, screenshots)."""
+issues. The browser test looks at the share screens and the comparison at 1440 and 390 px (overflow, axe-core,
+screenshots)."""
 
 import io
 import os
