@@ -15,13 +15,13 @@ from audits import exports
 from audits.errors import AuditRefused
 from audits.extraction import (
     MAX_EXTRACTORS,
-    VALUES_PER_EXTRACTOR_MAX,
     compile_extractors,
     extract,
     extractors_from_text,
     extractors_to_text,
     extractors_validate,
 )
+from audits.extraction_eval import TRUNCATION_MARK, VALUES_PER_EXTRACTOR_MAX
 from audits.models import Audit, Issue, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
@@ -122,7 +122,7 @@ def test_values_in_the_grid_the_exports_and_the_api(crawled, client):
     assert pages["/p1"]["extracted.tags"] == ["red", "big sale"]
 
     api = bearer_client(token_create(user=owner, name="t")[1])
-    listed = api.get(f"/api/v1/audits/{audit.id}/pages/", {"page_size": 50}).json()
+    listed = api.get(f"/api/v1/audits/{audit.id}/pages/", {"page_size": 50, "include": "extracted"}).json()
     by_url = {p["url"].removeprefix(base): p for p in listed["results"]}
     assert by_url["/p3"]["extracted"]["code"] == ["abc1"]
     page = Page.objects.get(audit=audit, url=base + "/p1")
@@ -208,6 +208,6 @@ def test_values_are_bounded():
         {"name": "many", "kind": "xpath", "expression": "//i", "multiple": True},
         {"name": "one", "kind": "xpath", "expression": "//i"},
     ])  # fmt: skip
-    values = extract(extractors, body)
-    assert len(values["long"][0]) == 1000
+    values = extract(extractors, body).stored
+    assert len(values["long"][0]) == 1000 and values["long"][0].endswith(TRUNCATION_MARK)
     assert len(values["many"]) == VALUES_PER_EXTRACTOR_MAX and values["one"] == ["v"]
