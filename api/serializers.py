@@ -177,10 +177,17 @@ class PageSerializer(serializers.ModelSerializer):
 class PageWithExtractedSerializer(serializers.ModelSerializer):
     """A page of the list with its custom extraction values (`?include=extracted`): up to 32 KiB a page."""
 
+    extracted = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,  # the schema's page list: present only with include=extracted
+        help_text="Only with `include=extracted`: {extractor name: [values]}, at most 32 KiB a page; a cut value "
+        "ends with “…[truncated]”, an extractor stopped over the page's time budget reads “[stopped: …]”",
+    )
+
     class Meta:
         model = Page
         fields = [*PAGE_LIST_FIELDS, "extracted"]
-        read_only_fields = fields
+        read_only_fields = PAGE_LIST_FIELDS
 
 
 class PageListQuerySerializer(serializers.Serializer):
