@@ -42,7 +42,7 @@ CHILD_CPU_LIMIT_BUDGETS = 3
 class SandboxResult:
     values: list[list[str]] = field(default_factory=list)  # of the extractors that finished, in order
     stopped: int | None = None  # the index of the extractor stopped over the budget (those after it did not run)
-    cpu_s: float = 0.0  # the child's CPU time on this page
+    cpu_s: float = 0.0  # the child's CPU time on this page, when it took longer than a poll (else 0)
 
 
 class _ChildGone(Exception):
@@ -121,7 +121,9 @@ class Sandbox:
 
     def _answers(self, count: int, *, budget_s: float, wall_max_s: float) -> SandboxResult:
         result = SandboxResult()
-        started_cpu, started_wall = self._cpu_s(), time.monotonic()
+        # The child's CPU time is read only once a page takes longer than a poll (~25 µs a read): from there,
+        # counting the first poll as all CPU, so the budget errs by at most POLL_S, never in the page's favour.
+        started_cpu, started_wall = None, time.monotonic()
         fd = self._child.stdout.fileno()
         try:
             while True:
@@ -129,16 +131,18 @@ class Sandbox:
                 if ready:
                     answer = json.loads(_read_frame(fd))
                     if answer.get("done"):
-                        result.cpu_s = self._cpu_s() - started_cpu
+                        if started_cpu is not None:
+                            result.cpu_s = self._cpu_s() - started_cpu
                         return result
                     result.values.append(answer["values"])
                     continue
-                used = self._cpu_s() - started_cpu
-                if used > budget_s or time.monotonic() - started_wall > wall_max_s:
+                if started_cpu is None:
+                    started_cpu = self._cpu_s() - POLL_S
+                if self._cpu_s() - started_cpu > budget_s or time.monotonic() - started_wall > wall_max_s:
                     break
         except (_ChildGone, ValueError, KeyError):
             pass  # killed by its own CPU limit, or an answer that is not ours: the same as over the budget
-        result.cpu_s = self._cpu_s() - started_cpu
+        result.cpu_s = self._cpu_s() - started_cpu if started_cpu is not None else 0.0
         self._stop()  # also when every value came but not the end: the next page must not read this one's answers
         result.stopped = len(result.values) if len(result.values) < count else None
         return result
