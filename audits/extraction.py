@@ -22,6 +22,7 @@ Public interface:
 """
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 
@@ -45,7 +46,9 @@ TEXT_SEPARATOR = "|"  # between the fields of one extractor line in the dashboar
 # like a value): the one stopped over the page's time budget, and those after it.
 STOPPED_MARK = f"[stopped: over the {EXTRACTION_PAGE_BUDGET_S:g} s extraction budget of a page]"
 NOT_RUN_MARK = "[not run: an extractor before it spent the page's extraction budget]"
+UNAVAILABLE_MARK = "[not run: the extraction process could not start]"
 
+logger = logging.getLogger(__name__)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]*")  # used with fullmatch
 
 
@@ -214,9 +217,13 @@ def extract(
     if not extractors or not body:
         return PageExtraction()
     specs = [(e.kind, e.expression, e.multiple) for e in extractors]
-    result = sandbox().run(
-        specs, body, charset=charset, budget_s=budget_s, wall_max_s=max(budget_s, EXTRACTION_PAGE_WALL_MAX_S)
-    )
+    try:
+        result = sandbox().run(
+            specs, body, charset=charset, budget_s=budget_s, wall_max_s=max(budget_s, EXTRACTION_PAGE_WALL_MAX_S)
+        )
+    except (OSError, RuntimeError):  # no process to spare (fork refused, out of memory): the page goes on without
+        logger.exception("custom extraction could not run")
+        return PageExtraction(stored={e.name: [UNAVAILABLE_MARK] for e in extractors})
     out = PageExtraction(cpu_s=result.cpu_s)
     out.values = {e.name: values for e, values in zip(extractors, result.values, strict=False)}
     stored = dict(out.values)
@@ -235,11 +242,15 @@ def _size(value) -> int:
 
 
 def _cut_to_bytes(text: str, max_bytes: int) -> str:
-    """`text` cut (with TRUNCATION_MARK) so that it takes at most max_bytes as a JSON string."""
-    keep = len(text)
-    while keep > 0 and _size(text[:keep] + TRUNCATION_MARK) > max_bytes:
-        keep -= max(1, _size(text[:keep] + TRUNCATION_MARK) - max_bytes)  # a character is at least a byte
-    return text[:keep] + TRUNCATION_MARK if keep > 0 else ""
+    """`text`'s longest start that, with TRUNCATION_MARK, takes at most max_bytes as a JSON string ("" if none)."""
+    low, high = 0, len(text)  # bisect on the characters kept: a character takes 1 to 12 bytes in JSON
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _size(text[:middle] + TRUNCATION_MARK) <= max_bytes:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low] + TRUNCATION_MARK if low else ""
 
 
 def _list_within(values: list[str], max_bytes: int) -> list[str]:

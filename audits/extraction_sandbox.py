@@ -56,6 +56,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self._child: subprocess.Popen | None = None
         self._process: psutil.Process | None = None
+        self._owner_pid = os.getpid()  # a forked copy of this object (and its atexit hook) leaves the child alone
         self.starts = 0  # children started (tests and the timing script read it)
 
     def run(
@@ -86,6 +87,8 @@ class Sandbox:
             return self._answers(len(specs), budget_s=budget_s, wall_max_s=wall_max_s)
 
     def close(self) -> None:
+        if os.getpid() != self._owner_pid:
+            return
         with self._lock:
             self._stop()
 

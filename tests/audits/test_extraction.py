@@ -6,17 +6,19 @@ import csv
 import html
 import io
 import json
+import os
 
 import pytest
 from django.urls import reverse
 
 from accounts.tokens import token_create
-from audits import exports
+from audits import exports, extraction_sandbox
 from audits.errors import AuditRefused
 from audits.extraction import (
     MAX_EXTRACTORS,
     NOT_RUN_MARK,
     STOPPED_MARK,
+    UNAVAILABLE_MARK,
     compile_extractors,
     extract,
     extractors_from_text,
@@ -258,7 +260,7 @@ def test_twenty_catch_all_extractors_store_at_most_32_kib_a_page_with_marks():
     body = _small(1).encode()
     extraction = extract(compile_extractors(_catch_all(MAX_EXTRACTORS)), body)
     found = sum(_stored_bytes({k: v}) for k, v in extraction.values.items())
-    assert found > 4 * EXTRACTED_PAGE_MAX_BYTES  # unbounded, 20 catch-alls would store >60x the page
+    assert found > EXTRACTED_PAGE_MAX_BYTES > 10 * len(body)  # unbounded, 20 catch-alls would store ~25x the page
     assert _stored_bytes(extraction.stored) <= EXTRACTED_PAGE_MAX_BYTES
     cut = [name for name, values in extraction.stored.items() if values and values[-1].endswith(TRUNCATION_MARK)]
     assert len(cut) >= MAX_EXTRACTORS // 2
@@ -335,3 +337,12 @@ def test_a_cubic_xpath_is_stopped_and_catch_alls_are_bounded_in_a_worker_audit(c
     assert listed.status_code == 200 and all("extracted" not in p for p in listed.json()["results"])
     asked = api.get(f"/api/v1/audits/{audit.id}/pages/", {"page_size": 50, "include": "extracted"}).json()
     assert {p["url"].removeprefix(site.url): p["extracted"] for p in asked["results"]} == pages
+
+
+def test_a_page_goes_on_when_the_extraction_process_cannot_start(monkeypatch):
+    monkeypatch.setattr(extraction_sandbox, "_sandbox", extraction_sandbox.Sandbox())
+    monkeypatch.setattr(extraction_sandbox, "_sandbox_pid", os.getpid())
+    monkeypatch.setattr(extraction_sandbox.sys, "executable", "/nonexistent/python")  # no process can start
+    extraction = extract(compile_extractors(EXTRACTORS), _small(1).encode())
+    assert extraction.values == {} and extraction.stopped == ""
+    assert extraction.stored == {e["name"]: [UNAVAILABLE_MARK] for e in EXTRACTORS}
