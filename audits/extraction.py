@@ -29,7 +29,12 @@ from dataclasses import dataclass, field
 from audits.checks.registry import CheckSettings, make_issue
 from audits.extraction_eval import TRUNCATION_MARK, shown, xpath_for
 from audits.extraction_sandbox import sandbox
-from audits.limits import EXTRACTED_PAGE_MAX_BYTES, EXTRACTION_PAGE_BUDGET_S, EXTRACTION_PAGE_WALL_MAX_S
+from audits.limits import (
+    EXTRACTED_PAGE_MAX_BYTES,
+    EXTRACTION_PAGE_BUDGET_S,
+    EXTRACTION_PAGE_WALL_MAX_S,
+    EXTRACTOR_STOPS_BEFORE_SKIP,
+)
 from audits.patterns import compile_pattern
 
 MAX_EXTRACTORS = 20  # per project
@@ -46,6 +51,7 @@ TEXT_SEPARATOR = "|"  # between the fields of one extractor line in the dashboar
 # like a value): the one stopped over the page's time budget, and those after it.
 STOPPED_MARK = f"[stopped: over the {EXTRACTION_PAGE_BUDGET_S:g} s extraction budget of a page]"
 NOT_RUN_MARK = "[not run: an extractor before it spent the page's extraction budget]"
+SKIPPED_MARK = f"[not run: stopped on {EXTRACTOR_STOPS_BEFORE_SKIP} earlier pages of this crawl]"
 UNAVAILABLE_MARK = "[not run: the extraction process could not start]"
 
 logger = logging.getLogger(__name__)
@@ -209,30 +215,39 @@ def extract(
     *,
     charset: str | None = None,
     budget_s: float = EXTRACTION_PAGE_BUDGET_S,
+    skip: frozenset[str] = frozenset(),
 ) -> PageExtraction:
     """One page's extraction, in the sandbox's child process: all extractors together get `budget_s` of CPU
     time on the page. The one running when it is spent is stopped (its stored value: STOPPED_MARK) and those
-    after it are not run (NOT_RUN_MARK); the page and the crawl go on. At most VALUES_PER_EXTRACTOR_MAX values of
-    VALUE_MAX_CHARS each per extractor, and EXTRACTED_PAGE_MAX_BYTES stored per page (values_bounded)."""
+    after it are not run (NOT_RUN_MARK); the page and the crawl go on. Extractors named in `skip` (stopped on
+    too many pages already: CrawlScope.extractors_skipped) are not run (SKIPPED_MARK). At most
+    VALUES_PER_EXTRACTOR_MAX values of VALUE_MAX_CHARS each per extractor, and EXTRACTED_PAGE_MAX_BYTES stored
+    per page (values_bounded)."""
     if not extractors or not body:
         return PageExtraction()
-    specs = [(e.kind, e.expression, e.multiple) for e in extractors]
-    try:
-        result = sandbox().run(
-            specs, body, charset=charset, budget_s=budget_s, wall_max_s=max(budget_s, EXTRACTION_PAGE_WALL_MAX_S)
-        )
-    except (OSError, RuntimeError):  # no process to spare (fork refused, out of memory): the page goes on without
-        logger.exception("custom extraction could not run")
-        return PageExtraction(stored={e.name: [UNAVAILABLE_MARK] for e in extractors})
-    out = PageExtraction(cpu_s=result.cpu_s)
-    out.values = {e.name: values for e, values in zip(extractors, result.values, strict=False)}
-    stored = dict(out.values)
-    if result.stopped is not None:
-        out.stopped = extractors[result.stopped].name
-        out.not_run = [e.name for e in extractors[result.stopped + 1 :]]
-        stored[out.stopped] = [STOPPED_MARK]
-        stored.update({name: [NOT_RUN_MARK] for name in out.not_run})
-    out.stored = values_bounded(stored)
+    active = [e for e in extractors if e.name not in skip]
+    out = PageExtraction()
+    if active:
+        try:
+            result = sandbox().run(
+                [(e.kind, e.expression, e.multiple) for e in active],
+                body,
+                charset=charset,
+                budget_s=budget_s,
+                wall_max_s=max(budget_s, EXTRACTION_PAGE_WALL_MAX_S),
+            )
+        except (OSError, RuntimeError):  # no process to spare (fork refused, out of memory): the page goes on
+            logger.exception("custom extraction could not run")
+            return PageExtraction(stored={e.name: [UNAVAILABLE_MARK] for e in extractors})
+        out.cpu_s = result.cpu_s
+        out.values = {e.name: values for e, values in zip(active, result.values, strict=False)}
+        if result.stopped is not None:
+            out.stopped = active[result.stopped].name
+            out.not_run = [e.name for e in active[result.stopped + 1 :]]
+    marks = {name: [SKIPPED_MARK] for name in skip} | {name: [NOT_RUN_MARK] for name in out.not_run}
+    if out.stopped:
+        marks[out.stopped] = [STOPPED_MARK]
+    out.stored = values_bounded({e.name: out.values.get(e.name) or marks.get(e.name, []) for e in extractors})
     return out
 
 

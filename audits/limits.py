@@ -65,3 +65,6 @@ EXTRACTION_PAGE_BUDGET_S = 2.0  # CPU seconds all of a project's extractors may 
 # stuck child must not hold a fetch thread).
 EXTRACTION_PAGE_WALL_MAX_S = 10.0
 EXTRACTED_PAGE_MAX_BYTES = 32 * 1024  # Page.extracted as JSON (UTF-8): names, values and marks
+# An extractor stopped on this many pages of a chunk is not run on the chunk's other pages: an expression that
+# is slow on every page of a site would otherwise cost the budget on every page (a crawl that never ends).
+EXTRACTOR_STOPS_BEFORE_SKIP = 3

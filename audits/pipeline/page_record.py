@@ -110,11 +110,14 @@ def build_page_record(
             data = parse_html(result.body, item.url, content_type_charset=result.charset, is_internal=scope.is_internal)
         _fill_from_html(page, data)
         if scope.extractors:  # the project's custom extraction, read from the HTML the page fields came from
+            skip = scope.extractors_skipped()
             if rendered_html is not None:
-                extraction = extract(scope.extractors, rendered_html.encode("utf-8"), charset="utf-8")
+                extraction = extract(scope.extractors, rendered_html.encode("utf-8"), charset="utf-8", skip=skip)
             else:
-                extraction = extract(scope.extractors, result.body, charset=result.charset)
+                extraction = extract(scope.extractors, result.body, charset=result.charset, skip=skip)
             page.extracted = extraction.stored
+            if extraction.stopped:
+                scope.extraction_stopped(extraction.stopped)
         content_fields_fill(page, data)
         if challenge_reason(result, data):
             page.fetch_class = Page.FetchClass.BLOCKED  # a WAF/bot challenge stands in for the page

@@ -16,7 +16,12 @@ from django.utils import timezone
 
 from audits.checks import PAGE_CHECK_TYPES
 from audits.checks.skips import skip_sentence
-from audits.limits import CHUNK_SEEN_URLS_MAX, EXTRACTION_PAGE_BUDGET_S, PERSIST_BATCH_PAGES
+from audits.limits import (
+    CHUNK_SEEN_URLS_MAX,
+    EXTRACTION_PAGE_BUDGET_S,
+    EXTRACTOR_STOPS_BEFORE_SKIP,
+    PERSIST_BATCH_PAGES,
+)
 from audits.models import Audit, AuditEvent, Issue, Page
 from audits.pipeline.lifecycle import audit_event
 from audits.pipeline.page_record import PageRecord
@@ -185,7 +190,8 @@ def _extraction_stops_report(audit_id, records: list[PageRecord]) -> None:
                 kind=AuditEvent.Kind.EXTRACTION_STOPPED,
                 message=f"Warning: the custom extractor “{name}” was stopped on {url[:200]}: it ran past the "
                 f"{EXTRACTION_PAGE_BUDGET_S:g} s extraction budget of a page. Such pages store “stopped” for it and "
-                "run none of the extractors after it; the crawl goes on.",
+                f"run none of the extractors after it; after {EXTRACTOR_STOPS_BEFORE_SKIP} such pages a crawl chunk "
+                "runs it no more. The crawl goes on.",
                 extractor=name,
                 page_url=url,
             )
