@@ -32,6 +32,8 @@ from audits.extraction_eval import compiled, evaluate
 _FRAME = struct.Struct(">I")
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 POLL_S = 0.02  # how often the parent looks at the child's CPU time while it works
+# One extractor's answer: 20 values of 1,000 characters, JSON-escaped (12 bytes for an astral character) and more.
+ANSWER_MAX_BYTES = 16 * 1024 * 1024
 CHILD_START_MAX_S = 30  # a child that has not imported lxml and the parser by then is broken
 # The child's own limit, a backstop when its parent is gone or cannot kill it: this many budgets of CPU time
 # (RLIMIT_CPU counts whole seconds).
@@ -107,8 +109,8 @@ class Sandbox:
             self._process = psutil.Process(self._child.pid)
             self.starts += 1
             try:  # its imports are not a page's CPU time: wait for them
-                ready, _, _ = select.select([self._child.stdout.fileno()], [], [], CHILD_START_MAX_S)
-                if not ready or json.loads(_read_frame(self._child.stdout.fileno())) != {"ready": True}:
+                fd = self._child.stdout.fileno()
+                if not _readable(fd, CHILD_START_MAX_S) or json.loads(_read_frame(fd)) != {"ready": True}:
                     raise _ChildGone
             except (_ChildGone, ValueError):
                 self._stop()
@@ -130,9 +132,8 @@ class Sandbox:
         fd = self._child.stdout.fileno()
         try:
             while True:
-                ready, _, _ = select.select([fd], [], [], POLL_S)
-                if ready:
-                    answer = json.loads(_read_frame(fd))
+                if _readable(fd, POLL_S):
+                    answer = json.loads(_read_frame(fd, ANSWER_MAX_BYTES))
                     if answer.get("done"):
                         if started_cpu is not None:
                             result.cpu_s = self._cpu_s() - started_cpu
@@ -170,6 +171,14 @@ def _child_env() -> dict[str, str]:
     return {**kept, "PYTHONPATH": str(_REPO_ROOT), "OPENBLAS_NUM_THREADS": "1"}  # numpy loads, never computes
 
 
+def _readable(fd: int, timeout_s: float) -> bool:
+    """Whether `fd` has data (or its end) within timeout_s; poll, not select: a busy worker's descriptors can pass
+    select's 1,024."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(poller.poll(timeout_s * 1000))
+
+
 def _write_frame(stream, data: bytes) -> None:
     stream.write(_FRAME.pack(len(data)))
     stream.write(data)
@@ -186,8 +195,10 @@ def _read_exact(fd: int, size: int) -> bytes:
     return b"".join(parts)
 
 
-def _read_frame(fd: int) -> bytes:
+def _read_frame(fd: int, max_bytes: int | None = None) -> bytes:
     (size,) = _FRAME.unpack(_read_exact(fd, _FRAME.size))
+    if max_bytes is not None and size > max_bytes:
+        raise _ChildGone  # not an answer of ours
     return _read_exact(fd, size)
 
 
