@@ -265,7 +265,7 @@ class PageList(ApiMixin, generics.ListAPIView):
         if self.schema_only:
             return Page.objects.none()
         self.audit = self.audit_or_404(self.kwargs["pk"])
-        return selectors.page_list(audit=self.audit, with_extracted=self.with_extracted)
+        return selectors.page_list(audit=self.audit, with_extracted=getattr(self, "with_extracted", False))
 
     def keyset_total(self, request) -> int | None:
         """Unfiltered, the audit's counter (it equals its page rows) instead of COUNT(*) over 100,000 rows."""
