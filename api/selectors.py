@@ -34,8 +34,10 @@ def issue_list(*, audit: Audit) -> QuerySet[Issue]:
     return Issue.objects.filter(audit=audit).order_by(*ISSUE_LIST_ORDERING)
 
 
-def page_list(*, audit: Audit) -> QuerySet[Page]:
-    return Page.objects.filter(audit=audit).order_by(*PAGE_LIST_ORDERING)
+def page_list(*, audit: Audit, with_extracted: bool = False) -> QuerySet[Page]:
+    """The audit's pages; their custom extraction values (up to 32 KiB a page) only when asked for."""
+    pages = Page.objects.filter(audit=audit).order_by(*PAGE_LIST_ORDERING)
+    return pages if with_extracted else pages.defer("extracted")
 
 
 def delivery_list(*, webhook: Webhook) -> QuerySet[WebhookDelivery]:

@@ -162,8 +162,9 @@ class IssueSummarySerializer(serializers.Serializer):
 PAGE_LIST_FIELDS = [
     "id", "url", "status_code", "fetch_class", "fetch_error", "content_type", "bytes", "truncated",
     "response_time_ms", "depth", "in_sitemap", "title", "is_indexable", "word_count", "internal_links",
-    "external_links", "redirect_url", "canonical_url", "fetched_at", "extracted",
+    "external_links", "redirect_url", "canonical_url", "fetched_at",
 ]  # fmt: skip
+PAGE_LIST_INCLUDES = ("extracted",)  # what `?include=` adds to the page list (each page's detail has it always)
 
 
 class PageSerializer(serializers.ModelSerializer):
@@ -171,6 +172,31 @@ class PageSerializer(serializers.ModelSerializer):
         model = Page
         fields = PAGE_LIST_FIELDS
         read_only_fields = fields
+
+
+class PageWithExtractedSerializer(serializers.ModelSerializer):
+    """A page of the list with its custom extraction values (`?include=extracted`): up to 32 KiB a page."""
+
+    extracted = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,  # the schema's page list: present only with include=extracted
+        help_text="Only with `include=extracted`: {extractor name: [values]}, at most 32 KiB a page; a cut value "
+        "ends with “…[truncated]”, an extractor stopped over the page's time budget reads “[stopped: …]”",
+    )
+
+    class Meta:
+        model = Page
+        fields = [*PAGE_LIST_FIELDS, "extracted"]
+        read_only_fields = PAGE_LIST_FIELDS
+
+
+class PageListQuerySerializer(serializers.Serializer):
+    include = serializers.MultipleChoiceField(choices=PAGE_LIST_INCLUDES, required=False)
+
+    def to_internal_value(self, data):
+        # `include=a,b` or `include=a&include=b`: one list of words
+        words = [w.strip() for value in data.getlist("include") for w in value.split(",") if w.strip()]
+        return super().to_internal_value({"include": words} if words else {})
 
 
 class OutlinkSerializer(serializers.Serializer):

@@ -222,6 +222,11 @@ class IssueSummary(ApiMixin, APIView):
         return Response(s.IssueSummarySerializer(rows, many=True).data)
 
 
+# With `?include=extracted` a page carries up to 32 KiB of values (audits.limits.EXTRACTED_PAGE_MAX_BYTES): fewer rows
+# per response keep one response under ~3 MiB.
+PAGE_LIST_EXTRACTED_MAX_PAGE_SIZE = 100
+
+
 @extend_schema(tags=["results"])
 class PageList(ApiMixin, generics.ListAPIView):
     """The audit's pages by URL; keyset pages (`next`/`previous` links with a cursor)."""
@@ -231,11 +236,36 @@ class PageList(ApiMixin, generics.ListAPIView):
     pagination_class = KeysetPagination
     keyset_ordering = selectors.PAGE_LIST_ORDERING
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "include",
+                str,
+                OpenApiParameter.QUERY,
+                description="`extracted`: add each page's custom extraction values (`extracted`, up to 32 KiB a page; "
+                f"then at most {PAGE_LIST_EXTRACTED_MAX_PAGE_SIZE} rows per page). Left out by default; a page's "
+                "detail always has them.",
+                enum=list(s.PAGE_LIST_INCLUDES),
+            )
+        ],
+        responses={200: s.PageWithExtractedSerializer(many=True)},
+    )
+    def get(self, request, *args, **kwargs):
+        query = s.PageListQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        self.with_extracted = "extracted" in query.validated_data.get("include", ())
+        if self.with_extracted:
+            self.paginator.max_page_size = PAGE_LIST_EXTRACTED_MAX_PAGE_SIZE
+        return super().get(request, *args, **kwargs)
+
+    def get_serializer_class(self):
+        return s.PageWithExtractedSerializer if getattr(self, "with_extracted", False) else s.PageSerializer
+
     def get_queryset(self):
         if self.schema_only:
             return Page.objects.none()
         self.audit = self.audit_or_404(self.kwargs["pk"])
-        return selectors.page_list(audit=self.audit)
+        return selectors.page_list(audit=self.audit, with_extracted=getattr(self, "with_extracted", False))
 
     def keyset_total(self, request) -> int | None:
         """Unfiltered, the audit's counter (it equals its page rows) instead of COUNT(*) over 100,000 rows."""

@@ -16,44 +16,46 @@ Public interface:
 - extractors_from_text(text) -> list[dict]: the dashboard's "name | kind | expression [| rule ...]" lines
 - extractors_to_text(extractors) -> str: the other way, to fill the form
 - compile_extractors(stored) -> list[Extractor]
-- extract(extractors, body, *, charset) -> {name: [values]}
-- extraction_issues(page, extractors, settings) -> [Issue]
+- extract(extractors, body, *, charset) -> PageExtraction: run in a child process within a per-page CPU budget
+  (audits/extraction_sandbox.py), its stored values bounded per page (values_bounded)
+- extraction_issues(page, extractors, extraction, settings) -> [Issue]
 """
 
-import functools
+import json
+import logging
 import re
-from dataclasses import dataclass
-
-from lxml import etree
+from dataclasses import dataclass, field
 
 from audits.checks.registry import CheckSettings, make_issue
+from audits.extraction_eval import TRUNCATION_MARK, shown, xpath_for
+from audits.extraction_sandbox import sandbox
+from audits.limits import (
+    EXTRACTED_PAGE_MAX_BYTES,
+    EXTRACTION_PAGE_BUDGET_S,
+    EXTRACTION_PAGE_WALL_MAX_S,
+    EXTRACTOR_STOPS_BEFORE_SKIP,
+)
 from audits.patterns import compile_pattern
 
 MAX_EXTRACTORS = 20  # per project
 EXTRACTOR_NAME_MAX_CHARS = 40  # a column header in the grid and the exports
 EXPRESSION_MAX_CHARS = 1000
 RULE_VALUE_MAX_CHARS = 500
-VALUES_PER_EXTRACTOR_MAX = 20  # values stored per page and extractor (multiple=true)
-VALUE_MAX_CHARS = 1000  # characters per stored value
 ISSUE_VALUE_MAX_CHARS = 200  # the value shown as an issue's evidence
 
 KINDS = ("xpath", "css", "regex")
 RULES = ("missing", "contains", "matches")
 ISSUE_TYPE = "custom-extraction"
 TEXT_SEPARATOR = "|"  # between the fields of one extractor line in the dashboard's textarea
+# What a page stores for an extractor that did not finish (shown in the grid, the page detail and the exports
+# like a value): the one stopped over the page's time budget, and those after it.
+STOPPED_MARK = f"[stopped: over the {EXTRACTION_PAGE_BUDGET_S:g} s extraction budget of a page]"
+NOT_RUN_MARK = "[not run: an extractor before it spent the page's extraction budget]"
+SKIPPED_MARK = f"[not run: stopped on {EXTRACTOR_STOPS_BEFORE_SKIP} earlier pages of this crawl]"
+UNAVAILABLE_MARK = "[not run: the extraction process could not start]"
 
+logger = logging.getLogger(__name__)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]*")  # used with fullmatch
-_SPACES = re.compile(r"\s+")
-
-
-@functools.cache
-def _css_translator():
-    """parsel's CSS-to-XPath translator, made on first use: parsel (with jmespath and cssselect, ~10 MiB) is only
-    loaded in processes that compile a CSS extractor, not in every crawl worker."""
-    # why: deferred so a worker whose projects have no CSS extractor never loads parsel
-    from parsel.csstranslator import HTMLTranslator
-
-    return HTMLTranslator()
 
 
 @dataclass(frozen=True)
@@ -64,28 +66,22 @@ class Extractor:
     multiple: bool
     rule: str
     rule_value: str
-    xpath: etree.XPath | None = None  # xpath and css
-    regex: object = None  # RE2, for kind regex
     rule_regex: object = None  # RE2, for rule "matches"
 
 
+@dataclass
+class PageExtraction:
+    """One page's extraction: `values` of the extractors that finished, as found (the rules judge these);
+    `stored`, what the page keeps (bounded, with marks); `stopped`, the extractor stopped over the budget."""
+
+    values: dict[str, list[str]] = field(default_factory=dict)
+    stored: dict[str, list[str]] = field(default_factory=dict)
+    stopped: str = ""
+    not_run: list[str] = field(default_factory=list)
+    cpu_s: float = 0.0
+
+
 # --- validation (at save) ----------------------------------------------------------------------------
-
-
-def _xpath_for(kind: str, expression: str) -> etree.XPath:
-    if kind == "css":
-        try:
-            expression = _css_translator().css_to_xpath(expression)
-        except Exception as exc:  # cssselect's SelectorError and its parse errors have no common public base
-            raise ValueError(f"“{_shown(expression)}” is not a valid CSS selector ({exc}).") from None
-    try:
-        return etree.XPath(expression, smart_strings=False)
-    except etree.XPathSyntaxError as exc:
-        raise ValueError(f"“{_shown(expression)}” is not a valid XPath expression ({exc}).") from None
-
-
-def _shown(text: str) -> str:
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _one(raw, index: int, seen: set[str]) -> dict:
@@ -115,7 +111,7 @@ def _one(raw, index: int, seen: set[str]) -> dict:
     if len(expression) > EXPRESSION_MAX_CHARS:
         raise ValueError(f"{where}: the expression has more than {EXPRESSION_MAX_CHARS} characters.")
     try:
-        compile_pattern(expression) if kind == "regex" else _xpath_for(kind, expression)
+        compile_pattern(expression) if kind == "regex" else xpath_for(kind, expression)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
     multiple = raw.get("multiple", False)
@@ -175,7 +171,7 @@ def extractors_from_text(text: str) -> list[dict]:
                 extractor["rule"], extractor["rule_value"] = word, rest.strip()
             else:
                 raise ValueError(
-                    f"Line {number}: “{_shown(option)}” is not an option (multiple, missing, contains TEXT, "
+                    f"Line {number}: “{shown(option)}” is not an option (multiple, missing, contains TEXT, "
                     "matches REGEX)."
                 )
         extractors.append(extractor)
@@ -198,87 +194,111 @@ def extractors_to_text(extractors) -> str:
 
 
 def compile_extractors(stored) -> list[Extractor]:
-    """An audit's extractors compiled; one that no longer compiles (saved before a rule changed) is skipped,
-    like a stored include pattern RE2 refuses."""
-    compiled = []
+    """An audit's extractors, their expressions checked; one that no longer compiles (saved before a rule
+    changed) is skipped, like a stored include pattern RE2 refuses. The expressions themselves are compiled
+    again where they run (the sandbox's child)."""
+    kept = []
     for raw in (stored or [])[:MAX_EXTRACTORS]:
         try:
             clean = _one(raw, 0, set())
         except ValueError:
             continue
-        kind, expression = clean["kind"], clean["expression"]
-        compiled.append(
-            Extractor(
-                **clean,
-                xpath=None if kind == "regex" else _xpath_for(kind, expression),
-                regex=compile_pattern(expression) if kind == "regex" else None,
-                rule_regex=compile_pattern(clean["rule_value"]) if clean["rule"] == "matches" else None,
-            )
+        kept.append(
+            Extractor(**clean, rule_regex=compile_pattern(clean["rule_value"]) if clean["rule"] == "matches" else None)
         )
-    return compiled
+    return kept
 
 
-def _value_text(result) -> str:
-    if isinstance(result, etree._Element):
-        if not isinstance(result.tag, str):
-            return ""  # a comment or processing instruction
-        text = result.text_content() if hasattr(result, "text_content") else "".join(result.itertext())
-    elif isinstance(result, bool):
-        text = "true" if result else "false"
-    elif isinstance(result, float):
-        text = str(int(result)) if result.is_integer() else str(result)
-    else:
-        text = str(result)
-    return _SPACES.sub(" ", text).strip()[:VALUE_MAX_CHARS]
-
-
-def _values(extractor: Extractor, root, source: str | None) -> list[str]:
-    limit = VALUES_PER_EXTRACTOR_MAX if extractor.multiple else 1
-    values: list[str] = []
-    if extractor.regex is not None:
-        for match in extractor.regex.finditer(source or ""):
-            text = match.group(1) if extractor.regex.groups else match.group(0)
-            text = _SPACES.sub(" ", text or "").strip()[:VALUE_MAX_CHARS]
-            if text:
-                values.append(text)
-            if len(values) >= limit:
-                break
-        return values
-    if root is None:
-        return values
-    try:
-        results = extractor.xpath(root)
-    except etree.XPathError:  # e.g. an unknown function only found when evaluated
-        return values
-    for result in results if isinstance(results, list) else [results]:
-        text = _value_text(result)
-        if text:
-            values.append(text)
-        if len(values) >= limit:
-            break
-    return values
-
-
-def extract(extractors: list[Extractor], body: bytes, *, charset: str | None = None) -> dict[str, list[str]]:
-    """{extractor name: its values on this page} (an empty list: nothing found), at most
-    VALUES_PER_EXTRACTOR_MAX values of VALUE_MAX_CHARS each. The body is decoded as the crawler's parser
-    decodes it; the tree is only built when an XPath/CSS extractor needs it, the source text only for a regex."""
+def extract(
+    extractors: list[Extractor],
+    body: bytes,
+    *,
+    charset: str | None = None,
+    budget_s: float = EXTRACTION_PAGE_BUDGET_S,
+    skip: frozenset[str] = frozenset(),
+) -> PageExtraction:
+    """One page's extraction, in the sandbox's child process: all extractors together get `budget_s` of CPU
+    time on the page. The one running when it is spent is stopped (its stored value: STOPPED_MARK) and those
+    after it are not run (NOT_RUN_MARK); the page and the crawl go on. Extractors named in `skip` (stopped on
+    too many pages already: CrawlScope.extractors_skipped) are not run (SKIPPED_MARK). At most
+    VALUES_PER_EXTRACTOR_MAX values of VALUE_MAX_CHARS each per extractor, and EXTRACTED_PAGE_MAX_BYTES stored
+    per page (values_bounded)."""
     if not extractors or not body:
-        return {}
-    # The parser loads numpy and lxml's HTML parser; saving a project's extractors (the CLI, the admin) checks
-    # their expressions only. why: those start light (tests/audits/test_cli_imports.py)
-    from crawler.parse import _build_tree, _encoding
+        return PageExtraction()
+    active = [e for e in extractors if e.name not in skip]
+    out = PageExtraction()
+    if active:
+        try:
+            result = sandbox().run(
+                [(e.kind, e.expression, e.multiple) for e in active],
+                body,
+                charset=charset,
+                budget_s=budget_s,
+                wall_max_s=max(budget_s, EXTRACTION_PAGE_WALL_MAX_S),
+            )
+        except (OSError, RuntimeError):  # no process to spare (fork refused, out of memory): the page goes on
+            logger.exception("custom extraction could not run")
+            return PageExtraction(stored={e.name: [UNAVAILABLE_MARK] for e in extractors})
+        out.cpu_s = result.cpu_s
+        out.values = {e.name: values for e, values in zip(active, result.values, strict=False)}
+        if result.stopped is not None:
+            out.stopped = active[result.stopped].name
+            out.not_run = [e.name for e in active[result.stopped + 1 :]]
+    marks = {name: [SKIPPED_MARK] for name in skip} | {name: [NOT_RUN_MARK] for name in out.not_run}
+    if out.stopped:
+        marks[out.stopped] = [STOPPED_MARK]
+    out.stored = values_bounded({e.name: out.values.get(e.name) or marks.get(e.name, []) for e in extractors})
+    return out
 
-    root = source = None
-    try:
-        encoding, start = _encoding(body, charset)
-        if any(e.xpath is not None for e in extractors):
-            root = _build_tree(body, encoding, start)
-        if any(e.regex is not None for e in extractors):
-            source = body[start:].decode(encoding, "replace")
-    except (ValueError, LookupError, etree.LxmlError):
-        pass  # worst case: the extractors find nothing on a page the parser could not read
-    return {extractor.name: _values(extractor, root, source) for extractor in extractors}
+
+def _size(value) -> int:
+    """Bytes of `value` as stored and served: JSON, UTF-8."""
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+def _cut_to_bytes(text: str, max_bytes: int) -> str:
+    """`text`'s longest start that, with TRUNCATION_MARK, takes at most max_bytes as a JSON string ("" if none)."""
+    low, high = 0, len(text)  # bisect on the characters kept: a character takes 1 to 12 bytes in JSON
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _size(text[:middle] + TRUNCATION_MARK) <= max_bytes:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low] + TRUNCATION_MARK if low else ""
+
+
+def _list_within(values: list[str], max_bytes: int) -> list[str]:
+    """The list's first values within max_bytes (as JSON); where it was cut, the last value ends with
+    TRUNCATION_MARK (or is the mark alone)."""
+    if _size(values) <= max_bytes:
+        return values
+    kept: list[str] = []
+    for value in values:
+        if _size([*kept, value, TRUNCATION_MARK]) > max_bytes:  # keep room to mark the cut that is coming
+            break
+        kept.append(value)
+    room = max_bytes - _size([*kept, ""]) + 2  # bytes one more JSON string may take, its quotes included
+    cut = _cut_to_bytes(values[len(kept)], room) or TRUNCATION_MARK
+    return [*kept, cut] if _size(cut) <= room else kept
+
+
+def values_bounded(extracted: dict[str, list[str]], max_bytes: int = EXTRACTED_PAGE_MAX_BYTES) -> dict:
+    """`extracted` within max_bytes (as JSON, UTF-8), shared fairly: an extractor whose values fit in an equal
+    share keeps them all and leaves the rest to the others (max-min fairness), a larger one keeps its first
+    values and a visible TRUNCATION_MARK where it was cut."""
+    if _size(extracted) <= max_bytes:
+        return extracted
+    names = list(extracted)
+    left = max_bytes - _size({name: [] for name in names})
+    sizes = {name: _size(extracted[name]) - 2 for name in names}  # the list's content, without its brackets
+    shares: dict[str, int] = {}
+    for name in sorted(names, key=lambda n: sizes[n]):
+        fair = left // (len(names) - len(shares))
+        shares[name] = min(sizes[name], fair)
+        left -= shares[name]
+    bounded = {name: _list_within(extracted[name], shares[name] + 2) for name in names}
+    return bounded
 
 
 def _broken_rule(extractor: Extractor, values: list[str]) -> str | None:
@@ -292,14 +312,15 @@ def _broken_rule(extractor: Extractor, values: list[str]) -> str | None:
     return None
 
 
-def extraction_issues(page, extractors: list[Extractor], settings: CheckSettings) -> list:
+def extraction_issues(page, extractors: list[Extractor], extraction: PageExtraction, settings: CheckSettings) -> list:
     """One `custom-extraction` issue for a page breaking one or more extractor rules: "missing" fires when
-    nothing was found, "contains TEXT" when no value contains TEXT, "matches REGEX" when no value matches."""
+    nothing was found, "contains TEXT" when no value contains TEXT, "matches REGEX" when no value matches.
+    Judged on the values as found (not as cut for storage); an extractor that did not finish judges nothing."""
     findings = []
     for extractor in extractors:
-        if not extractor.rule:
+        if not extractor.rule or extractor.name not in extraction.values:
             continue
-        shown = _broken_rule(extractor, (page.extracted or {}).get(extractor.name, []))
+        shown = _broken_rule(extractor, extraction.values[extractor.name])
         if shown is not None:
             rule = f"{extractor.rule} {extractor.rule_value}".strip()
             findings.append({"extractor": extractor.name, "rule": rule, "value": shown[:ISSUE_VALUE_MAX_CHARS]})

@@ -58,3 +58,13 @@ ERROR_DETAIL_CHARS = 500
 PAGE_HEADERS_STORED_MAX = 60  # response headers kept per page
 PAGE_HEADER_VALUE_MAX_CHARS = 500
 PAGE_HEADING_TEXT_MAX_CHARS = 200  # per heading of the stored outline (crawler.limits caps their number)
+
+# Custom extraction (audits/extraction.py, run in audits/extraction_sandbox.py's child process).
+EXTRACTION_PAGE_BUDGET_S = 2.0  # CPU seconds all of a project's extractors may spend on one page together
+# A page's extraction also ends after this much wall-clock time, however little CPU its child got (a starved or
+# stuck child must not hold a fetch thread).
+EXTRACTION_PAGE_WALL_MAX_S = 10.0
+EXTRACTED_PAGE_MAX_BYTES = 32 * 1024  # Page.extracted as JSON (UTF-8): names, values and marks
+# An extractor stopped on this many pages of a chunk is not run on the chunk's other pages: an expression that
+# is slow on every page of a site would otherwise cost the budget on every page (a crawl that never ends).
+EXTRACTOR_STOPS_BEFORE_SKIP = 3

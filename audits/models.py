@@ -383,6 +383,7 @@ class AuditEvent(models.Model):
         COMPLETED = "completed"
         SCHEDULE_SKIPPED = "schedule_skipped"
         URLS_SKIPPED = "urls_skipped"
+        EXTRACTION_STOPPED = "extraction_stopped"  # a custom extractor over a page's time budget, once per extractor
 
     audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=32, choices=Kind.choices)

@@ -10,7 +10,7 @@ from audits.checks import page_issues
 from audits.checks.content import content_fields_fill
 from audits.checks.page import challenge_reason, robots_directives
 from audits.checks.security import security_headers_kept
-from audits.extraction import extract, extraction_issues
+from audits.extraction import PageExtraction, extract, extraction_issues
 from audits.limits import PAGE_HEADER_VALUE_MAX_CHARS, PAGE_HEADERS_STORED_MAX, PAGE_HEADING_TEXT_MAX_CHARS
 from audits.models import Issue, Page, page_id_for
 from audits.pipeline.scope import CrawlScope
@@ -38,6 +38,7 @@ class PageRecord:
     rate_limited: int = 0  # 429/503 answers seen (and waited out) for this URL
     cooldown_s: float = 0.0  # time spent waiting them out
     final_rate_limited: bool = False  # the last answer was still a 429/503
+    extraction_stopped: str = ""  # the custom extractor stopped over the page's time budget (an audit event says so)
 
 
 def fetch_class_for(result: FetchResult) -> str:
@@ -86,6 +87,7 @@ def build_page_record(
     discovered: list[NewURL] = []
     edges: list[Edge] = []
     data: PageData | None = None
+    extraction = PageExtraction()
     canonical_header = next(
         (normalize(url, item.url) for url, rel in parse_link_header(result.link_headers) if rel == "canonical"), None
     )
@@ -108,10 +110,14 @@ def build_page_record(
             data = parse_html(result.body, item.url, content_type_charset=result.charset, is_internal=scope.is_internal)
         _fill_from_html(page, data)
         if scope.extractors:  # the project's custom extraction, read from the HTML the page fields came from
+            skip = scope.extractors_skipped()
             if rendered_html is not None:
-                page.extracted = extract(scope.extractors, rendered_html.encode("utf-8"), charset="utf-8")
+                extraction = extract(scope.extractors, rendered_html.encode("utf-8"), charset="utf-8", skip=skip)
             else:
-                page.extracted = extract(scope.extractors, result.body, charset=result.charset)
+                extraction = extract(scope.extractors, result.body, charset=result.charset, skip=skip)
+            page.extracted = extraction.stored
+            if extraction.stopped:
+                scope.extraction_stopped(extraction.stopped)
         content_fields_fill(page, data)
         if challenge_reason(result, data):
             page.fetch_class = Page.FetchClass.BLOCKED  # a WAF/bot challenge stands in for the page
@@ -135,9 +141,9 @@ def build_page_record(
                 discovered += [new] if new else []
     page.is_indexable = _is_indexable(page)
     issues = page_issues(page, data, result, scope.checks)
-    if page.extracted:
-        issues += extraction_issues(page, scope.extractors, scope.checks)
-    return PageRecord(item, page, discovered, edges, issues)
+    if extraction.values:
+        issues += extraction_issues(page, scope.extractors, extraction, scope.checks)
+    return PageRecord(item, page, discovered, edges, issues, extraction_stopped=extraction.stopped)
 
 
 def _stored_headers(headers: dict[str, str]) -> dict[str, str]:

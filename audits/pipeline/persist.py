@@ -16,7 +16,12 @@ from django.utils import timezone
 
 from audits.checks import PAGE_CHECK_TYPES
 from audits.checks.skips import skip_sentence
-from audits.limits import CHUNK_SEEN_URLS_MAX, PERSIST_BATCH_PAGES
+from audits.limits import (
+    CHUNK_SEEN_URLS_MAX,
+    EXTRACTION_PAGE_BUDGET_S,
+    EXTRACTOR_STOPS_BEFORE_SKIP,
+    PERSIST_BATCH_PAGES,
+)
 from audits.models import Audit, AuditEvent, Issue, Page
 from audits.pipeline.lifecycle import audit_event
 from audits.pipeline.page_record import PageRecord
@@ -151,6 +156,7 @@ class BatchPersister:
         )
         if not running:
             raise _Fenced
+        _extraction_stops_report(self.audit_id, records)
         return outcome.finished
 
     def _shaped(self, new):
@@ -161,6 +167,34 @@ class BatchPersister:
         return replace(
             new, pattern=url_pattern(new.url), trap=signs.rule, path_key=path_key(new.url), dated=signs.dated
         )
+
+
+def _extraction_stops_report(audit_id, records: list[PageRecord]) -> None:
+    """One warning event per extractor stopped over a page's time budget, the first time in the audit. After the
+    audit row's update: it holds that row's lock to the commit, so two chunks' batches cannot both report one."""
+    first_page = {}
+    for record in records:
+        if record.extraction_stopped:
+            first_page.setdefault(record.extraction_stopped, record.page.url)
+    if not first_page:
+        return
+    reported = set(
+        AuditEvent.objects.filter(
+            audit_id=audit_id, kind=AuditEvent.Kind.EXTRACTION_STOPPED, data__extractor__in=list(first_page)
+        ).values_list("data__extractor", flat=True)
+    )
+    for name, url in first_page.items():
+        if name not in reported:
+            audit_event(
+                audit_id=audit_id,
+                kind=AuditEvent.Kind.EXTRACTION_STOPPED,
+                message=f"Warning: the custom extractor “{name}” was stopped on {url[:200]}: it ran past the "
+                f"{EXTRACTION_PAGE_BUDGET_S:g} s extraction budget of a page. Such pages store “stopped” for it and "
+                f"run none of the extractors after it; after {EXTRACTOR_STOPS_BEFORE_SKIP} such pages a crawl chunk "
+                "runs it no more. The crawl goes on.",
+                extractor=name,
+                page_url=url,
+            )
 
 
 PAGE_UPSERT_FIELDS = [f.name for f in Page._meta.concrete_fields if f.name not in ("id", "audit") and not f.primary_key]

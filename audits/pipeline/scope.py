@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from audits.checks import CheckSettings
 from audits.extraction import compile_extractors
-from audits.limits import MAX_PAGES_CEILING, SCOPE_VERDICTS_KEPT
+from audits.limits import EXTRACTOR_STOPS_BEFORE_SKIP, MAX_PAGES_CEILING, SCOPE_VERDICTS_KEPT
 from audits.models import Audit, Project
 from audits.patterns import compile_pattern
 from crawler import limits as crawl_limits
@@ -110,6 +110,8 @@ class CrawlScope:
     # robots.txt and the patterns were matched again for each (~0.2 ms a page). Plain dict operations, safe
     # across the chunk's fetch threads; emptied when full.
     _verdicts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Pages each custom extractor was stopped on over the time budget, in this chunk (audits/extraction.py).
+    _extraction_stops: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def for_audit(cls, audit: Audit) -> "CrawlScope":
@@ -137,6 +139,13 @@ class CrawlScope:
 
     def __post_init__(self):
         self._site = SiteMatcher(self.site_url, self.start_url, include_subdomains=self.include_subdomains)
+
+    def extraction_stopped(self, name: str) -> None:
+        self._extraction_stops[name] = self._extraction_stops.get(name, 0) + 1
+
+    def extractors_skipped(self) -> frozenset[str]:
+        """Extractors stopped on EXTRACTOR_STOPS_BEFORE_SKIP pages of this chunk: not run on its other pages."""
+        return frozenset(name for name, n in self._extraction_stops.items() if n >= EXTRACTOR_STOPS_BEFORE_SKIP)
 
     def is_internal(self, url: str) -> bool:
         """`url` normalised: the site's host (www. or not, http or https), its start host, subdomains if asked."""

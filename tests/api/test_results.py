@@ -83,6 +83,45 @@ def test_pages_filter_validation(api, results, params, field):
     assert_problem(api.get(f"/api/v1/audits/{results.id}/pages/", params), 400, "validation_error", field=field)
 
 
+def test_pages_list_carries_extracted_values_only_when_asked(api, results):
+    """Up to 32 KiB of custom extraction values a page: the list leaves them out unless `include=extracted`
+    (then at most 100 rows a response); a page's detail always has them."""
+    big = {"body": ["x" * 1000] * 20}
+    Page.objects.filter(audit=results).update(extracted=big)
+    url = f"/api/v1/audits/{results.id}/pages/"
+    plain = api.get(url, {"page_size": 500})
+    assert plain.status_code == 200 and plain.json()["count"] == 3
+    assert all("extracted" not in p for p in plain.json()["results"])
+    assert b"xxxx" not in plain.content
+    for include in ("extracted", "extracted,", ["extracted", "extracted"]):
+        asked = api.get(url, {"include": include}).json()
+        assert [p["extracted"] for p in asked["results"]] == [big] * 3
+    assert [p["url"] for p in api.get(url, {"include": "extracted", "page_size": 2}).json()["results"]] == [
+        "http://127.0.0.1:1/",
+        "http://127.0.0.1:1/a",
+    ]
+    Page.objects.bulk_create(
+        Page(id=page_id_for(results.id, f"http://127.0.0.1:1/p{n}"), audit=results, url=f"http://127.0.0.1:1/p{n}")
+        for n in range(120)
+    )
+    assert len(api.get(url, {"include": "extracted", "page_size": 500}).json()["results"]) == 100
+    assert len(api.get(url, {"page_size": 500}).json()["results"]) == 123
+    home = page_id_for(results.id, "http://127.0.0.1:1/")
+    assert api.get(f"/api/v1/audits/{results.id}/pages/{home}/").json()["extracted"] == big
+    assert_problem(api.get(url, {"include": "issues"}), 400, "validation_error", field="include")
+
+
+def test_pages_list_include_is_in_the_schema(db):
+    schema = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    get = schema["paths"]["/api/v1/audits/{id}/pages/"]["get"]
+    (include,) = [p for p in get["parameters"] if p["name"] == "include"]
+    assert include["in"] == "query" and include["schema"]["enum"] == ["extracted"]
+    listed = schema["components"]["schemas"][get["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+                                             .rsplit("/", 1)[1]]  # fmt: skip
+    item = schema["components"]["schemas"][listed["properties"]["results"]["items"]["$ref"].rsplit("/", 1)[1]]
+    assert "extracted" in item["properties"] and "extracted" not in item["required"] and "url" in item["required"]
+
+
 def test_page_detail_with_inlinks_and_outlinks(api, results):
     home = page_id_for(results.id, "http://127.0.0.1:1/")
     body = api.get(f"/api/v1/audits/{results.id}/pages/{home}/").json()

@@ -1,6 +1,8 @@
 """The MCP tools in process (the SDK's in-memory client; the transports are tests/assistants/test_e2e_transports.py):
 schemas, refusals with the API's stable codes, throttles shared with the API, revoked tokens, resources."""
 
+import json
+
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
@@ -11,6 +13,7 @@ from accounts.tokens import token_authenticate, token_revoke
 from assistants.identity import stdio_caller
 from assistants.server import server
 from audits.checks.catalogue import render_catalogue
+from audits.models import Page
 from audits.priority import PRIORITY_RULE, issue_summary
 from tests.api.conftest import finished_audit
 from tests.factories import ProjectFactory
@@ -87,6 +90,19 @@ def test_results_of_a_finished_audit(results):
     assert [i["type"] for i in issues.structured_content["issues"]] == ["broken-page"]
     assert page.structured_content["outlinks_count"] == 2 and page.structured_content["inlinks_count"] == 1
     assert stranger_page.is_error and stranger_page.structured_content["code"] == "not_found"
+
+
+def test_pages_carry_no_extracted_values(results):
+    """Custom extraction values (up to 32 KiB a page) stay out of the pages an assistant reads, as out of the API's
+    page list by default: an assistant's context is the scarce resource."""
+    Page.objects.filter(audit=results).update(extracted={"body": ["x" * 1000] * 20})
+    listed, page = calls(
+        ("list_pages", {"audit_id": str(results.id), "page_size": 200}),
+        ("get_page", {"audit_id": str(results.id), "url": "http://127.0.0.1:1/"}),
+    )
+    assert len(listed.structured_content["pages"]) == 3
+    for result in (listed, page):
+        assert "xxxx" not in json.dumps(result.structured_content) and "extracted" not in str(result.content)
 
 
 def test_refusals_carry_the_apis_codes_and_a_sentence(results):

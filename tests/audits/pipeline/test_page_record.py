@@ -1,9 +1,10 @@
 """A page record keeps what the page detail screen shows: the heading outline with its text, the first H1
-and the response headers, each bounded."""
+and the response headers, each bounded; custom extractors stopped on too many pages of a chunk are skipped."""
 
 import uuid
 
-from audits.limits import PAGE_HEADING_TEXT_MAX_CHARS
+from audits.extraction import NOT_RUN_MARK, SKIPPED_MARK, STOPPED_MARK, compile_extractors
+from audits.limits import EXTRACTOR_STOPS_BEFORE_SKIP, PAGE_HEADING_TEXT_MAX_CHARS
 from audits.pipeline.page_record import build_page_record
 from audits.pipeline.scope import CrawlScope
 from crawler.discovery import Robots
@@ -35,3 +36,30 @@ def test_outline_first_h1_and_headers_are_stored():
     assert page.headings[3][0] == 4 and len(page.headings[3][1]) == PAGE_HEADING_TEXT_MAX_CHARS
     assert page.h1 == "Choosing a tent"  # the first non-empty one
     assert page.response_headers == {"content-type": "text/html; charset=utf-8", "server": "nginx"}
+
+
+def _html_result(url: str, html: str) -> FetchResult:
+    return FetchResult(url=url, status_code=200, headers={"content-type": "text/html"}, content_type="text/html",
+                       charset="utf-8", body=html.encode(), bytes_read=len(html), response_time_ms=1)  # fmt: skip
+
+
+def test_an_extractor_stopped_on_a_few_pages_of_a_chunk_is_not_run_on_its_others():
+    """The cubic XPath is stopped over the page's budget (the extractor after it not run) on each large page,
+    until EXTRACTOR_STOPS_BEFORE_SKIP pages of the chunk; then the chunk skips it and the others run again."""
+    cubic = "count(//*[count(//*[count(//*) > 0]) > 0])"
+    large = "<html><head><title>Large</title></head><body>" + "<p>x</p>" * 3000 + "</body></html>"
+    scope = CrawlScope(start_url=URL, site_url=URL, robots=Robots(None, "Sitewarden"), extractors=compile_extractors([
+        {"name": "title", "kind": "css", "expression": "title::text"},
+        {"name": "cubic", "kind": "xpath", "expression": cubic},
+        {"name": "after", "kind": "xpath", "expression": "count(//p)", "rule": "missing"},
+    ]))  # fmt: skip
+    records = [
+        build_page_record(AUDIT_ID, scope, ClaimedURL(n, f"{URL}/{n}", 0, False, 0, 1), _html_result(URL, large))
+        for n in range(EXTRACTOR_STOPS_BEFORE_SKIP + 1)
+    ]
+    for record in records[:-1]:
+        assert record.extraction_stopped == "cubic"
+        assert record.page.extracted == {"title": ["Large"], "cubic": [STOPPED_MARK], "after": [NOT_RUN_MARK]}
+        assert all(i.type != "custom-extraction" for i in record.issues)  # a rule judges only where it ran
+    assert records[-1].extraction_stopped == ""
+    assert records[-1].page.extracted == {"title": ["Large"], "cubic": [SKIPPED_MARK], "after": ["3000"]}
