@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("audits", "0018_fk_audit_indexes_covered"),
+        ("audits", "0019_i24_pdf_report_pdf"),
     ]
 
     operations = [
