@@ -15,7 +15,8 @@ refusal it is:
   invalid_schedule, invalid_webhook_secret, comparison_*) and any code not listed below;
 - 402: insufficient_credits: the month's credits do not cover the audit (a quota that money or the next
   month lifts, which a client must be able to tell from a permission problem);
-- 403: audit_page_limit_exceeded: the plan does not allow an audit that large;
+- 403: audit_page_limit_exceeded: the plan does not allow an audit that large; token_read_only: a read-only
+  API token asked for a write (api.permissions);
 - 409: audit_already_running, audit_not_running, project_name_taken: the resource's state conflicts;
 - 429: audit_capacity_reached (the account's or the instance's running audits; Retry-After: 60).
 
@@ -64,6 +65,7 @@ TITLES = {
     "throttled": "Too many requests",
     "insufficient_credits": "Not enough credits",
     "audit_page_limit_exceeded": "Over the plan's page limit",
+    "token_read_only": "Read-only token",
     "audit_already_running": "An audit is already running",
     "audit_not_running": "The audit is not running",
     "audit_capacity_reached": "No capacity for another audit",
@@ -183,7 +185,8 @@ class ProblemSerializer(serializers.Serializer):
     audit_capacity_reached (Retry-After). Others: 400 validation_error (see `errors`; a project's field
     errors carry the service's code there, e.g. invalid_port, invalid_pattern, invalid_user_agent),
     parse_error, invalid_schedule, invalid_webhook_secret, comparison_same_audit,
-    comparison_project_mismatch; 401 not_authenticated, authentication_failed; 403 permission_denied;
+    comparison_project_mismatch; 401 not_authenticated, authentication_failed (unknown, revoked or expired
+    token); 403 permission_denied, token_read_only (a read-only token asked for a write);
     404 not_found (also for another account's objects); 409 audit_not_running, project_name_taken;
     413 request_too_large; 429 throttled (Retry-After).
     """

@@ -9,7 +9,7 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from audits.errors import AuditRefused
@@ -69,6 +69,12 @@ def share_link_resolve(*, token: str) -> ShareLink | None:
         return None
     link = (
         ShareLink.objects.filter(token_hash=_token_hash(token), revoked_at__isnull=True)
+        # The creator still has access: active and still a member of the audit's account (a deleted creator
+        # leaves created_by NULL, which no join matches).
+        .filter(
+            created_by__is_active=True,
+            created_by__membership__account_id=F("audit__project__account_id"),
+        )
         .select_related("audit__project")
         .first()
     )
