@@ -42,6 +42,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpResponse
 from django.views.defaults import bad_request as default_bad_request
 from django.views.defaults import page_not_found as default_page_not_found
+from django.views.defaults import permission_denied as default_permission_denied
+from django.views.defaults import server_error as default_server_error
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
@@ -72,6 +74,7 @@ TITLES = {
     "project_name_taken": "Project name taken",
     "request_too_large": "Request body too large",
     "bad_request": "Bad request",
+    "server_error": "Server error",
 }
 
 
@@ -203,7 +206,8 @@ class ProblemSerializer(serializers.Serializer):
 
 
 def page_not_found(request, exception=None):
-    """handler404: a URL under /api/ that matches no route answers problem JSON, the rest Django's page."""
+    """handler404: a URL under /api/ that matches no route answers problem JSON, the rest the product's page
+    (templates/404.html)."""
     if request.path.startswith("/api/"):
         return _plain_problem(404, "not_found", "No API resource at this address.")
     return default_page_not_found(request, exception)
@@ -211,10 +215,26 @@ def page_not_found(request, exception=None):
 
 def bad_request(request, exception=None):
     """handler400: a request Django refuses before any view (an empty or unknown Host header, a suspicious
-    operation) answers problem JSON under /api/, the rest Django's page."""
+    operation) answers problem JSON under /api/, the rest the product's page (templates/400.html)."""
     if request.path.startswith("/api/"):
         return _plain_problem(400, "bad_request", "The request is malformed (for instance its Host header).")
     return default_bad_request(request, exception)
+
+
+def permission_denied(request, exception=None):
+    """handler403: a PermissionDenied raised outside DRF answers problem JSON under /api/, the rest the
+    product's 403 page."""
+    if request.path.startswith("/api/"):
+        return _plain_problem(403, "permission_denied", "You do not have permission to do this.")
+    return default_permission_denied(request, exception)
+
+
+def server_error(request):
+    """handler500: an unhandled error (a bug) answers problem JSON under /api/, the rest the product's 500 page
+    (templates/500.html); never a traceback, whatever the request (with DEBUG off)."""
+    if request.path.startswith("/api/"):
+        return _plain_problem(500, "server_error", "The server failed to answer this request; it has been logged.")
+    return default_server_error(request)
 
 
 def _plain_problem(status_code: int, code: str, detail: str) -> HttpResponse:

@@ -1,16 +1,22 @@
 """API tokens are created and revoked in the dashboard; the plaintext is shown once and works on the API."""
 
+import os
 import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from tests.factories import ProjectFactory, UserFactory
+from tests.factories import PASSWORD, ProjectFactory, UserFactory
+from tests.support.browser import chromium_browser
 
 pytestmark = pytest.mark.django_db
+
+SHOTS = Path(os.environ.get("SITEWARDEN_SHOTS", "/tmp/shots"))
+AXE = Path(__file__).resolve().parents[2] / "audits/lighthouse_runner/node_modules/axe-core/axe.min.js"
 
 
 def _signed_in(user) -> Client:
@@ -84,3 +90,66 @@ def test_the_form_refuses_a_past_expiry_and_an_unknown_scope_with_field_errors()
     odd = client.post("/tokens/", {"name": "x", "scope": "admin"})
     assert odd.status_code == 400 and "scope" in odd.context["form"].errors
     assert not ApiToken.objects.exists()
+
+
+# --- in a real browser --------------------------------------------------------------------------------
+
+
+def _check_screen(tab, name: str) -> None:
+    """At 1440 and 390 px: no horizontal overflow, axe-core's serious/critical rules when it is installed
+    (make lighthouse-install), a screenshot."""
+    for width in (1440, 390):
+        tab.set_viewport_size({"width": width, "height": 900})
+        tab.reload()
+        overflow = tab.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, (name, width, overflow)
+        if AXE.exists():
+            tab.evaluate(AXE.read_text())
+            found = tab.evaluate(
+                "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+                ".filter(v => ['serious', 'critical'].includes(v.impact))"
+                ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"
+            )
+            assert found == [], (name, width, found)
+        tab.screenshot(path=str(SHOTS / f"24-{name}-{width}.png"), full_page=True)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_tokens_page_and_the_404_page_in_the_browser(live_server):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    user = UserFactory(username="integrator")
+    with chromium_browser() as browser:
+        tab = browser.new_context().new_page()
+        errors: list = []
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+        tab.goto(live_server.url + "/")
+        tab.get_by_label("Username").fill("integrator")
+        tab.get_by_label("Password").fill(PASSWORD)
+        tab.get_by_role("button", name="Sign in").click()
+        tab.get_by_role("heading", name="Projects").wait_for()
+
+        tab.goto(live_server.url + "/tokens/")
+        tab.get_by_label("Name").fill("Assistant (reads only)")
+        tab.get_by_role("radio", name=re.compile("Read only")).check()
+        tab.get_by_role("button", name="Create token").click()
+        plaintext = tab.locator("#new-token").input_value()
+        tab.get_by_label("Name").fill("CI pipeline")
+        tab.get_by_role("radio", name=re.compile("Full access")).check()
+        tab.get_by_label("Expires on").fill("")
+        tab.get_by_role("button", name="Create token").click()
+        assert Client().get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Bearer {plaintext}").status_code == 200
+        reader = ApiToken.objects.get(user=user, name="Assistant (reads only)")
+        assert reader.read_only and reader.expires_at is not None and reader.last_used_at is not None
+        assert not ApiToken.objects.get(user=user, name="CI pipeline").expires_at
+        _check_screen(tab, "api-tokens")
+        row = tab.get_by_role("row", name=re.compile("Assistant"))
+        assert "Read only" in row.inner_text() and "ago" in row.inner_text()
+
+        tab.goto(live_server.url + "/r/mistyped-share-link/")
+        _check_screen(tab, "404-signed-in")
+        anonymous = browser.new_context().new_page()
+        anonymous.goto(live_server.url + "/r/mistyped-share-link/")
+        assert anonymous.get_by_role("heading", name="Not found").is_visible()
+        _check_screen(anonymous, "404")
+    assert errors == []
