@@ -48,6 +48,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
+from api.throttling import REFUSED_ATTR, rate_sentence
 from audits.errors import AuditRefused, ErrorCode
 from audits.projects import ProjectInvalid
 
@@ -130,13 +131,16 @@ def exception_handler(exc, context):
         return problem(
             status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
             code="request_too_large",
-            detail=f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.",
+            detail=f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+            "(DATA_UPLOAD_MAX_MEMORY_SIZE).",
         )
     if isinstance(exc, AuditRefused):
         code = exc.code
         status_code = refusal_status(code)
         headers = {"Retry-After": str(CAPACITY_RETRY_AFTER_S)} if code == "audit_capacity_reached" else None
         return problem(status_code=status_code, code=code, detail=exc.message, field=exc.field, headers=headers)
+    if isinstance(exc, exceptions.Throttled) and (refused := getattr(context.get("request"), REFUSED_ATTR, None)):
+        exc = exceptions.Throttled(wait=exc.wait, detail=f"Request was throttled. {rate_sentence(*refused)}")
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

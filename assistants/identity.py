@@ -17,7 +17,7 @@ from django.db import close_old_connections
 
 from accounts.models import ApiToken
 from accounts.tokens import TokenRefused, token_authenticate, token_live
-from api.throttling import ActionRateThrottle, ApiRateThrottle
+from api.throttling import ActionRateThrottle, ApiRateThrottle, rate_sentence
 from assistants.errors import AUTHENTICATION_FAILED, THROTTLED, Refused
 
 SCOPE_TOKEN_KEY = "sitewarden.api_token_id"  # set by BearerGate on the ASGI scope
@@ -61,7 +61,8 @@ def throttle(token: ApiToken, *, action: str | None = None) -> None:
             wait_s = int(check.wait() or 1)
             raise Refused(
                 THROTTLED,
-                f"Too many requests with this token ({check.scope}); try again in {wait_s} s.",
+                f"Too many requests with this token ({check.scope}); try again in {wait_s} s. "
+                + rate_sentence(check.scope, check.rate),
                 retry_after_s=wait_s,
             )
 

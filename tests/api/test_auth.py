@@ -75,8 +75,9 @@ def test_throttle_is_per_token(settings, user):
     for _ in range(3):
         assert first.get(PROJECTS).status_code == 200
     response = first.get(PROJECTS)
-    assert_problem(response, 429, "throttled")
+    detail = assert_problem(response, 429, "throttled")["detail"]
     assert int(response["Retry-After"]) > 0
+    assert "3/min" in detail and "API_THROTTLE_RATE" in detail  # the setting that refused it, named
     # Another token of the same user has its own budget.
     assert bearer_client(token_create(user=user, name="b")[1]).get(PROJECTS).status_code == 200
 
@@ -88,7 +89,8 @@ def test_audit_start_has_its_own_stricter_scope(settings, api, project):
     }
     url = f"/api/v1/projects/{project.id}/audits/"
     assert api.post(url, {"max_pages": 10}, format="json").status_code == 202
-    assert_problem(api.post(url, {"max_pages": 10}, format="json"), 429, "throttled")
+    detail = assert_problem(api.post(url, {"max_pages": 10}, format="json"), 429, "throttled")["detail"]
+    assert "API_AUDIT_START_THROTTLE_RATE" in detail
     assert api.get(url).status_code == 200  # reads are not counted against audit_start
 
 
