@@ -262,7 +262,7 @@ def test_share_screens_and_comparison_in_the_browser(browser, live_server, resul
 
 
 @pytest.mark.django_db
-def test_a_link_ends_when_its_creator_loses_access_to_the_account(anon, owner, results):
+def test_a_link_ends_when_its_creator_loses_access_to_the_account(anon, owner, owner_client, results):
     """Deactivated, removed from the account, or deleted: the creator's links answer 404 like unknown ones (the
     report and its PDF alike: both go through audits.sharing.share_link_resolve); the owner's own link lives on."""
     audit = results.audit
@@ -283,6 +283,8 @@ def test_a_link_ends_when_its_creator_loses_access_to_the_account(anon, owner, r
     colleague.is_active = False
     colleague.save()
     assert not opens(theirs) and opens(mine)
+    manage = owner_client.get(reverse("audits:audit-share", args=[audit.id])).content.decode()
+    assert manage.count(">maker lost access<") == 1 and manage.count(">active<") == 1  # the owner sees why
     unknown = anon.get(_public("x" * 43))
     assert anon.get(_public(theirs)).content == unknown.content  # the same answer as a link that never was
 
