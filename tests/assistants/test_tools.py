@@ -1,8 +1,11 @@
 """The MCP tools in process (the SDK's in-memory client; the transports are tests/assistants/test_e2e_transports.py):
 schemas, refusals with the API's stable codes, throttles shared with the API, revoked tokens, resources."""
 
+from datetime import timedelta
+
 import anyio
 import pytest
+from django.utils import timezone
 from jsonschema import Draft202012Validator
 from mcp import Client
 
@@ -181,3 +184,16 @@ def test_a_read_only_token_is_refused_every_write_tool_and_still_reads(results, 
     assert running.status == "running" and (Project.objects.count(), Audit.objects.count()) == (projects, audits)
     summary, listed = calls(("audit_summary", {"audit_id": str(results.id)}), ("list_projects", {}))
     assert not summary.is_error and not listed.is_error
+
+
+def test_a_token_that_expires_or_whose_user_is_deactivated_stops_working_at_once(results, token):
+    row = ApiToken.objects.get(prefix=token[:11])
+    ApiToken.objects.filter(id=row.id).update(expires_at=timezone.now() - timedelta(seconds=1))
+    (expired,) = calls(("list_projects", {}))
+    assert expired.structured_content["code"] == "authentication_failed"
+    assert "expired" in expired.structured_content["detail"]
+    ApiToken.objects.filter(id=row.id).update(expires_at=None)
+    row.user.is_active = False
+    row.user.save()
+    (inactive,) = calls(("list_projects", {}))
+    assert "deactivated" in inactive.structured_content["detail"]
