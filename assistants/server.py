@@ -56,7 +56,8 @@ INSTRUCTIONS = """Sitewarden audits websites the way a search engine sees them.
 Typical session: list_projects (or create_project), start_audit, poll audit_status until `finished`,
 then audit_summary, list_issues / issue_evidence for one type, list_pages and get_page for one URL.
 Explain a finding with the resource sitewarden://checks/{type} (severity, explanation, how to fix).
-Errors carry a stable `code` (not_found, validation_error, audit_already_running, throttled, ...)."""
+Errors carry a stable `code` (not_found, validation_error, audit_already_running, throttled, ...).
+A read-only token reads everything; create_project, start_audit and cancel_audit then answer token_read_only."""
 
 PageNumber = Annotated[int, Field(ge=1, description="1 for the first page")]
 PageSize = Annotated[int, Field(ge=1, le=PAGE_SIZE_MAX, description=f"Rows per page, at most {PAGE_SIZE_MAX}")]
