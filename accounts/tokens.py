@@ -24,7 +24,7 @@ from audits.errors import AuditRefused
 
 TOKEN_SCHEME = "sw_"
 PREFIX_CHARS = 11  # "sw_" + 8 random characters: shown in lists so people can tell their tokens apart
-LAST_USED_RESOLUTION = timedelta(seconds=60)  # last_used_at is written at most once a minute per token
+LAST_USED_WRITE_EVERY_S = 60  # last_used_at is written at most this often per token: not a write per request
 TOKEN_EXPIRY_MAX_DAYS = 3 * 365  # the latest expiry a token can be given; none at all is allowed too
 
 UNKNOWN_SENTENCE = "This token is unknown or was revoked."
@@ -131,9 +131,10 @@ def token_authenticate(plaintext: str) -> ApiToken:
             refusal = token_refusal(token, now=now)
             if refusal:
                 raise TokenRefused(refusal)
-            if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+            resolution = timedelta(seconds=LAST_USED_WRITE_EVERY_S)
+            if token.last_used_at is None or now - token.last_used_at > resolution:
                 ApiToken.objects.filter(id=token.id).filter(
-                    Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
+                    Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - resolution)
                 ).update(last_used_at=now)
                 token.last_used_at = now
             return token

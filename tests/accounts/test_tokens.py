@@ -9,7 +9,7 @@ from django.utils import timezone
 from accounts.models import ApiToken, Membership
 from accounts.services import account_get_or_create_for_user
 from accounts.tokens import (
-    LAST_USED_RESOLUTION,
+    LAST_USED_WRITE_EVERY_S,
     TOKEN_EXPIRY_MAX_DAYS,
     TokenRefused,
     token_authenticate,
@@ -87,8 +87,9 @@ def test_last_used_is_written_at_most_once_a_minute():
     assert token_authenticate(plaintext).last_used_at == first  # within the resolution: not written again
     token.refresh_from_db()
     assert token.last_used_at == first
-    earlier = timezone.now() - LAST_USED_RESOLUTION - timedelta(seconds=1)
+    resolution = timedelta(seconds=LAST_USED_WRITE_EVERY_S)
+    earlier = timezone.now() - resolution - timedelta(seconds=1)
     ApiToken.objects.filter(id=token.id).update(last_used_at=earlier)
     token_authenticate(plaintext)
     token.refresh_from_db()
-    assert token.last_used_at > earlier + LAST_USED_RESOLUTION
+    assert token.last_used_at > earlier + resolution
