@@ -1,13 +1,16 @@
 """The operators' admin for plans, accounts (with their credit ledger) and API tokens.
 
-API tokens are created and revoked with accounts.tokens: the plaintext is shown once, in a message.
+API tokens are created and revoked with accounts.tokens: the plaintext is shown once, in a message. Scope and
+expiry are chosen when a token is made and never changed afterwards (make a new token instead).
 """
 
+from django import forms
 from django.contrib import admin, messages
 
 from accounts.models import Account, ApiToken, CreditEntry, Membership, Plan
 from accounts.selectors import credits_used_this_month
-from accounts.tokens import token_create, token_revoke
+from accounts.tokens import token_create, token_expiry_check, token_revoke
+from audits.errors import AuditRefused
 from config.admin import INLINE_ROWS, ReadOnlyAdmin, ReadOnlyInline
 
 # --- accounts, plans, credits ----------------------------------------------------------------------------
@@ -71,31 +74,57 @@ class CreditEntryAdmin(ReadOnlyAdmin):
 # --- tokens ---------------------------------------------------------------------------------------------
 
 
+class ApiTokenAddForm(forms.ModelForm):
+    expires_on = forms.DateField(
+        required=False, help_text="The token stops working at the start of this day (UTC). Empty: until revoked."
+    )
+
+    class Meta:
+        model = ApiToken
+        fields = ("user", "name", "scope")
+
+    def clean_expires_on(self):
+        expires_on = self.cleaned_data["expires_on"]
+        try:
+            token_expiry_check(expires_on)
+        except AuditRefused as exc:
+            raise forms.ValidationError(exc.message, code=exc.code) from None
+        return expires_on
+
+
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("name", "user", "prefix", "created_at", "last_used_at", "revoked_at")
-    list_filter = ("revoked_at",)
+    list_display = ("name", "user", "prefix", "scope", "created_at", "expires_at", "last_used_at", "revoked_at")
+    list_filter = ("scope", "revoked_at")
     search_fields = ("name", "prefix", "user__username")
     list_select_related = ("user",)
     raw_id_fields = ("user",)
     actions = ["revoke"]
 
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ApiTokenAddForm
+        return super().get_form(request, obj, **kwargs)
+
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ("user", "name")
-        return ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
+            return ("user", "name", "scope", "expires_on")
+        return ("user", "account", "name", "scope", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at")
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return ()
-        return ("user", "prefix", "created_at", "last_used_at", "revoked_at")
+        return ("user", "account", "scope", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at")
 
     def save_model(self, request, obj, form, change):
         if change:
             obj.save(update_fields=["name"])
             return
-        token, plaintext = token_create(user=obj.user, name=obj.name)
+        token, plaintext = token_create(
+            user=obj.user, name=obj.name, scope=obj.scope, expires_on=form.cleaned_data.get("expires_on")
+        )
         obj.pk, obj.prefix, obj.token_hash, obj.created_at = token.pk, token.prefix, token.token_hash, token.created_at
+        obj.account_id, obj.expires_at = token.account_id, token.expires_at
         self.message_user(
             request,
             f"API token for {obj.user}: {plaintext} — copy it now, it is stored hashed and never shown again.",

@@ -80,11 +80,26 @@ class ApiToken(models.Model):
     `prefix` (the first characters of the plaintext) finds the row without scanning; the hash decides.
     """
 
+    class Scope(models.TextChoices):
+        READ = "read", "Read only"
+        FULL = "full", "Full access"
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    # The account the token was granted in: it stops working when its user leaves that account.
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, null=True, blank=True, related_name="api_tokens", editable=False
+    )
     name = models.CharField(max_length=100)
+    scope = models.CharField(
+        max_length=8,
+        choices=Scope.choices,
+        default=Scope.FULL,
+        help_text="Read only: reads, never a write (no start, cancel, create, change or delete).",
+    )
     prefix = models.CharField(max_length=16, db_index=True, editable=False)
     token_hash = models.CharField(max_length=64, unique=True, editable=False, help_text="sha256 hex of the token")
     created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: until revoked")
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
 
@@ -99,3 +114,7 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def read_only(self) -> bool:
+        return self.scope != self.Scope.FULL

@@ -1,10 +1,14 @@
-"""`Authorization: Bearer <token>` (or `Token <token>`) with the hashed per-user API tokens."""
+"""`Authorization: Bearer <token>` (or `Token <token>`) with the hashed per-user API tokens.
+
+Whether a token works (unknown, revoked, expired, user deactivated or gone from the token's account) is decided
+by accounts.tokens.token_authenticate; a refusal is 401 authentication_failed with its sentence. What a working
+token may do (its scope) is api.permissions.TokenScopePermission's decision."""
 
 from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 
-from accounts.tokens import token_authenticate
+from accounts.tokens import TokenRefused, token_authenticate
 
 KEYWORDS = (b"bearer", b"token")
 
@@ -20,11 +24,10 @@ class ApiTokenAuthentication(BaseAuthentication):
             plaintext = parts[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed(_("The token has characters a token never has.")) from None
-        token = token_authenticate(plaintext)
-        if token is None:
-            raise exceptions.AuthenticationFailed(_("This token is unknown or was revoked."))
-        if not token.user.is_active:
-            raise exceptions.AuthenticationFailed(_("The token's user is inactive."))
+        try:
+            token = token_authenticate(plaintext)
+        except TokenRefused as exc:
+            raise exceptions.AuthenticationFailed(exc.detail) from None
         return token.user, token
 
     def authenticate_header(self, request):

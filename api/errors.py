@@ -15,7 +15,8 @@ refusal it is:
   invalid_schedule, invalid_webhook_secret, comparison_*) and any code not listed below;
 - 402: insufficient_credits: the month's credits do not cover the audit (a quota that money or the next
   month lifts, which a client must be able to tell from a permission problem);
-- 403: audit_page_limit_exceeded: the plan does not allow an audit that large;
+- 403: audit_page_limit_exceeded: the plan does not allow an audit that large; token_read_only: a read-only
+  API token asked for a write (api.permissions);
 - 409: audit_already_running, audit_not_running, project_name_taken: the resource's state conflicts;
 - 429: audit_capacity_reached (the account's or the instance's running audits; Retry-After: 60).
 
@@ -41,10 +42,13 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpResponse
 from django.views.defaults import bad_request as default_bad_request
 from django.views.defaults import page_not_found as default_page_not_found
+from django.views.defaults import permission_denied as default_permission_denied
+from django.views.defaults import server_error as default_server_error
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
+from api.throttling import REFUSED_ATTR, rate_sentence
 from audits.errors import AuditRefused, ErrorCode
 from audits.projects import ProjectInvalid
 
@@ -64,12 +68,14 @@ TITLES = {
     "throttled": "Too many requests",
     "insufficient_credits": "Not enough credits",
     "audit_page_limit_exceeded": "Over the plan's page limit",
+    "token_read_only": "Read-only token",
     "audit_already_running": "An audit is already running",
     "audit_not_running": "The audit is not running",
     "audit_capacity_reached": "No capacity for another audit",
     "project_name_taken": "Project name taken",
     "request_too_large": "Request body too large",
     "bad_request": "Bad request",
+    "server_error": "Server error",
 }
 
 
@@ -125,13 +131,16 @@ def exception_handler(exc, context):
         return problem(
             status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
             code="request_too_large",
-            detail=f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.",
+            detail=f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+            "(DATA_UPLOAD_MAX_MEMORY_SIZE).",
         )
     if isinstance(exc, AuditRefused):
         code = exc.code
         status_code = refusal_status(code)
         headers = {"Retry-After": str(CAPACITY_RETRY_AFTER_S)} if code == "audit_capacity_reached" else None
         return problem(status_code=status_code, code=code, detail=exc.message, field=exc.field, headers=headers)
+    if isinstance(exc, exceptions.Throttled) and (refused := getattr(context.get("request"), REFUSED_ATTR, None)):
+        exc = exceptions.Throttled(wait=exc.wait, detail=f"Request was throttled. {rate_sentence(*refused)}")
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -183,7 +192,8 @@ class ProblemSerializer(serializers.Serializer):
     audit_capacity_reached (Retry-After). Others: 400 validation_error (see `errors`; a project's field
     errors carry the service's code there, e.g. invalid_port, invalid_pattern, invalid_user_agent),
     parse_error, invalid_schedule, invalid_webhook_secret, comparison_same_audit,
-    comparison_project_mismatch; 401 not_authenticated, authentication_failed; 403 permission_denied;
+    comparison_project_mismatch; 401 not_authenticated, authentication_failed (unknown, revoked or expired
+    token); 403 permission_denied, token_read_only (a read-only token asked for a write);
     404 not_found (also for another account's objects); 409 audit_not_running, project_name_taken;
     413 request_too_large; 429 throttled (Retry-After).
     """
@@ -200,7 +210,8 @@ class ProblemSerializer(serializers.Serializer):
 
 
 def page_not_found(request, exception=None):
-    """handler404: a URL under /api/ that matches no route answers problem JSON, the rest Django's page."""
+    """handler404: a URL under /api/ that matches no route answers problem JSON, the rest the product's page
+    (templates/404.html)."""
     if request.path.startswith("/api/"):
         return _plain_problem(404, "not_found", "No API resource at this address.")
     return default_page_not_found(request, exception)
@@ -208,10 +219,26 @@ def page_not_found(request, exception=None):
 
 def bad_request(request, exception=None):
     """handler400: a request Django refuses before any view (an empty or unknown Host header, a suspicious
-    operation) answers problem JSON under /api/, the rest Django's page."""
+    operation) answers problem JSON under /api/, the rest the product's page (templates/400.html)."""
     if request.path.startswith("/api/"):
         return _plain_problem(400, "bad_request", "The request is malformed (for instance its Host header).")
     return default_bad_request(request, exception)
+
+
+def permission_denied(request, exception=None):
+    """handler403: a PermissionDenied raised outside DRF answers problem JSON under /api/, the rest the
+    product's 403 page."""
+    if request.path.startswith("/api/"):
+        return _plain_problem(403, "permission_denied", "You do not have permission to do this.")
+    return default_permission_denied(request, exception)
+
+
+def server_error(request):
+    """handler500: an unhandled error (a bug) answers problem JSON under /api/, the rest the product's 500 page
+    (templates/500.html); never a traceback, whatever the request (with DEBUG off)."""
+    if request.path.startswith("/api/"):
+        return _plain_problem(500, "server_error", "The server failed to answer this request; it has been logged.")
+    return default_server_error(request)
 
 
 def _plain_problem(status_code: int, code: str, detail: str) -> HttpResponse:

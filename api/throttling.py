@@ -12,6 +12,14 @@ from rest_framework.throttling import SimpleRateThrottle
 from accounts.models import ApiToken
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+# The environment variable that sets each scope's rate (config/settings/base.py): a refusal names it.
+RATE_SETTINGS = {"api": "API_THROTTLE_RATE", "audit_start": "API_AUDIT_START_THROTTLE_RATE"}
+REFUSED_ATTR = "sitewarden_throttled"  # set on the request by the throttle that refused it: (scope, rate)
+
+
+def rate_sentence(scope: str, rate: str | None) -> str:
+    """What the limit is and which setting sets it, for a throttled answer."""
+    return f"The limit is {rate} per token ({RATE_SETTINGS.get(scope, scope)})."
 
 
 class _TokenThrottle(SimpleRateThrottle):
@@ -35,7 +43,10 @@ class _TokenThrottle(SimpleRateThrottle):
         if self.rate is None:
             return True
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)
+        allowed = super().allow_request(request, view)
+        if not allowed:
+            setattr(request, REFUSED_ATTR, (scope, self.rate))
+        return allowed
 
     def get_cache_key(self, request, view):
         if isinstance(request.auth, ApiToken):

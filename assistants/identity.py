@@ -16,12 +16,13 @@ from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 
 from accounts.models import ApiToken
-from accounts.tokens import token_authenticate
-from api.throttling import ActionRateThrottle, ApiRateThrottle
+from accounts.tokens import TokenRefused, token_authenticate, token_live
+from api.throttling import ActionRateThrottle, ApiRateThrottle, rate_sentence
 from assistants.errors import AUTHENTICATION_FAILED, THROTTLED, Refused
 
 SCOPE_TOKEN_KEY = "sitewarden.api_token_id"  # set by BearerGate on the ASGI scope
 PROBLEM_CONTENT_TYPE = b"application/problem+json"
+NOT_AUTHENTICATED_SENTENCE = "Send Authorization: Bearer <API token> (create one under API tokens in the dashboard)."
 
 
 class _StdioCaller:
@@ -35,19 +36,18 @@ stdio_caller = _StdioCaller()
 
 
 def caller_token(ctx) -> ApiToken:
-    """The active token of this call; Refused(authentication_failed) when it was revoked meanwhile."""
+    """The working token of this call; Refused(authentication_failed) when it was revoked, expired or its user
+    lost access meanwhile (accounts.tokens decides, as for the API)."""
     request = getattr(ctx.request_context, "request", None) if ctx is not None else None
     scope = getattr(request, "scope", None)
-    token = None
-    if scope is not None and scope.get(SCOPE_TOKEN_KEY):
-        token = (
-            ApiToken.objects.select_related("user").filter(pk=scope[SCOPE_TOKEN_KEY], revoked_at__isnull=True).first()
-        )
-    elif scope is None and stdio_caller.plaintext:
-        token = token_authenticate(stdio_caller.plaintext)
-    if token is None or not token.user.is_active:
-        raise Refused(AUTHENTICATION_FAILED, "This token is unknown or was revoked; create one under API tokens.")
-    return token
+    try:
+        if scope is not None and scope.get(SCOPE_TOKEN_KEY):
+            return token_live(scope[SCOPE_TOKEN_KEY])
+        if scope is None and stdio_caller.plaintext:
+            return token_authenticate(stdio_caller.plaintext)
+    except TokenRefused as exc:
+        raise Refused(AUTHENTICATION_FAILED, exc.detail) from None
+    raise Refused(AUTHENTICATION_FAILED, "This token is unknown or was revoked; create one under API tokens.")
 
 
 def throttle(token: ApiToken, *, action: str | None = None) -> None:
@@ -61,25 +61,26 @@ def throttle(token: ApiToken, *, action: str | None = None) -> None:
             wait_s = int(check.wait() or 1)
             raise Refused(
                 THROTTLED,
-                f"Too many requests with this token ({check.scope}); try again in {wait_s} s.",
+                f"Too many requests with this token ({check.scope}); try again in {wait_s} s. "
+                + rate_sentence(check.scope, check.rate),
                 retry_after_s=wait_s,
             )
 
 
-def _token_for_header(value: bytes) -> tuple[ApiToken | None, str]:
+def _token_for_header(value: bytes) -> tuple[ApiToken | None, str, str]:
+    """(token, "", "") when the header carries a working token, else (None, code, detail)."""
     parts = value.split()
     if len(parts) != 2 or parts[0].lower() not in (b"bearer", b"token"):
-        return None, "not_authenticated"
+        return None, "not_authenticated", NOT_AUTHENTICATED_SENTENCE
     try:
         plaintext = parts[1].decode("ascii")
     except UnicodeDecodeError:
-        return None, AUTHENTICATION_FAILED
+        return None, AUTHENTICATION_FAILED, "The token has characters a token never has."
     close_old_connections()
     try:
-        token = token_authenticate(plaintext)
-        if token is None or not token.user.is_active:
-            return None, AUTHENTICATION_FAILED
-        return token, ""
+        return token_authenticate(plaintext), "", ""
+    except TokenRefused as exc:
+        return None, AUTHENTICATION_FAILED, exc.detail
     finally:
         close_old_connections()
 
@@ -94,19 +95,14 @@ class BearerGate:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         header = dict(scope.get("headers") or ()).get(b"authorization", b"")
-        token, code = await sync_to_async(_token_for_header, thread_sensitive=False)(header)
+        token, code, detail = await sync_to_async(_token_for_header, thread_sensitive=False)(header)
         if token is None:
-            return await _unauthorized(send, code)
+            return await _unauthorized(send, code, detail)
         scope = {**scope, SCOPE_TOKEN_KEY: token.pk}
         return await self.app(scope, receive, send)
 
 
-async def _unauthorized(send, code: str) -> None:
-    detail = (
-        "Send Authorization: Bearer <API token> (create one under API tokens in the dashboard)."
-        if code == "not_authenticated"
-        else "This token is unknown or was revoked."
-    )
+async def _unauthorized(send, code: str, detail: str) -> None:
     body = json.dumps({"code": code, "status": 401, "detail": detail, "field": None}).encode()
     await send(
         {

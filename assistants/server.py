@@ -25,6 +25,7 @@ from pydantic import Field
 from accounts.models import ApiToken
 from accounts.services import account_get_or_create_for_user
 from api import selectors as api_selectors
+from api.permissions import READ_ONLY_SENTENCE
 from api.services import audit_cancel_checked
 from assistants import shapes
 from assistants.errors import VALIDATION_ERROR, CodedTool, Refused, not_found
@@ -32,6 +33,7 @@ from assistants.identity import BearerGate, caller_token, stdio_caller, throttle
 from assistants.report import audit_report_markdown
 from audits.checks.catalogue import render_catalogue
 from audits.checks.registry import CHECKS_BY_TYPE
+from audits.errors import ErrorCode
 from audits.evidence import evidence_columns, evidence_count_unit, evidence_note, evidence_queryset, evidence_records
 from audits.models import Audit, Page, Project
 from audits.pipeline.reconcile import audit_status_refresh
@@ -54,7 +56,8 @@ INSTRUCTIONS = """Sitewarden audits websites the way a search engine sees them.
 Typical session: list_projects (or create_project), start_audit, poll audit_status until `finished`,
 then audit_summary, list_issues / issue_evidence for one type, list_pages and get_page for one URL.
 Explain a finding with the resource sitewarden://checks/{type} (severity, explanation, how to fix).
-Errors carry a stable `code` (not_found, validation_error, audit_already_running, throttled, ...)."""
+Errors carry a stable `code` (not_found, validation_error, audit_already_running, throttled, ...).
+A read-only token reads everything; create_project, start_audit and cancel_audit then answer token_read_only."""
 
 PageNumber = Annotated[int, Field(ge=1, description="1 for the first page")]
 PageSize = Annotated[int, Field(ge=1, le=PAGE_SIZE_MAX, description=f"Rows per page, at most {PAGE_SIZE_MAX}")]
@@ -74,10 +77,16 @@ class Caller:
 TOOLS: list[CodedTool] = []
 
 
-def tool(*, title: str, read_only: bool = True, destructive: bool = False, action: str | None = None):
+def tool(*, title: str, read_only: bool, destructive: bool = False, action: str | None = None):
     """Register `fn(caller, **arguments)` as a tool: the SDK sees its signature without `caller` (plus the
     request context), and each call gets a fresh database connection, the caller's token and the
-    throttles (`action`: the stricter API scope, e.g. audit_start)."""
+    throttles (`action`: the stricter API scope, e.g. audit_start).
+
+    `read_only` has no default: every tool says whether it writes (starts, cancels, creates, changes or
+    deletes anything). A write tool refuses a read-only token with `token_read_only`, as the API does
+    (api.permissions). Read-only tokens still see the write tools in the list: the SDK lists the same tools
+    to every caller, and a refusal that names the token's scope tells an assistant more than a missing tool.
+    """
 
     def register(fn):
         params = list(inspect.signature(fn).parameters.values())[1:]
@@ -86,6 +95,8 @@ def tool(*, title: str, read_only: bool = True, destructive: bool = False, actio
             close_old_connections()  # as Django does around a request: no connection outlives its call
             try:
                 token = caller_token(ctx)
+                if not read_only and token.read_only:
+                    raise Refused(ErrorCode.TOKEN_READ_ONLY.value, READ_ONLY_SENTENCE)
                 throttle(token, action=action)
                 return fn(Caller(token=token, base_url=_base_url(ctx)), **arguments)
             finally:
@@ -169,7 +180,7 @@ def _status(audit: Audit) -> shapes.AuditStatus:
 # --- projects and audits ---------------------------------------------------------------------------------
 
 
-@tool(title="List projects")
+@tool(title="List projects", read_only=True)
 def list_projects(
     caller: Caller,
     name_contains: Annotated[str, Field(max_length=200, description="Only names containing this (any case)")] = "",
@@ -238,13 +249,13 @@ def start_audit(
     return _status(audit)
 
 
-@tool(title="Audit status")
+@tool(title="Audit status", read_only=True)
 def audit_status(caller: Caller, audit_id: AuditId) -> shapes.AuditStatus:
     """Status and progress of an audit (a stuck audit is judged at once, as the API's read does)."""
     return _status(audit_status_refresh(audit_id=_audit(caller, audit_id).id))
 
 
-@tool(title="List audits")
+@tool(title="List audits", read_only=True)
 def list_audits(
     caller: Caller,
     project_id: Annotated[int | None, Field(description="Only this project's audits")] = None,
@@ -286,7 +297,7 @@ def cancel_audit(caller: Caller, audit_id: AuditId) -> shapes.AuditStatus:
 # --- results ---------------------------------------------------------------------------------------------
 
 
-@tool(title="Audit summary")
+@tool(title="Audit summary", read_only=True)
 def audit_summary(
     caller: Caller,
     audit_id: AuditId,
@@ -322,7 +333,7 @@ def audit_summary(
     )
 
 
-@tool(title="List issues")
+@tool(title="List issues", read_only=True)
 def list_issues(
     caller: Caller,
     audit_id: AuditId,
@@ -360,7 +371,7 @@ def list_issues(
     )
 
 
-@tool(title="Evidence of one issue type")
+@tool(title="Evidence of one issue type", read_only=True)
 def issue_evidence(
     caller: Caller,
     audit_id: AuditId,
@@ -385,7 +396,7 @@ def issue_evidence(
     )
 
 
-@tool(title="List pages")
+@tool(title="List pages", read_only=True)
 def list_pages(
     caller: Caller,
     audit_id: AuditId,
@@ -448,7 +459,7 @@ def list_pages(
     )
 
 
-@tool(title="One page")
+@tool(title="One page", read_only=True)
 def get_page(
     caller: Caller,
     audit_id: AuditId,
@@ -507,7 +518,7 @@ def get_page(
     )
 
 
-@tool(title="Compare two audits")
+@tool(title="Compare two audits", read_only=True)
 def compare_audits(
     caller: Caller,
     audit_id: AuditId,
@@ -523,7 +534,7 @@ def compare_audits(
     )
 
 
-@tool(title="Export links")
+@tool(title="Export links", read_only=True)
 def export_links(caller: Caller, audit_id: AuditId) -> shapes.ExportLinks:
     """Where to download the audit's issues and pages as CSV or JSON (the API's streamed exports)."""
     audit = _audit(caller, audit_id)

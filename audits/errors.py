@@ -32,6 +32,8 @@ class ErrorCode(StrEnum):
     INSUFFICIENT_CREDITS = "insufficient_credits", HTTPStatus.PAYMENT_REQUIRED
     # 403: the plan does not allow it
     AUDIT_PAGE_LIMIT_EXCEEDED = "audit_page_limit_exceeded", HTTPStatus.FORBIDDEN
+    # 403: the API token is read only and the request would write (API: api.permissions; MCP: write tools)
+    TOKEN_READ_ONLY = "token_read_only", HTTPStatus.FORBIDDEN
     # 409: the resource's state conflicts
     AUDIT_ALREADY_RUNNING = "audit_already_running", HTTPStatus.CONFLICT
     AUDIT_NOT_RUNNING = "audit_not_running", HTTPStatus.CONFLICT

@@ -9,9 +9,10 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from django.db.models import QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from accounts.models import Membership
 from audits.errors import AuditRefused
 from audits.models import Audit, ShareLink
 
@@ -69,6 +70,12 @@ def share_link_resolve(*, token: str) -> ShareLink | None:
         return None
     link = (
         ShareLink.objects.filter(token_hash=_token_hash(token), revoked_at__isnull=True)
+        # The creator still has access: active and still a member of the audit's account (a deleted creator
+        # leaves created_by NULL, which no join matches).
+        .filter(
+            created_by__is_active=True,
+            created_by__membership__account_id=F("audit__project__account_id"),
+        )
         .select_related("audit__project")
         .first()
     )
@@ -81,4 +88,12 @@ def share_link_resolve(*, token: str) -> ShareLink | None:
 
 
 def share_links_for_audit(*, audit: Audit) -> QuerySet:
-    return ShareLink.objects.filter(audit=audit).select_related("created_by").order_by("-created_at", "-id")
+    """The audit's links, newest first, each with `creator_has_access`: False when its creator lost access to
+    the account (the link then opens nothing, as share_link_resolve decides)."""
+    member = Membership.objects.filter(user_id=OuterRef("created_by_id"), account_id=audit.project.account_id)
+    return (
+        ShareLink.objects.filter(audit=audit)
+        .select_related("created_by")
+        .annotate(creator_has_access=Q(created_by__is_active=True) & Exists(member))
+        .order_by("-created_at", "-id")
+    )

@@ -28,7 +28,10 @@ urlpatterns = [
     path("", include("dashboard.urls")),
 ]
 
-# Unknown URLs and requests Django refuses (a bad Host header) under /api/ answer problem JSON like the rest of
-# the API; elsewhere Django's pages.
+# Unknown URLs, refused requests (a bad Host header) and unhandled errors under /api/ answer problem JSON like the
+# rest of the API; elsewhere the product's own pages (templates/404.html, 400, 403, 500). Django's debug pages
+# appear only with DEBUG on (DJANGO_DEBUG=true), never by default.
 handler404 = "api.errors.page_not_found"
 handler400 = "api.errors.bad_request"
+handler403 = "api.errors.permission_denied"
+handler500 = "api.errors.server_error"

@@ -18,7 +18,7 @@ import threading
 from urllib.parse import urlsplit
 
 from crawler import limits
-from crawler.urls import AddressRefused, is_public_address, resolve_public
+from crawler.urls import PRIVATE_TARGETS_HINT, AddressRefused, is_public_address, resolve_public
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,9 @@ _HOP_BY_HOP = frozenset(
 )
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _AUTHORITY = re.compile(r"^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:/@\[\]]+)):(\d{1,5})$")
-_REFUSED_BODY = b"Sitewarden egress proxy: refused, the destination is not a public address.\n"
+_REFUSED_BODY = (
+    f"Sitewarden egress proxy: refused, the destination is not a public address ({PRIVATE_TARGETS_HINT}).\n".encode()
+)
 _STATUS_TEXT = {
     400: "Bad Request",
     403: "Forbidden",

@@ -39,7 +39,7 @@ from urllib3.exceptions import (
 from urllib3.exceptions import SSLError as Urllib3SSLError
 
 from crawler import __version__, limits
-from crawler.urls import AddressRefused, is_public_address, resolve_public
+from crawler.urls import PRIVATE_TARGETS_HINT, AddressRefused, is_public_address, resolve_public
 
 DEFAULT_USER_AGENT = f"{limits.USER_AGENT_PRODUCT}/{__version__} (+https://github.com/sitewarden)"
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -194,7 +194,9 @@ def _public_only_new_conn(conn, new_conn):
         conn._dns_host = host
     if not _peer_is_allowed(sock):
         sock.close()
-        raise PrivateAddressRefused(conn, f"refused to connect: {conn.host} is not a public address")
+        raise PrivateAddressRefused(
+            conn, f"refused to connect: {conn.host} is not a public address ({PRIVATE_TARGETS_HINT})"
+        )
     return sock
 
 

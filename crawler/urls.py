@@ -208,12 +208,19 @@ _NAT64_PREFIXES = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("6
 _TEREDO_PREFIX = ipaddress.ip_network("2001::/32")
 
 
+# A refusal caused by the SSRF policy names the settings that decide it (config/settings/base.py), so whoever reads
+# it knows what an operator can change. Plain text: crawler imports nothing of Django.
+PRIVATE_TARGETS_HINT = (
+    "set ALLOW_PRIVATE_TARGETS=true to audit private addresses, or list the network in ALLOWED_PRIVATE_NETWORKS"
+)
+
+
 class AddressRefused(Exception):
     """The host resolves to an address the SSRF policy refuses. The message names the host, never the
     address: what an internal name resolves to is none of the requester's business."""
 
     def __init__(self, host: str):
-        super().__init__(f"{host} is not a public address")
+        super().__init__(f"{host} is not a public address ({PRIVATE_TARGETS_HINT})")
         self.host = host
 
 
@@ -354,7 +361,9 @@ def validate_start_url(url: str, *, allow_private: bool) -> str:
             resolve_public(host, port)
         except AddressRefused:
             raise InvalidURL(
-                "private_address", f"{host} is not a public address: private and reserved networks cannot be audited."
+                "private_address",
+                f"{host} is not a public address: private and reserved networks cannot be audited "
+                f"({PRIVATE_TARGETS_HINT}).",
             ) from None
         except (OSError, UnicodeError):
             raise InvalidURL("dns_failure", f"The host name {host} could not be resolved.") from None

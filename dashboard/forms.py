@@ -1,11 +1,15 @@
-"""Dashboard forms: projects and their crawl options, starting an audit, schedules, page filters."""
+"""Dashboard forms: projects and their crawl options, starting an audit, schedules, page filters, API tokens."""
 
 import json
 import re
+from datetime import timedelta
 
 from django import forms
 from django.db import models
+from django.utils import timezone
 
+from accounts.models import ApiToken
+from accounts.tokens import TOKEN_EXPIRY_MAX_DAYS
 from audits.extraction import MAX_EXTRACTORS, extractors_from_text, extractors_to_text
 from audits.models import Page, Project, Schedule
 from audits.pipeline.start import Mode, url_list_lines
@@ -13,6 +17,8 @@ from audits.projects import NUMBER_BOUNDS, PROJECT_FIELDS
 from config.forms import parse_json_text
 from dashboard.pages import COLUMNS, SORT_LABELS, VIEWS, view_for
 from dashboard.selectors import REFUSAL_HINTS
+
+TOKEN_EXPIRY_DEFAULT_DAYS = 90  # what the new-token form suggests; a person may clear it (no expiry)
 
 
 def _lines(value: str) -> list[str]:
@@ -437,3 +443,37 @@ class PageFilterForm(forms.Form):
             return None
         known = dict(self.fields["cols"].choices)
         return [key for key in self.data.getlist("cols") if key in known]  # an unknown key is dropped, not an error
+
+
+class ApiTokenForm(forms.Form):
+    """A new API token: what it is for, what it may do, until when (accounts.tokens.token_create judges)."""
+
+    name = forms.CharField(
+        max_length=100,
+        label="Name",
+        help_text="What the token is for, to tell tokens apart.",
+        widget=forms.TextInput(attrs={"placeholder": "e.g. CI pipeline"}),
+    )
+    scope = forms.ChoiceField(
+        label="Access",
+        choices=[
+            (ApiToken.Scope.READ, "Read only: reads projects, audits and results; cannot start, cancel or change"),
+            (ApiToken.Scope.FULL, "Full access: everything you can do, including starting and cancelling audits"),
+        ],
+        initial=ApiToken.Scope.READ,
+        widget=forms.RadioSelect,
+    )
+    expires_on = forms.DateField(
+        label="Expires on",
+        required=False,
+        help_text="The token stops working at the start of this day (UTC). Empty: until revoked.",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        today = timezone.now().date()
+        self.fields["expires_on"].initial = today + timedelta(days=TOKEN_EXPIRY_DEFAULT_DAYS)
+        self.fields["expires_on"].widget.attrs.update(
+            min=(today + timedelta(days=1)).isoformat(), max=(today + timedelta(days=TOKEN_EXPIRY_MAX_DAYS)).isoformat()
+        )

@@ -102,7 +102,7 @@ ERROR_EXPLANATIONS = {
 REFUSAL_HINTS = {
     "invalid_url": "Type the full address of the site, for example https://example.com/.",
     "unsupported_scheme": "",
-    "private_address": "Sitewarden audits public websites only; this address is on a private network.",
+    "private_address": "This instance audits public websites only; this address is on a private network.",
     "dns_failure": "Check the spelling of the host name, or try again if its DNS was just changed.",
     "url_too_long": "Start from a shorter address, such as the site's home page.",
     "invalid_max_pages": "",

@@ -59,6 +59,8 @@ def _link_state(link: ShareLink, now) -> str:
         return "revoked"
     if link.expires_at and link.expires_at <= now:
         return "expired"
+    if not getattr(link, "creator_has_access", True):  # audits.sharing: its maker left the account
+        return "maker lost access"
     return "active"
 
 

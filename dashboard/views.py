@@ -9,6 +9,7 @@ from django.db import connection, transaction
 from django.http import FileResponse, Http404, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -27,7 +28,7 @@ from audits.schedules import schedule_clear, schedule_set
 from audits.selectors import audit_urls_skipped
 from dashboard import pages as page_reads
 from dashboard import selectors as dashboard
-from dashboard.forms import AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
+from dashboard.forms import ApiTokenForm, AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
 from dashboard.live import live_progress
 
 
@@ -525,19 +526,24 @@ def api_tokens(request):
     """The user's API tokens. Post/redirect/get: a POST creates one token and redirects, its plaintext rides
     in the session to the next GET, which pops it, so a reload neither creates a second token nor shows the
     plaintext again."""
-    if request.method == "POST":
-        name = (request.POST.get("name") or "").strip()[:100] or "API token"
-        token, plaintext = token_create(user=request.user, name=name)
-        request.session[NEW_TOKEN_SESSION_KEY] = {"id": token.id, "plaintext": plaintext}
-        return redirect("audits:api-tokens")
+    form = ApiTokenForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            token, plaintext = token_create(user=request.user, **form.cleaned_data)
+        except AuditRefused as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        else:
+            request.session[NEW_TOKEN_SESSION_KEY] = {"id": token.id, "plaintext": plaintext}
+            return redirect("audits:api-tokens")
     created = None
-    fresh = request.session.pop(NEW_TOKEN_SESSION_KEY, None)
+    fresh = request.session.pop(NEW_TOKEN_SESSION_KEY, None) if request.method == "GET" else None
     if fresh:
         token = ApiToken.objects.filter(user=request.user, id=fresh.get("id")).first()
         if token is not None:
             created = {"token": token, "plaintext": fresh.get("plaintext", "")}
     tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
-    return render(request, "dashboard/api_tokens.html", {"tokens": tokens, "created": created})
+    context = {"tokens": tokens, "created": created, "form": form, "now": timezone.now()}
+    return render(request, "dashboard/api_tokens.html", context, status=400 if form.errors else 200)
 
 
 @require_POST

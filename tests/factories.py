@@ -305,6 +305,8 @@ class ShareLinkFactory(factory.django.DjangoModelFactory):
     token = factory.Sequence(lambda n: f"share-token-{n:06d}")
     token_hash = factory.LazyAttribute(lambda o: hashlib.sha256(o.token.encode()).hexdigest())
     label = "client"
+    # a link works while its creator has access to the audit's account (audits.sharing)
+    created_by = factory.SelfAttribute("audit.project.owner")
 
 
 # --- webhooks ---------------------------------------------------------------------------------------

@@ -3,13 +3,33 @@
 import json
 import os
 import signal
+import socket
 import subprocess
 
 import pytest
+import requests
 
+from tests.support.waits import wait_until
 from tests.support.workers import REPO_ROOT, run_cli
 
-pytestmark = pytest.mark.slow  # child processes: the CLI in-process and a two-process worker on SQLite
+WEB_READY_TIMEOUT_S = 60
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+pytestmark = pytest.mark.slow  # child processes: the CLI in-process, a two-process worker and the web on SQLite
 
 
 @pytest.fixture
@@ -55,3 +75,31 @@ def test_worker_with_two_processes_runs_chords_on_sqlite(small_site, embedded_en
     result = json.loads(done.stdout)
     assert result["status"] == "completed"
     assert result["pages_crawled"] == len(manifest.expected_urls(base))
+
+
+def test_the_web_process_make_run_starts_shows_the_products_error_pages(embedded_env):
+    """`make run`'s uvicorn command on its settings (DEBUG off by default): the sign-in page and a static file
+    answer, a mistyped share link is the product's 404 page (no URL patterns), an unknown API address is
+    problem JSON."""
+    env = {k: v for k, v in embedded_env.items() if k != "DJANGO_DEBUG"}
+    port = free_port()
+    cmd = [str(REPO_ROOT / ".venv/bin/uvicorn"), "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
+    web = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: web.poll() is not None or answers(port), WEB_READY_TIMEOUT_S, "uvicorn listening")
+        assert web.poll() is None, f"uvicorn exited with {web.returncode}"
+        home = requests.get(base + "/", timeout=10)
+        assert home.status_code == 200 and "/accounts/login/" in home.url and "Sign in" in home.text
+        css = requests.get(base + "/static/sitewarden.css", timeout=10)
+        assert css.status_code == 200 and css.headers["Content-Type"].startswith("text/css")
+        mistyped = requests.get(base + "/r/mistyped-share-link/", timeout=10)
+        assert mistyped.status_code == 404 and "<h1>Not found</h1>" in mistyped.text
+        assert "sitewarden.css" in mistyped.text
+        assert "URLconf" not in mistyped.text and "urlpatterns" not in mistyped.text
+        api = requests.get(base + "/api/v1/nonexistent", timeout=10)
+        assert api.status_code == 404 and api.headers["Content-Type"] == "application/problem+json"
+        assert api.json()["code"] == "not_found"
+    finally:
+        os.killpg(web.pid, signal.SIGTERM)
+        web.wait(timeout=30)

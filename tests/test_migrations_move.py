@@ -96,7 +96,11 @@ def test_a_database_from_the_last_release_migrates_with_its_rows():
     entry = CreditEntry.objects.get(audit_ref=ids["audit"])
     assert (entry.account, entry.audit_id, entry.kind, entry.units) == (account, ids["audit"], "reserve", 500)
     assert Audit.objects.get(id=ids["audit"]).credits.get() == entry
-    assert ApiToken.objects.get(id=ids["token"]).user_id == ids["user"]
+    token = ApiToken.objects.get(id=ids["token"])
+    assert token.user_id == ids["user"]
+    # accounts 0002 (issue 24): an existing token stays what it was (full access, no expiry), granted in the
+    # account its user is in
+    assert (token.scope, token.expires_at, token.account_id) == ("full", None, account.id)
     delivery = WebhookDelivery.objects.select_related("webhook__project").get(id=ids["delivery"])
     assert delivery.webhook.project == project and delivery.audit_id == ids["audit"]
     assert Webhook.objects.get().deliveries.get() == delivery

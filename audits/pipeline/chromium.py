@@ -11,7 +11,7 @@ from crawler.egress import egress_proxy_url
 CHROME_PATH_ENV = "CHROME_PATH"  # explicit Chromium; when set, nothing else is tried (Lighthouse reads it too)
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
-_CHROMIUM_HINT = "apt-get install chromium"
+_CHROMIUM_HINT = f"apt-get install chromium, or set {CHROME_PATH_ENV} to a Chromium binary"
 
 # Chromium must not reach for the network on its own (updates, sync, field trials) and must run
 # headless in containers; --no-sandbox is added only when we are root, where the sandbox cannot start.

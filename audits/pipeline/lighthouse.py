@@ -50,7 +50,9 @@ STRATEGIES = (LighthouseResult.Strategy.MOBILE, LighthouseResult.Strategy.DESKTO
 RUNNER_DIR = Path(__file__).resolve().parent.parent / "lighthouse_runner"  # audits/lighthouse_runner
 RUNNER_BIN = RUNNER_DIR / "node_modules" / ".bin" / "lighthouse"
 LIGHTHOUSE_BIN_ENV = "SITEWARDEN_LIGHTHOUSE_BIN"  # explicit path to the CLI; when set, nothing else is tried
-_LIGHTHOUSE_HINT = "make lighthouse-install, or npm ci --prefix audits/lighthouse_runner"
+_LIGHTHOUSE_HINT = (
+    f"make lighthouse-install, or npm ci --prefix audits/lighthouse_runner, or set {LIGHTHOUSE_BIN_ENV} to the CLI"
+)
 
 
 # --- URL templates ---------------------------------------------------------------------------------

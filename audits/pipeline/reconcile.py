@@ -93,8 +93,8 @@ def reconcile_running_audit(
         audit,
         reconciled_by,
         "instance_lost",
-        f"No progress for {silent_s} s, no live lease, and {audit.revivals} re-dispatches did not bring it back "
-        f"(phase {audit.current_phase}).",
+        f"No progress for {silent_s} s (RECONCILE_STALE_AFTER_S), no live lease, and {audit.revivals} "
+        f"re-dispatches (RECONCILE_MAX_REVIVALS) did not bring it back (phase {audit.current_phase}).",
     )
 
 

@@ -239,7 +239,9 @@ def _check_plan(*, account: Account, project: Project, pages: int, lighthouse: b
         )
     if Audit.objects.filter(status=Status.RUNNING).count() >= settings.MAX_RUNNING_AUDITS:
         raise AuditRefused(
-            ErrorCode.AUDIT_CAPACITY_REACHED, "Sitewarden is at capacity right now. Try again in a while."
+            ErrorCode.AUDIT_CAPACITY_REACHED,
+            f"Sitewarden is at capacity right now: this instance runs {settings.MAX_RUNNING_AUDITS} audits at once "
+            "(MAX_RUNNING_AUDITS). Try again in a while.",
         )
     needed = units_needed(max_pages=pages, lighthouse=lighthouse)
     left = plan.monthly_units - credits_used_this_month(account)

@@ -129,7 +129,11 @@ REST_FRAMEWORK = {
         "api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Signed in, and a read-only token never writes (api.permissions): one rule for every endpoint.
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "api.permissions.TokenScopePermission",
+    ],
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
     # JSON only; a body nested too deep to parse is a 400 parse_error, not a RecursionError (a 500).
     "DEFAULT_PARSER_CLASSES": ["api.parsers.SafeJSONParser"],

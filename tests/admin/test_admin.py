@@ -9,7 +9,7 @@ from django_celery_beat.models import PeriodicTask
 
 from accounts.models import ApiToken, CreditEntry
 from accounts.services import credits_entry
-from accounts.tokens import token_authenticate, token_create
+from accounts.tokens import TokenRefused, token_authenticate, token_create
 from audits.models import Audit, AuditEvent, Project, Schedule
 from audits.pipeline.lifecycle import audit_event
 from tests.admin.conftest import messages_of
@@ -190,18 +190,26 @@ def test_delivery_send_again(admin_client, project):
 
 def test_api_token_created_shown_once_and_revoked(admin_client, django_user_model):
     owner = django_user_model.objects.create_user("integrator", password="pw-for-tests")
-    response = admin_client.post("/admin/accounts/apitoken/add/", {"user": owner.id, "name": "CI"}, follow=True)
+    expires_on = (timezone.now() + timedelta(days=30)).date()
+    form = {"user": owner.id, "name": "CI", "scope": "read", "expires_on": expires_on.isoformat()}
+    response = admin_client.post("/admin/accounts/apitoken/add/", form, follow=True)
     (shown,) = [m for m in messages_of(response) if "never shown again" in m]
     plaintext = next(word for word in shown.split() if word.startswith("sw_"))
     token = ApiToken.objects.get(user=owner)
     assert token_authenticate(plaintext) == token and plaintext not in token.token_hash
+    assert token.read_only and token.expires_at.date() == expires_on and token.account is not None
+    past = {**form, "expires_on": "2000-01-01"}
+    refused = admin_client.post("/admin/accounts/apitoken/add/", past)
+    assert refused.status_code == 200 and "after today" in refused.content.decode()
     detail = admin_client.get(f"/admin/accounts/apitoken/{token.id}/change/").content.decode()
     assert plaintext not in detail and token.token_hash not in detail
     _, other_plaintext = token_create(user=owner, name="other")
     act(admin_client, "/admin/accounts/apitoken/", "revoke", [token])
     token.refresh_from_db()
-    assert token.revoked_at is not None and token_authenticate(plaintext) is None
-    assert token_authenticate(other_plaintext) is not None
+    assert token.revoked_at is not None
+    with pytest.raises(TokenRefused):
+        token_authenticate(plaintext)
+    assert token_authenticate(other_plaintext).name == "other"
 
 
 @pytest.mark.parametrize(

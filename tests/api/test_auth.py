@@ -1,11 +1,14 @@
 """Tokens (hashed, revocable, Bearer or Token), session auth, errors for the unauthenticated, throttles."""
 
 import hashlib
+from datetime import timedelta
 
+import pytest
 from django.test import Client
+from django.utils import timezone
 
-from accounts.models import ApiToken
-from accounts.tokens import token_authenticate, token_create, token_revoke
+from accounts.models import ApiToken, Membership
+from accounts.tokens import TokenRefused, token_authenticate, token_create, token_revoke
 from tests.api.conftest import assert_problem, bearer_client
 
 PROJECTS = "/api/v1/projects/"
@@ -19,7 +22,8 @@ def test_token_is_stored_hashed_and_shown_once(user):
     assert plaintext not in {row.token_hash, row.prefix, row.name}
     assert plaintext.startswith(row.prefix) and len(row.prefix) < 16
     assert token_authenticate(plaintext) == row
-    assert token_authenticate(plaintext[:-1] + ("A" if plaintext[-1] != "A" else "B")) is None
+    with pytest.raises(TokenRefused):
+        token_authenticate(plaintext[:-1] + ("A" if plaintext[-1] != "A" else "B"))
 
 
 def test_bearer_and_token_keywords_work_and_mark_the_token_used(user):
@@ -71,8 +75,9 @@ def test_throttle_is_per_token(settings, user):
     for _ in range(3):
         assert first.get(PROJECTS).status_code == 200
     response = first.get(PROJECTS)
-    assert_problem(response, 429, "throttled")
+    detail = assert_problem(response, 429, "throttled")["detail"]
     assert int(response["Retry-After"]) > 0
+    assert "3/min" in detail and "API_THROTTLE_RATE" in detail  # the setting that refused it, named
     # Another token of the same user has its own budget.
     assert bearer_client(token_create(user=user, name="b")[1]).get(PROJECTS).status_code == 200
 
@@ -84,5 +89,21 @@ def test_audit_start_has_its_own_stricter_scope(settings, api, project):
     }
     url = f"/api/v1/projects/{project.id}/audits/"
     assert api.post(url, {"max_pages": 10}, format="json").status_code == 202
-    assert_problem(api.post(url, {"max_pages": 10}, format="json"), 429, "throttled")
+    detail = assert_problem(api.post(url, {"max_pages": 10}, format="json"), 429, "throttled")["detail"]
+    assert "API_AUDIT_START_THROTTLE_RATE" in detail
     assert api.get(url).status_code == 200  # reads are not counted against audit_start
+
+
+def test_an_expired_token_answers_401_saying_it_expired(user):
+    token, plaintext = token_create(user=user, name="ci", expires_on=timezone.now().date() + timedelta(days=1))
+    assert bearer_client(plaintext).get(PROJECTS).status_code == 200
+    ApiToken.objects.filter(id=token.id).update(expires_at=timezone.now() - timedelta(minutes=1))
+    body = assert_problem(bearer_client(plaintext).get(PROJECTS), 401, "authentication_failed")
+    assert "expired" in body["detail"]
+
+
+def test_a_token_of_a_user_removed_from_the_account_is_refused(user):
+    _, plaintext = token_create(user=user, name="ci")
+    Membership.objects.filter(user=user).delete()
+    body = assert_problem(bearer_client(plaintext).get(PROJECTS), 401, "authentication_failed")
+    assert "no longer in the account" in body["detail"]

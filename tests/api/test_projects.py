@@ -83,6 +83,15 @@ def test_private_base_url_refused_when_private_targets_are_off(api, settings):
         field="base_url",
     )
     assert body["errors"]["base_url"][0]["code"] == "private_address"
+    # the refusal comes from a setting, and names it
+    assert "set ALLOW_PRIVATE_TARGETS=true to audit private addresses" in body["detail"]
+
+
+def test_a_private_start_url_refusal_names_allow_private_targets(api, project, settings):
+    settings.ALLOW_PRIVATE_TARGETS = False
+    response = api.post(f"{PROJECTS}{project.id}/audits/", {"start_url": "http://10.1.2.3/"}, format="json")
+    assert response.status_code == 400 and response.json()["code"] == "private_address"
+    assert "ALLOW_PRIVATE_TARGETS=true" in response.json()["detail"]
 
 
 def test_duplicate_name_is_a_conflict(api, project):

@@ -52,6 +52,8 @@ def test_instance_capacity_refused(settings):
     settings.MAX_RUNNING_AUDITS = 1
     _start(ProjectFactory(), max_pages=10)
     assert _refusal(ProjectFactory(), max_pages=10) == "audit_capacity_reached"
+    with pytest.raises(AuditRefused, match=r"runs 1 audits at once \(MAX_RUNNING_AUDITS\)"):
+        _start(ProjectFactory(), max_pages=10)  # the refusal names the setting that caused it
 
 
 def test_insufficient_credits_refused_and_lighthouse_reserves_more():

@@ -116,6 +116,7 @@ def test_private_address_refused_without_naming_the_address(account, owner, sett
         create(account, owner, base_url="http://localhost:8000/")
     assert (refused.value.code, refused.value.field) == ("private_address", "base_url")
     assert "127.0.0.1" not in refused.value.message and "::1" not in refused.value.message
+    assert "ALLOW_PRIVATE_TARGETS=true" in refused.value.message and "ALLOWED_PRIVATE_NETWORKS" in refused.value.message
     assert Project.objects.count() == 0
 
 

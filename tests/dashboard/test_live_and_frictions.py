@@ -114,7 +114,7 @@ def test_cancel_asks_for_confirmation_first(owner_client, owner):
 
 
 def test_token_page_is_post_redirect_get(owner_client, owner):
-    response = owner_client.post(reverse("audits:api-tokens"), {"name": "CI"})
+    response = owner_client.post(reverse("audits:api-tokens"), {"name": "CI", "scope": "read"})
     assert response.status_code == 302 and response["Location"] == reverse("audits:api-tokens")
     shown = owner_client.get(reverse("audits:api-tokens")).content.decode()
     plaintext = re.search(r'id="new-token" type="text" readonly value="([^"]+)"', shown).group(1)

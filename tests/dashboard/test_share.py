@@ -16,12 +16,13 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.models import Membership
 from audits.models import Audit, ReportPdf, ShareLink
 from audits.sharing import share_link_create
 from dashboard.report import report_summary
 from dashboard.tasks import render_report_pdf
 from tests.dashboard.conftest import PASSWORD, finished_audit, make_issue, make_page
-from tests.factories import ProjectFactory
+from tests.factories import AccountFactory, ProjectFactory, UserFactory
 from tests.support.browser import chromium_browser
 
 SHOTS = Path(os.environ.get("SITEWARDEN_SHOTS", "/tmp/shots"))
@@ -119,7 +120,7 @@ def test_a_token_reaches_its_own_audits_report_only(anon, owner_client, owner, s
     assert client.get(reverse("audits:audit-share", args=[results.audit.id])).status_code == 404
     assert client.post(reverse("audits:audit-share-revoke", args=[results.audit.id, link.id])).status_code == 404
     assert client.get(reverse("audits:audit-report-pdf", args=[results.audit.id])).status_code == 404
-    other_token = share_link_create(audit=other)[1]
+    other_token = share_link_create(audit=other, created_by=stranger)[1]
     # the stranger's own link to their audit cannot revoke the owner's link either (ids are per audit)
     assert client.post(reverse("audits:audit-share-revoke", args=[other.id, link.id])).status_code == 404
     assert "Stranger" in anon.get(_public(other_token)).content.decode()
@@ -271,3 +272,45 @@ def test_share_screens_and_comparison_in_the_browser(browser, live_server, resul
     assert reader.get_by_role("heading", name="What to fix first").is_visible()
     public.close()
     context.close()
+
+
+@pytest.mark.django_db
+def test_a_link_ends_when_its_creator_loses_access_to_the_account(anon, owner, owner_client, results):
+    """Deactivated, removed from the account, or deleted: the creator's links answer 404 like unknown ones (the
+    report and its PDF alike: both go through audits.sharing.share_link_resolve); the owner's own link lives on."""
+    audit = results.audit
+    colleague = UserFactory(username="colleague")
+    membership = Membership.objects.create(user=colleague, account=audit.project.account)
+    theirs = share_link_create(audit=audit, created_by=colleague)[1]
+    mine = share_link_create(audit=audit, created_by=owner)[1]
+
+    def opens(token: str) -> bool:
+        report = anon.get(_public(token))
+        if report.status_code == 404:
+            assert anon.get(_public(token, "report.pdf")).status_code == 404
+            return False
+        assert report.status_code == 200
+        return True
+
+    assert opens(theirs) and opens(mine)
+    colleague.is_active = False
+    colleague.save()
+    assert not opens(theirs) and opens(mine)
+    manage = owner_client.get(reverse("audits:audit-share", args=[audit.id])).content.decode()
+    assert manage.count(">maker lost access<") == 1 and manage.count(">active<") == 1  # the owner sees why
+    unknown = anon.get(_public("x" * 43))
+    assert anon.get(_public(theirs)).content == unknown.content  # the same answer as a link that never was
+
+    colleague.is_active = True
+    colleague.save()
+    assert opens(theirs)
+    membership.delete()  # removed from the account
+    assert not opens(theirs) and opens(mine)
+    Membership.objects.create(user=colleague, account=AccountFactory())  # now in another account
+    assert not opens(theirs)
+
+    Membership.objects.filter(user=colleague).update(account=audit.project.account)
+    assert opens(theirs)
+    colleague.delete()  # the link's created_by becomes NULL
+    assert ShareLink.objects.filter(audit=audit, created_by__isnull=True).count() == 1
+    assert not opens(theirs) and opens(mine)

@@ -10,7 +10,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.tokens import token_authenticate
+from accounts.tokens import TokenRefused, token_authenticate
 from assistants.identity import stdio_caller
 from assistants.server import server
 
@@ -32,9 +32,10 @@ class Command(BaseCommand):
     def handle(self, *args, token: str, base_url: str, **options):
         if not token:
             raise CommandError(f"Give an API token: --token sw_… or ${TOKEN_ENV} (dashboard → API tokens).")
-        found = token_authenticate(token)
-        if found is None or not found.user.is_active:
-            raise CommandError("This token is unknown or was revoked; create one under API tokens.")
+        try:
+            token_authenticate(token)
+        except TokenRefused as exc:
+            raise CommandError(exc.detail) from None
         stdio_caller.plaintext, stdio_caller.base_url = token, base_url
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
         server.run("stdio")
