@@ -9,6 +9,7 @@ import hashlib
 import secrets
 from datetime import timedelta
 
+from django.contrib.auth.models import User
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -33,10 +34,10 @@ def share_links_active(*, audit: Audit) -> QuerySet:
 
 
 def share_link_create(
-    *, audit: Audit, created_by=None, expires_in_days: int | None = None, label: str = ""
+    *, audit: Audit, created_by: User, expires_in_days: int | None = None, label: str = ""
 ) -> tuple[ShareLink, str]:
     """A new link to the audit's report: (row, plaintext token). The token is not stored and cannot be shown
-    again."""
+    again. The link lives as long as `created_by` keeps access to the audit's account (share_link_resolve)."""
     if not audit.is_finished:
         raise AuditRefused("share_audit_running", "An audit can be shared once it has ended.")
     if expires_in_days is not None and expires_in_days not in SHARE_EXPIRY_DAYS:

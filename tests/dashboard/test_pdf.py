@@ -40,7 +40,8 @@ def test_the_fingerprint_changes_with_what_the_pdf_shows_and_only_then(results):
     audit = results.audit
     first = _fingerprint(audit)
     assert first == _fingerprint(audit) and len(first) == 64  # the same report, the same name
-    share_link_create(audit=audit, label="a link")  # who it is shared with is not on the PDF
+    # who it is shared with is not on the PDF
+    share_link_create(audit=audit, created_by=audit.project.owner, label="a link")
     assert _fingerprint(audit) == first
 
     results.project.name = "Shop (new brand)"  # the name printed at its head
@@ -87,7 +88,7 @@ def test_a_stored_pdf_is_served_from_storage_until_the_report_changes(
     anon_client, results, django_capture_on_commit_callbacks
 ):
     audit = results.audit
-    token = share_link_create(audit=audit)[1]
+    token = share_link_create(audit=audit, created_by=audit.project.owner)[1]
     url = reverse("shared-report-pdf", args=[token])
     stored = report_pdf_store(audit=audit, fingerprint=_fingerprint(audit), body=FAKE_PDF, render_ms=5)
     with django_capture_on_commit_callbacks() as sent:
@@ -120,7 +121,7 @@ def test_a_stored_pdf_is_served_from_storage_until_the_report_changes(
 
 @pytest.mark.django_db
 def test_a_failed_print_says_why_and_when_to_retry(anon_client, results):
-    token = share_link_create(audit=results.audit)[1]
+    token = share_link_create(audit=results.audit, created_by=results.project.owner)[1]
     report_pdf_fail(audit=results.audit, fingerprint=_fingerprint(results.audit), error="Chromium is not installed")
     response = anon_client.get(reverse("shared-report-pdf", args=[token]))
     assert response.status_code == 503 and response["Retry-After"] == str(PDF_FAILED_RETRY_S)

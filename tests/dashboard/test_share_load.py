@@ -44,8 +44,8 @@ def _poll_healthz(base: str, stop: threading.Event, seen: list) -> None:
 def test_twenty_simultaneous_pdf_requests_leave_the_web_process_answering(results, settings):
     from pypdf import PdfReader
 
-    token = share_link_create(audit=results.audit)[1]
-    other_token = share_link_create(audit=results.audit)[1]
+    token = share_link_create(audit=results.audit, created_by=results.project.owner)[1]
+    other_token = share_link_create(audit=results.audit, created_by=results.project.owner)[1]
     env = {"SITEWARDEN_MEDIA_ROOT": django_settings.MEDIA_ROOT, "TRUSTED_PROXY_COUNT": "1"}
     flush_test_broker()
     worker = WorkerProcess(concurrency=1, extra_env=env).start()

@@ -71,8 +71,8 @@ def test_the_pdf_is_limited_per_link_and_per_address(settings, results):
     settings.TRUSTED_PROXY_COUNT = 1
     settings.REPORT_PDF_RATE_PER_LINK = "4/min"
     settings.REPORT_PDF_RATE_PER_CLIENT = "3/min"
-    token = share_link_create(audit=results.audit)[1]
-    other_token = share_link_create(audit=results.audit)[1]
+    token = share_link_create(audit=results.audit, created_by=results.project.owner)[1]
+    other_token = share_link_create(audit=results.audit, created_by=results.project.owner)[1]
     url = reverse("shared-report-pdf", args=[token])
     client = Client()
 
@@ -93,7 +93,7 @@ def test_the_pdf_is_limited_per_link_and_per_address(settings, results):
 def test_the_shared_report_page_is_limited_too(settings, results):
     settings.SHARED_REPORT_RATE_PER_ADDRESS = "2/min"
     settings.SHARED_REPORT_RATE_PER_LINK = "100/min"
-    token = share_link_create(audit=results.audit)[1]
+    token = share_link_create(audit=results.audit, created_by=results.project.owner)[1]
     client = Client()
     url = reverse("shared-report", args=[token])
     assert [client.get(url).status_code for _ in range(2)] == [200, 200]
