@@ -26,6 +26,7 @@ from audits.pipeline.start import audit_start
 from audits.schedules import schedule_clear, schedule_set
 from audits.selectors import audit_urls_skipped
 from config.cursors import CursorInvalid
+from config.inputs import text_problem
 from dashboard import pages as page_reads
 from dashboard import selectors as dashboard
 from dashboard.forms import AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
@@ -550,6 +551,9 @@ def api_tokens(request):
     plaintext again."""
     if request.method == "POST":
         name = (request.POST.get("name") or "").strip()[:100] or "API token"
+        if problem := text_problem(name):  # PostgreSQL refuses a NUL in text: say so instead of a 500
+            messages.error(request, f"Token name: {problem[1]}")
+            return redirect("audits:api-tokens")
         token, plaintext = token_create(user=request.user, name=name)
         request.session[NEW_TOKEN_SESSION_KEY] = {"id": token.id, "plaintext": plaintext}
         return redirect("audits:api-tokens")

@@ -44,3 +44,21 @@ def test_another_users_token_cannot_be_revoked():
     assert other.post(f"/tokens/{token.id}/revoke/").status_code == 404
     token.refresh_from_db()
     assert token.revoked_at is None
+
+
+def test_a_token_name_with_a_nul_is_refused_with_a_message_and_nothing_is_created():
+    user = UserFactory()
+    client = _signed_in(user)
+    client.raise_request_exception = False
+    posted = client.post("/tokens/", {"name": "ci\x00bot"})
+    assert posted.status_code == 302
+    page = client.get(posted["Location"]).content.decode()
+    assert "Token name: Null characters are not allowed." in page
+    assert not ApiToken.objects.filter(user=user).exists()
+
+
+def test_a_20_digit_token_id_is_a_404():
+    client = _signed_in(UserFactory())
+    client.raise_request_exception = False
+    assert client.post(f"/tokens/{10**20}/revoke/").status_code == 404
+    assert client.post("/tokens/0/revoke/").status_code == 404
