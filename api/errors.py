@@ -76,6 +76,7 @@ TITLES = {
     "request_too_large": "Request body too large",
     "bad_request": "Bad request",
     "server_error": "Server error",
+    "invalid_cursor": "Invalid cursor",
 }
 
 
@@ -191,7 +192,8 @@ class ProblemSerializer(serializers.Serializer):
     insufficient_credits; 403 audit_page_limit_exceeded; 409 audit_already_running; 429
     audit_capacity_reached (Retry-After). Others: 400 validation_error (see `errors`; a project's field
     errors carry the service's code there, e.g. invalid_port, invalid_pattern, invalid_user_agent),
-    parse_error, invalid_schedule, invalid_webhook_secret, comparison_same_audit,
+    parse_error, invalid_cursor (a keyset cursor altered, or made for another list or sort), invalid_schedule,
+    invalid_webhook_secret, comparison_same_audit,
     comparison_project_mismatch; 401 not_authenticated, authentication_failed (unknown, revoked or expired
     token); 403 permission_denied, token_read_only (a read-only token asked for a write);
     404 not_found (also for another account's objects); 409 audit_not_running, project_name_taken;

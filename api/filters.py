@@ -6,15 +6,23 @@ from django.db.models import Exists, OuterRef
 
 from audits.checks.registry import CHECKS
 from audits.models import Audit, Issue, Page, Project
+from config.inputs import ID_MAX, ID_MIN
 from webhooks.models import Webhook, WebhookDelivery
 
 ISSUE_TYPE_CHOICES = [(spec.type, spec.type) for spec in CHECKS]
 
 
+HTTP_STATUS_MIN, HTTP_STATUS_MAX = 100, 999
+
+
 class IntegerFilter(django_filters.NumberFilter):
-    """A whole number (django-filter's NumberFilter takes decimals)."""
+    """A whole number in a range (django-filter's NumberFilter takes decimals of any size): by default a row
+    id's, 1 to 2**63-1, so a 20-digit number is a 400 field error before any query."""
 
     field_class = forms.IntegerField
+
+    def __init__(self, *args, min_value: int = ID_MIN, max_value: int = ID_MAX, **kwargs):
+        super().__init__(*args, min_value=min_value, max_value=max_value, **kwargs)
 
 
 class ProjectFilter(django_filters.FilterSet):
@@ -49,7 +57,7 @@ class IssueFilter(django_filters.FilterSet):
 
 
 class PageFilter(django_filters.FilterSet):
-    status_code = IntegerFilter()
+    status_code = IntegerFilter(min_value=HTTP_STATUS_MIN, max_value=HTTP_STATUS_MAX)
     fetch_class = django_filters.ChoiceFilter(choices=Page.FetchClass.choices)
     is_indexable = django_filters.BooleanFilter()
     has_issue = django_filters.ChoiceFilter(

@@ -5,22 +5,31 @@ An audit holds up to 100,000 pages and more issues. `?page=2000` would make Post
 (`WHERE (type, page_url, id) > (…)` on an index that has those columns), so the last page costs what the
 first does. DRF's own CursorPagination keys on the first ordering field only and falls back to an offset
 within ties, which on the issue list (ordered by type first) is an offset again: hence this class.
+
+Cursors are signed and bound to the list (its path: the audit) and its ordering (config.cursors): a tampered,
+forged or foreign cursor is a 400 `invalid_cursor` problem, never a query.
 """
 
-import base64
-import binascii
-import json
-from uuid import UUID
-
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.db.models import QuerySet
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import APIException, NotFound
 from rest_framework.pagination import BasePagination, PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
+from audits.errors import ErrorCode
+from config.cursors import CursorInvalid, cursor_decode, cursor_encode
+
 API_PAGE_SIZE = 50
 API_MAX_PAGE_SIZE = 500
+CURSOR_SALT = "api.pagination.keyset"
+
+
+class InvalidCursor(APIException):
+    status_code = ErrorCode.INVALID_CURSOR.status
+    default_code = ErrorCode.INVALID_CURSOR.value
+    default_detail = "Invalid cursor."
 
 
 class ApiPagination(PageNumberPagination):
@@ -132,30 +141,39 @@ class KeysetPagination(BasePagination):
         columns = ", ".join(f'"{table}"."{meta.get_field(name).column}"' for name in self.columns)
         return f"({columns}) {op} ({', '.join(['%s'] * len(self.columns))})"
 
+    def _bound_to(self) -> str:
+        """What a cursor of this list is for: the list (its path names the audit) and its ordering."""
+        return f"{self.request.path}|{','.join(self.columns)}"
+
     def _link(self, row, *, back: bool) -> str:
-        key = [_plain(getattr(row, name)) for name in self.columns]
-        token = base64.urlsafe_b64encode(json.dumps({"k": key, "b": int(back)}).encode()).decode().rstrip("=")
+        key = [getattr(row, name) for name in self.columns]
+        token = cursor_encode(key, backwards=back, bound_to=self._bound_to(), salt=CURSOR_SALT)
         url = self.request.build_absolute_uri()
         url = remove_query_param(url, "page")
         return replace_query_param(url, self.cursor_query_param, token)
 
     def _decode(self, token: str | None, model) -> dict | None:
-        """The cursor's key, each value checked against its column (a forged cursor is a 404, not a 500)."""
+        """The cursor's key, signed for this list and ordering, each value checked against its column (a
+        tampered or foreign cursor is a 400, never a query)."""
         if not token:
             return None
         try:
-            data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-            key, back = data["k"], bool(data["b"])
-            if not isinstance(key, list) or len(key) != len(self.columns):
-                raise ValueError("wrong key length")
+            key, back = cursor_decode(token, bound_to=self._bound_to(), salt=CURSOR_SALT, size=len(self.columns))
             for name, value in zip(self.columns, key, strict=True):
-                model._meta.get_field(name).to_python(value)
-                if not isinstance(value, (str, int)) or isinstance(value, bool):
-                    raise ValueError("not a plain value")
-        except (binascii.Error, ValueError, TypeError, KeyError, AttributeError, ValidationError):
-            raise NotFound("Invalid cursor.") from None
+                if not _fits_column(model._meta.get_field(name), value):
+                    raise ValidationError("wrong type")
+        except CursorInvalid as exc:
+            raise InvalidCursor(f"Invalid cursor: {exc.reason} Follow the `next` and `previous` links.") from None
+        except ValidationError:
+            raise InvalidCursor("Invalid cursor: a value does not fit its column.") from None
         return {"key": key, "back": back}
 
 
-def _plain(value):
-    return str(value) if isinstance(value, UUID) else value
+def _fits_column(field, value) -> bool:
+    """Whether a cursor's value is of its column's type (a number for a text column would be compared as
+    `text > integer`: a database error)."""
+    if isinstance(field, models.UUIDField):
+        return isinstance(value, str) and field.to_python(value) is not None
+    if isinstance(field, models.IntegerField):
+        return isinstance(value, int)
+    return isinstance(value, str)

@@ -4,6 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from api import views as v
+from config import converters  # noqa: F401  (registers <id:…>)
 
 app_name = "api"
 urlpatterns = [
@@ -11,10 +12,10 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     path("v1/projects/", v.ProjectListCreate.as_view(), name="project-list"),
-    path("v1/projects/<int:pk>/", v.ProjectDetail.as_view(), name="project-detail"),
-    path("v1/projects/<int:pk>/audits/", v.ProjectAudits.as_view(), name="project-audits"),
-    path("v1/projects/<int:pk>/schedule/", v.ProjectSchedule.as_view(), name="project-schedule"),
-    path("v1/projects/<int:pk>/webhooks/", v.ProjectWebhooks.as_view(), name="project-webhooks"),
+    path("v1/projects/<id:pk>/", v.ProjectDetail.as_view(), name="project-detail"),
+    path("v1/projects/<id:pk>/audits/", v.ProjectAudits.as_view(), name="project-audits"),
+    path("v1/projects/<id:pk>/schedule/", v.ProjectSchedule.as_view(), name="project-schedule"),
+    path("v1/projects/<id:pk>/webhooks/", v.ProjectWebhooks.as_view(), name="project-webhooks"),
     path("v1/audits/", v.AuditList.as_view(), name="audit-list"),
     path("v1/audits/<uuid:pk>/", v.AuditDetail.as_view(), name="audit-detail"),
     path("v1/audits/<uuid:pk>/cancel/", v.AuditCancel.as_view(), name="audit-cancel"),
@@ -37,6 +38,6 @@ urlpatterns = [
         v.IssueTypeJsonExport.as_view(),
         name="export-issue-type-json",
     ),
-    path("v1/webhooks/<int:pk>/", v.WebhookDetail.as_view(), name="webhook-detail"),
-    path("v1/webhooks/<int:pk>/deliveries/", v.WebhookDeliveries.as_view(), name="webhook-deliveries"),
+    path("v1/webhooks/<id:pk>/", v.WebhookDetail.as_view(), name="webhook-detail"),
+    path("v1/webhooks/<id:pk>/deliveries/", v.WebhookDeliveries.as_view(), name="webhook-deliveries"),
 ]

@@ -6,6 +6,9 @@ turns them, and the SDK's argument-validation failures, into one `is_error` resu
 
     {"code": "not_found", "status": 404, "detail": "...", "field": null}
 
+Text the database cannot store (a NUL character, a lone surrogate) in any string argument, however nested, is
+refused as validation_error naming the argument, before the tool runs (config.inputs).
+
 Anything else is a crash: the SDK answers "Error executing tool <name>" and logs the traceback.
 """
 
@@ -21,6 +24,7 @@ from pydantic import ValidationError
 
 from audits.errors import AuditRefused, ErrorCode
 from audits.projects import ProjectInvalid
+from config.inputs import first_text_problem
 
 # DRF's codes the API answers with, and their statuses (api.errors keeps the same ones).
 NOT_FOUND, VALIDATION_ERROR, THROTTLED = "not_found", "validation_error", "throttled"
@@ -83,6 +87,13 @@ class CodedTool(Tool):
     """A tool whose anticipated failures come back with a stable code (see the module docstring)."""
 
     async def run(self, arguments, context, convert_result: bool = False):
+        problem = first_text_problem(arguments)
+        if problem:  # before the schema: pydantic takes a NUL or a lone surrogate as any other character
+            field, code, message = problem
+            detail = f"Argument {field!r}: {message}" if field else message
+            return error_result(
+                Refused(VALIDATION_ERROR, detail, field=field or None, errors={field: [{"code": code}]})
+            )
         try:
             return await super().run(arguments, context, convert_result=convert_result)
         except ToolError as exc:

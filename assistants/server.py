@@ -40,6 +40,7 @@ from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
 from audits.priority import PRIORITY_RULE, TOP_ISSUES_DEFAULT, top_issues
 from audits.projects import project_create
+from config.inputs import ID_MAX, ID_MIN, PAGE_NUMBER_MAX
 from dashboard import pages as pages_grid
 from dashboard import selectors as grid
 
@@ -59,7 +60,11 @@ Explain a finding with the resource sitewarden://checks/{type} (severity, explan
 Errors carry a stable `code` (not_found, validation_error, audit_already_running, throttled, ...).
 A read-only token reads everything; create_project, start_audit and cancel_audit then answer token_read_only."""
 
-PageNumber = Annotated[int, Field(ge=1, description="1 for the first page")]
+PageNumber = Annotated[
+    int, Field(ge=1, le=PAGE_NUMBER_MAX, description=f"1 for the first page (at most {PAGE_NUMBER_MAX})")
+]
+ProjectId = Annotated[int, Field(ge=ID_MIN, le=ID_MAX, description="The project's id (list_projects)")]
+CHARS_MAX = 10_000  # the pages grid's over/under N characters, as its form bounds it
 PageSize = Annotated[int, Field(ge=1, le=PAGE_SIZE_MAX, description=f"Rows per page, at most {PAGE_SIZE_MAX}")]
 AuditId = Annotated[UUID, Field(description="An audit's id (from start_audit or list_audits)")]
 
@@ -237,7 +242,7 @@ def create_project(
 @tool(title="Start an audit", read_only=False, action="audit_start")
 def start_audit(
     caller: Caller,
-    project_id: Annotated[int, Field(description="The project's id (list_projects)")],
+    project_id: ProjectId,
     start_url: Annotated[str, Field(max_length=4096, description="Default: the project's base URL")] = "",
     max_pages: Annotated[int | None, Field(description="Default: the project's max pages")] = None,
     lighthouse: Annotated[bool, Field(description="Also sample pages through Lighthouse")] = False,
@@ -258,7 +263,7 @@ def audit_status(caller: Caller, audit_id: AuditId) -> shapes.AuditStatus:
 @tool(title="List audits", read_only=True)
 def list_audits(
     caller: Caller,
-    project_id: Annotated[int | None, Field(description="Only this project's audits")] = None,
+    project_id: Annotated[int | None, Field(ge=ID_MIN, le=ID_MAX, description="Only this project's audits")] = None,
     status: Literal["running", "completed", "failed", "cancelled"] | None = None,
     page: PageNumber = 1,
     page_size: PageSize = PAGE_SIZE_DEFAULT,
@@ -404,7 +409,9 @@ def list_pages(
     show: Annotated[
         str, Field(max_length=40, description="One of the view's filters: missing, duplicate, over, under, ...")
     ] = "",
-    chars: Annotated[int | None, Field(ge=0, description="N of the over/under N characters filters")] = None,
+    chars: Annotated[
+        int | None, Field(ge=0, le=CHARS_MAX, description="N of the over/under N characters filters")
+    ] = None,
     status: Annotated[
         str, Field(pattern=r"^(|none|[1-5]xx|[1-5][0-9][0-9])$", description="404, 4xx, or none (no HTTP answer)")
     ] = "",

@@ -113,12 +113,14 @@ def _cursor_maker(audit, hub_id):
             rows_before = max(0, links.count() - page_reads.LINKS_PER_PAGE)
             if not rows_before:
                 return ""
-            return quote(keyset_cursor(links[rows_before - 1], page_reads.INLINK_KEYSET))
+            tag = page_reads.links_cursor_tag(hub_id, "in")
+            return quote(keyset_cursor(links[rows_before - 1], page_reads.INLINK_KEYSET, tag))
         if rows_before <= 0:
             return ""
         counted = page_reads.page_counts_stored(audit=audit)
         rows = page_reads.page_list(pages=Page.objects.filter(audit=audit), columns=[], sort=kind, counted=counted)
-        return quote(keyset_cursor(rows[rows_before - 1], page_reads.page_keyset_columns(kind), kind))
+        tag = page_reads.grid_cursor_tag(audit.id, kind)
+        return quote(keyset_cursor(rows[rows_before - 1], page_reads.page_keyset_columns(kind), tag))
 
     return make
 

@@ -4,18 +4,26 @@ import json
 
 from django import forms
 
+from config.inputs import first_text_problem
+
 
 def parse_json_text(raw: str):
     """What a person typed as JSON, parsed; a forms.ValidationError that says what is wrong otherwise,
-    including for input nested too deep for Python's json (a RecursionError, which would be a 500)."""
+    including for input nested too deep for Python's json (a RecursionError, which would be a 500) and for
+    text PostgreSQL cannot store (`"\\u0000"`, a lone `"\\ud800"`: config.inputs)."""
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
+        problem = first_text_problem(value)
     except json.JSONDecodeError as exc:
         raise forms.ValidationError(f"This is not valid JSON: {exc.msg} (line {exc.lineno}).") from None
     except RecursionError:
         raise forms.ValidationError("This JSON is nested too deeply.") from None
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise forms.ValidationError(f"This is not valid JSON: {exc}.") from None
+    if problem:
+        where, _code, message = problem
+        raise forms.ValidationError(f"{message} (at {where})" if where else message)
+    return value
 
 
 class SafeJSONField(forms.JSONField):

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.models import ApiToken
 from accounts.tokens import TOKEN_EXPIRY_MAX_DAYS
+from audits.errors import AuditRefused
 from audits.extraction import MAX_EXTRACTORS, extractors_from_text, extractors_to_text
 from audits.models import Page, Project, Schedule
 from audits.pipeline.start import Mode, url_list_lines
@@ -301,7 +302,11 @@ class AuditStartForm(forms.Form):
         except UnicodeDecodeError:
             self.add_error("url_file", "The file is not UTF-8 text.")
             return None
-        return url_list_lines(text, first_column=name.endswith(".csv"))
+        try:
+            return url_list_lines(text, first_column=name.endswith(".csv"))
+        except AuditRefused as exc:  # not CSV the csv module reads (a cell over its 128 KiB limit)
+            self.add_error("url_file", exc.message)
+            return None
 
     def add_refusal(self, exc) -> None:
         """Show an AuditRefused next to the field it is about, or at the top of the form."""

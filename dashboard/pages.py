@@ -359,6 +359,17 @@ def page_keyset_columns(sort: str) -> list[KeysetColumn]:
     return [first, *(KeysetColumn(name) for name in fields[1:])]
 
 
+def grid_cursor_tag(audit_id, sort: str) -> str:
+    """What a pages-grid cursor is bound to (dashboard.selectors.keyset_paginate's `tag`): the audit and the
+    sort, so a cursor from another audit or sort is refused instead of read as a position in this one."""
+    return f"pages:{audit_id}:{sort}"
+
+
+def links_cursor_tag(page_id, param: str) -> str:
+    """What a cursor of a page's inlinks (`in`) or outlinks (`out`) is bound to: that page and that list."""
+    return f"links-{param}:{page_id}"
+
+
 def page_filters_narrow(filters: dict) -> bool:
     """Whether the grid's filters (PageFilterForm.filters) leave out any page: without one, the audit's own
     counter is the list's size and no COUNT(*) runs."""

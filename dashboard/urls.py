@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from config import converters  # noqa: F401  (registers <id:…>)
 from dashboard import share, views, webhooks_views
 
 app_name = "audits"
@@ -11,20 +12,20 @@ urlpatterns = [
     path("", views.project_list, name="project-list"),
     path("healthz", views.healthz, name="healthz"),
     path("tokens/", views.api_tokens, name="api-tokens"),
-    path("tokens/<int:token_id>/revoke/", views.api_token_revoke, name="api-token-revoke"),
+    path("tokens/<id:token_id>/revoke/", views.api_token_revoke, name="api-token-revoke"),
     path("projects/new/", views.project_create, name="project-create"),
-    path("projects/<int:project_id>/", views.project_detail, name="project-detail"),
-    path("projects/<int:project_id>/edit/", views.project_edit, name="project-edit"),
-    path("projects/<int:project_id>/schedule/", views.project_schedule, name="project-schedule"),
-    path("projects/<int:project_id>/audits/new/", views.audit_new, name="audit-new"),
-    path("projects/<int:project_id>/webhooks/", webhooks_views.project_webhooks, name="project-webhooks"),
+    path("projects/<id:project_id>/", views.project_detail, name="project-detail"),
+    path("projects/<id:project_id>/edit/", views.project_edit, name="project-edit"),
+    path("projects/<id:project_id>/schedule/", views.project_schedule, name="project-schedule"),
+    path("projects/<id:project_id>/audits/new/", views.audit_new, name="audit-new"),
+    path("projects/<id:project_id>/webhooks/", webhooks_views.project_webhooks, name="project-webhooks"),
     path(
-        "projects/<int:project_id>/webhooks/<int:webhook_id>/toggle/",
+        "projects/<id:project_id>/webhooks/<id:webhook_id>/toggle/",
         webhooks_views.project_webhook_toggle,
         name="project-webhook-toggle",
     ),
     path(
-        "projects/<int:project_id>/webhooks/<int:webhook_id>/delete/",
+        "projects/<id:project_id>/webhooks/<id:webhook_id>/delete/",
         webhooks_views.project_webhook_delete,
         name="project-webhook-delete",
     ),
@@ -47,7 +48,7 @@ urlpatterns = [
     path(audit + "events/", views.audit_events, name="audit-events"),
     path(audit + "compare/", views.audit_compare, name="audit-compare"),
     path(audit + "share/", share.audit_share, name="audit-share"),
-    path(audit + "share/<int:link_id>/revoke/", share.audit_share_revoke, name="audit-share-revoke"),
+    path(audit + "share/<id:link_id>/revoke/", share.audit_share_revoke, name="audit-share-revoke"),
     path(audit + "report/", share.audit_report_preview, name="audit-report-preview"),
     path(audit + "report.pdf", share.audit_report_pdf, name="audit-report-pdf"),
     path(audit + "export/<slug:what>.<slug:fmt>", views.audit_export, name="audit-export"),

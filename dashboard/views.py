@@ -26,6 +26,7 @@ from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
 from audits.schedules import schedule_clear, schedule_set
 from audits.selectors import audit_urls_skipped
+from config.cursors import CursorInvalid
 from dashboard import pages as page_reads
 from dashboard import selectors as dashboard
 from dashboard.forms import ApiTokenForm, AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
@@ -39,9 +40,23 @@ def dashboard_view(view):
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         request.account = account_get_or_create_for_user(user=request.user)
-        return view(request, *args, **kwargs)
+        try:
+            return view(request, *args, **kwargs)
+        except CursorInvalid as exc:
+            return _first_page(request, exc)
 
     return wrapper
+
+
+def _first_page(request, exc: CursorInvalid):
+    """A list's cursor this server did not give out for it (altered, from another audit or sort, or signed
+    before a key rotation): back to the list's first page with the same filters and sort, and a note. A stale
+    bookmark should land on the list the person asked for rather than on an error page, and the address then
+    says what is shown."""
+    query = request.GET.copy()
+    query.pop(exc.param, None)
+    messages.info(request, "That list position is no longer valid: showing the list from its first page.")
+    return redirect(f"{request.path}?{query.urlencode()}" if query else request.path)
 
 
 def _audit(request, audit_id) -> Audit:
@@ -356,7 +371,7 @@ def audit_pages(request, audit_id):
             ),
             columns=page_reads.page_keyset_columns(sort),
             cursor=request.GET.get("cursor"),
-            tag=sort,
+            tag=page_reads.grid_cursor_tag(audit.id, sort),
             total=pages.count() if narrow else audit.pages_crawled,
             total_is_estimate=not narrow and audit.status == audit.Status.RUNNING,
             keys_first=True,  # most sorts have no index: the whole audit is sorted on its keys alone
@@ -391,12 +406,18 @@ def audit_pages_export(request, audit_id, fmt):
     return response
 
 
-def _links_page(links, columns, cursor, *, total: int | None = None):
+def _links_page(request, page, links, columns, param: str, *, total: int | None = None):
     """Keyset pages of a page's inlinks or outlinks (a hub of a 100,000-page site has 100,000 inlinks); the
     count is exact: an index count on (audit, target_url) or on source_page."""
     total = links.order_by().count() if total is None else total
     return dashboard.keyset_paginate(
-        links, columns=columns, cursor=cursor, per_page=page_reads.LINKS_PER_PAGE, total=total
+        links,
+        columns=columns,
+        cursor=request.GET.get(param),
+        tag=page_reads.links_cursor_tag(page.id, param),
+        param=param,
+        per_page=page_reads.LINKS_PER_PAGE,
+        total=total,
     )
 
 
@@ -415,12 +436,14 @@ def page_detail(request, audit_id, page_id):
         "headers": page_reads.response_headers(page),
         "fields": page_reads.page_fields(page),
         "inlinks": _links_page(
+            request,
+            page,
             page_reads.page_inlinks(page=page),
             page_reads.INLINK_KEYSET,
-            request.GET.get("in"),
+            "in",
             total=page_reads.page_inlinks_total(page=page),
         ),
-        "outlinks": _links_page(page_reads.page_outlinks(page=page), page_reads.OUTLINK_KEYSET, request.GET.get("out")),
+        "outlinks": _links_page(request, page, page_reads.page_outlinks(page=page), page_reads.OUTLINK_KEYSET, "out"),
     }
     return render(request, "dashboard/page_detail.html", context)
 

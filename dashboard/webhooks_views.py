@@ -11,6 +11,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from audits.errors import AuditRefused
+from config.inputs import text_problem
 from dashboard import selectors as dashboard
 from dashboard.views import dashboard_view
 from webhooks import selectors as webhook_reads
@@ -49,6 +50,9 @@ def project_webhooks(request, project_id):
     secret = (request.POST.get("secret") or "").strip() or None
     if not url:
         return _page(request, project, errors={"url": "Enter the address that should receive the POSTs."}, status=400)
+    for field, value in (("url", url), ("secret", secret or "")):
+        if problem := text_problem(value):  # a NUL would reach PostgreSQL, which refuses it with a 500
+            return _page(request, project, errors={field: problem[1]}, status=400)
     try:
         webhook = webhook_create(project=project, url=url, secret=secret)
     except AuditRefused as exc:

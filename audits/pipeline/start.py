@@ -47,10 +47,16 @@ def audit_mode(audit: Audit) -> str:
 
 def url_list_lines(text: str, *, first_column: bool = False) -> list[str]:
     """The lines of a pasted or uploaded list, one entry per line so that line numbers stay the file's; with
-    first_column (a .csv file), each row's first cell."""
+    first_column (a .csv file), each row's first cell. A file the csv module cannot read is AuditRefused
+    (`invalid_url_list`, field `urls`)."""
     if not first_column:
         return text.splitlines()
-    cells = [row[0] if row else "" for row in csv.reader(io.StringIO(text))]
+    rows = csv.reader(io.StringIO(text))
+    try:
+        cells = [row[0] if row else "" for row in rows]
+    except csv.Error as exc:  # a cell over csv.field_size_limit() (128 KiB; no URL is that long), a stray NUL
+        message = f"line {rows.line_num}: not a CSV row of URLs ({exc})."
+        raise AuditRefused(ErrorCode.INVALID_URL_LIST, message, field="urls") from None
     if cells and "://" not in cells[0]:
         cells[0] = ""  # a header row ("url", "Address"): skipped, the numbers stay the file's
     return cells

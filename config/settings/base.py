@@ -6,6 +6,8 @@ from pathlib import Path
 import environ
 from kombu import Queue
 
+from config.inputs import ID_MAX, ID_MIN
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
@@ -157,6 +159,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Two models have a `status` choice set: stable names instead of a generated "Status043Enum" (and the
     # W001 warning that otherwise spoils `check --deploy`).
+    # Row ids in paths (config/converters.py): what the converter matches, so a client knows the range.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": ID_MIN, "maximum": ID_MAX}},
     "ENUM_NAME_OVERRIDES": {
         "AuditStatusEnum": "audits.models.Audit.Status",
         "LighthouseStatusEnum": "audits.models.LighthouseResult.Status",

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from audits.models import Audit, Project
-from tests.api.conftest import assert_problem
+from tests.api.conftest import assert_problem, finished_audit
 from webhooks.models import Webhook
 
 PROJECTS = "/api/v1/projects/"
@@ -133,3 +133,71 @@ def test_a_request_django_refuses_before_any_view_answers_problem_json(client, h
     assert_problem(client.get("/api/v1/projects/", HTTP_HOST=host), 400, "bad_request")
     page = client.get("/projects/", HTTP_HOST=host)
     assert page.status_code == 400 and page["Content-Type"].startswith("text/html")
+
+
+HUGE_ID = 10**20  # 20 digits: past PostgreSQL's bigint
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"{PROJECTS}{HUGE_ID}/",
+        f"{PROJECTS}{HUGE_ID}/audits/",
+        f"{PROJECTS}{2**63}/schedule/",
+        f"{PROJECTS}0/webhooks/",
+        f"/api/v1/webhooks/{HUGE_ID}/",
+        f"/api/v1/webhooks/{HUGE_ID}/deliveries/",
+    ],
+)
+def test_an_id_out_of_range_in_a_path_is_a_404_problem(api, project, path):
+    assert_problem(api.get(path), 404, "not_found")
+
+
+def test_the_largest_id_is_still_an_id(api, project):
+    assert_problem(api.get(f"{PROJECTS}{2**63 - 1}/"), 404, "not_found")  # matched, looked up, not found
+
+
+@pytest.mark.parametrize(
+    "path, query, field",
+    [
+        ("/api/v1/audits/", {"project": HUGE_ID}, "project"),
+        ("/api/v1/audits/", {"project": -1}, "project"),
+        ("{audit}pages/", {"status_code": HUGE_ID}, "status_code"),
+        ("{audit}pages/", {"status_code": "1e400"}, "status_code"),
+    ],
+)
+def test_a_number_out_of_range_in_a_list_filter_is_a_field_error(api, project, path, query, field):
+    audit = finished_audit(project, pages={"/": 200}, issues=[])
+    response = api.get(path.format(audit=f"/api/v1/audits/{audit.id}/"), query)
+    assert_problem(response, 400, "validation_error", field=field)
+
+
+@pytest.mark.parametrize(
+    "text, code",
+    [("\\ud800", "surrogate_characters_not_allowed"), ("a\\u0000b", "null_characters_not_allowed")],
+    ids=["lone-surrogate", "nul"],
+)
+@pytest.mark.parametrize(
+    "method, path, body, field",
+    [
+        ("POST", PROJECTS, '{"name": "%s", "base_url": "http://127.0.0.1:8000/"}', "name"),
+        ("POST", PROJECTS, '{"name": "x", "base_url": "http://127.0.0.1:8000/", "exclude_patterns": ["%s"]}',
+         "exclude_patterns.0"),
+        ("POST", PROJECTS, '{"name": "x", "base_url": "http://127.0.0.1:8000/", "check_overrides": '
+         '{"thresholds": {"title-too-long": {"%s": 70}}}}', "check_overrides.thresholds.title-too-long"),
+        ("POST", PROJECTS, '{"name": "x", "base_url": "http://127.0.0.1:8000/", "extractors": '
+         '[{"name": "%s", "kind": "css", "expression": "h1"}]}', "extractors.0.name"),
+        ("PATCH", "{project}", '{"user_agent": "%s"}', "user_agent"),
+        ("POST", "{project}audits/", '{"start_url": "http://127.0.0.1:1/%s"}', "start_url"),
+        ("POST", "{project}audits/", '{"urls": ["http://127.0.0.1:1/%s"]}', "urls.0"),
+        ("POST", "{project}webhooks/", '{"url": "http://127.0.0.1:9/", "secret": "%s"}', "secret"),
+        ("PUT", "{project}schedule/", '{"kind": "cron", "cron": "%s"}', "cron"),
+    ],
+)  # fmt: skip
+def test_nul_and_lone_surrogates_in_json_bodies_are_field_errors(api, project, method, path, body, field, text, code):
+    before = counts()
+    url = path.format(project=f"{PROJECTS}{project.id}/")
+    response = api.generic(method, url, body % text, content_type="application/json")
+    problem = assert_problem(response, 400, "validation_error", field=field)
+    assert problem["errors"][field][0]["code"] == code
+    assert counts() == before

@@ -3,9 +3,12 @@ the list's order, ties broken by id; `next`/`previous` links that keep the filte
 
 import base64
 import json
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.core import signing
 
+from api.pagination import CURSOR_SALT
 from audits.models import Issue, Page, issue_id_for, page_id_for
 from tests.api.conftest import assert_problem, finished_audit
 
@@ -92,17 +95,80 @@ def test_page_list_pages_by_url(api, tied_audit):
     assert only_ok == [] and body["count"] == 0 and body["next"] is None and body["previous"] is None
 
 
+def _unsigned(data) -> str:
+    """A cursor in the unsigned format of before (base64 JSON): what a forger writes without the key."""
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def _signed(data, salt=CURSOR_SALT) -> str:
+    """A cursor signed with this server's key: what only the server can make (or an attacker with its key)."""
+    return signing.Signer(salt=salt).sign_object(data)
+
+
+def _cursor_of(api, url, **params) -> str:
+    return parse_qs(urlsplit(api.get(url, {"page_size": 2, **params}).json()["next"]).query)["cursor"][0]
+
+
 @pytest.mark.parametrize(
     "cursor",
     [
         "not-base64-json!",
-        base64.urlsafe_b64encode(json.dumps({"k": ["a"], "b": 0}).encode()).decode(),  # wrong key length
-        base64.urlsafe_b64encode(json.dumps({"k": ["t", "u", "not-a-uuid"], "b": 0}).encode()).decode(),
-        base64.urlsafe_b64encode(json.dumps({"k": [["t"], "u", None], "b": 0}).encode()).decode(),
+        _unsigned({"k": ["a"], "b": 0}),  # wrong key length
+        _unsigned({"k": ["t", "u", "not-a-uuid"], "b": 0}),
+        _unsigned({"k": [["t"], "u", None], "b": 0}),
+        _unsigned({"k": [1, 2, 3], "b": 0}),  # wrong types: once compared as `uuid > numeric`, a 500
+        _unsigned({"k": ["x", "y", 10**30], "b": 0}),  # huge integer
+        _unsigned({"k": ["x\x00", "y", "z"], "b": 0}),  # NUL
+        "x" * 20_000,
     ],
 )
-def test_forged_cursor_is_not_found(api, tied_audit, cursor):
-    assert_problem(api.get(ISSUES.format(tied_audit.id), {"cursor": cursor}), 404, "not_found")
+def test_forged_cursor_is_a_400_problem(api, tied_audit, cursor):
+    body = assert_problem(api.get(ISSUES.format(tied_audit.id), {"cursor": cursor}), 400, "invalid_cursor")
+    assert body["detail"].startswith("Invalid cursor: ")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [[10**30], [1], ["\x00"], [None], [True], ["\ud800"]],
+    ids=["huge-int", "wrong-type", "nul", "null", "bool", "surrogate"],
+)
+def test_a_signed_cursor_holding_a_value_its_column_cannot_is_still_a_400(api, tied_audit, key):
+    # Even with the signing key (leaked, say), a cursor's values never reach a query unchecked.
+    url = PAGES.format(tied_audit.id)
+    cursor = _signed({"t": f"{url}|url", "k": key, "b": 0})
+    assert_problem(api.get(url, {"cursor": cursor}), 400, "invalid_cursor")
+
+
+def test_a_tampered_cursor_is_a_400(api, tied_audit):
+    url = ISSUES.format(tied_audit.id)
+    cursor = _cursor_of(api, url)
+    value, signature = cursor.rsplit(":", 1)
+    payload = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+    payload["k"][2] = "ffffffff-ffff-ffff-ffff-ffffffffffff"
+    forged = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
+    body = assert_problem(api.get(url, {"cursor": f"{forged}:{signature}"}), 400, "invalid_cursor")
+    assert "altered" in body["detail"]
+    assert api.get(url, {"cursor": cursor}).status_code == 200  # the genuine one still works
+
+
+def test_a_cursor_of_another_audit_or_list_is_a_400(api, project, tied_audit):
+    other = finished_audit(project, pages={"/p00": 200, "/p01": 200, "/p02": 200}, issues=[])
+    pages_cursor = _cursor_of(api, PAGES.format(tied_audit.id))
+    issues_cursor = _cursor_of(api, ISSUES.format(tied_audit.id))
+    assert api.get(PAGES.format(tied_audit.id), {"cursor": pages_cursor}).status_code == 200
+    for url, cursor in (
+        (PAGES.format(other.id), pages_cursor),  # another audit's
+        (ISSUES.format(tied_audit.id), pages_cursor),  # another list's
+        (PAGES.format(tied_audit.id), issues_cursor),
+    ):
+        body = assert_problem(api.get(url, {"cursor": cursor}), 400, "invalid_cursor")
+        assert "another list" in body["detail"]
+
+
+def test_a_dashboard_cursor_is_no_good_to_the_api(api, tied_audit):
+    url = PAGES.format(tied_audit.id)
+    foreign = _signed({"t": f"{url}|url", "k": [tied_audit.project.base_url], "b": 0}, salt="dashboard.keyset")
+    assert_problem(api.get(url, {"cursor": foreign}), 400, "invalid_cursor")
 
 
 def test_page_numbers_are_refused_past_the_first(api, tied_audit):

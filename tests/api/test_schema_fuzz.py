@@ -1,12 +1,21 @@
 """Schemathesis against /api/schema/: generated requests to every operation, with a real token and real
 ids half of the time, never get a 500 nor a response the schema does not describe.
 
+Besides what the schema allows, the hooks below mix in what an attacker's probe sends (issue 24): cursors
+forged, of the wrong type, holding huge integers or NUL, or signed for another paginator; ids and numeric
+filters past PostgreSQL's bigint; NUL and lone surrogates in every string of a JSON body, and huge integers
+in its numbers.
+
 The schema is loaded from the WSGI app at collection (it needs no database); each operation's test then
 runs MAX_EXAMPLES generated cases in its own database transaction.
 """
 
+import base64
+import json
+
 import pytest
 import schemathesis
+from django.core import signing
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
@@ -41,7 +50,70 @@ CHECKS = [
 ]
 REAL_IDS: dict[str, dict] = {}  # filled per test by the `fuzz_data` fixture, read while cases are generated
 
+
 schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
+
+
+def _unsigned(data) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+HOSTILE_INTS = [2**63, 10**20, 10**19, -(2**63) - 1, 0, -1]
+HOSTILE_TEXTS = ["a\x00b", "\ud800", "x\udfffy"]
+HOSTILE_CURSORS = [
+    _unsigned({"k": ["x", "y", 10**30], "b": 0}),  # huge integer
+    _unsigned({"k": [1, 2, 3], "b": 0}),  # wrong types
+    _unsigned({"k": [10**30], "b": 0}),
+    _unsigned({"k": ["\x00"], "b": 0}),
+    _unsigned({"t": "url", "k": ["a"], "b": 0}),
+    signing.Signer(salt="dashboard.keyset").sign_object({"t": "", "k": ["a"], "b": 0}),  # another paginator's
+    "%%%",
+    "x" * 5000,
+]
+HOSTILE_QUERY = st.fixed_dictionaries(
+    {},
+    optional={
+        "cursor": st.sampled_from(HOSTILE_CURSORS),
+        "project": st.sampled_from(HOSTILE_INTS),
+        "status_code": st.sampled_from(HOSTILE_INTS),
+        "page": st.sampled_from(HOSTILE_INTS),
+        "page_size": st.sampled_from(HOSTILE_INTS),
+        "url": st.just("a\x00b"),
+        "name": st.just("a\x00b"),
+    },
+)
+
+
+def _poisoned(data, *, text: str | None = None, number: int | None = None):
+    """`data` with every string (keys too) ending in `text`, or every whole number replaced by `number`."""
+    if isinstance(data, bool) or data is None:
+        return data
+    if isinstance(data, str):
+        return data + text if text is not None else data
+    if isinstance(data, int):
+        return number if number is not None else data
+    if isinstance(data, dict):
+        return {_poisoned(k, text=text): _poisoned(v, text=text, number=number) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_poisoned(v, text=text, number=number) for v in data]
+    return data
+
+
+@schema.hook
+def flatmap_query(context, query):
+    query = query or {}
+    return st.one_of(st.just(query), HOSTILE_QUERY.map(lambda hostile: {**query, **hostile}))
+
+
+@schema.hook
+def flatmap_body(context, body):
+    if not isinstance(body, dict | list):
+        return st.just(body)
+    return st.one_of(
+        st.just(body),
+        st.sampled_from(HOSTILE_TEXTS).map(lambda text: _poisoned(body, text=text)),
+        st.sampled_from(HOSTILE_INTS).map(lambda number: _poisoned(body, number=number)),
+    )
 
 
 @schema.hook
@@ -50,7 +122,8 @@ def flatmap_path_parameters(context, path_parameters):
         return st.just(path_parameters)
     collection = context.operation.path.split("/")[3]  # /api/v1/<collection>/...
     known = {k: v for k, v in REAL_IDS.get(collection, {}).items() if k in path_parameters}
-    return st.sampled_from([path_parameters, {**path_parameters, **known}])
+    huge = {k: 2**63 if k == "id" else v for k, v in path_parameters.items()}  # the integer ids: one past bigint
+    return st.sampled_from([path_parameters, {**path_parameters, **known}, huge])
 
 
 @pytest.fixture

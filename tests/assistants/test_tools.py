@@ -211,3 +211,61 @@ def test_a_token_that_expires_or_whose_user_is_deactivated_stops_working_at_once
     row.user.save()
     (inactive,) = calls(("list_projects", {}))
     assert "deactivated" in inactive.structured_content["detail"]
+
+
+@pytest.mark.parametrize(
+    "tool, arguments, field",
+    [
+        ("list_projects", {"page": 10**19}, "page"),
+        ("list_audits", {"page": 10**19}, "page"),
+        ("list_audits", {"project_id": 10**20}, "project_id"),
+        ("start_audit", {"project_id": 10**20}, "project_id"),
+        ("start_audit", {"project_id": 0}, "project_id"),
+        ("list_issues", {"audit_id": "{audit}", "page": 10**19}, "page"),
+        ("issue_evidence", {"audit_id": "{audit}", "issue_type": "missing-title", "page": 10**19}, "page"),
+        ("list_pages", {"audit_id": "{audit}", "page": 10**19}, "page"),
+        ("list_pages", {"audit_id": "{audit}", "view": "titles", "show": "over", "chars": 10**19}, "chars"),
+    ],
+)
+def test_huge_page_numbers_and_ids_are_validation_errors(results, tool, arguments, field):
+    arguments = {k: v.format(audit=results.id) if isinstance(v, str) else v for k, v in arguments.items()}
+    (result,) = calls((tool, arguments))
+    assert result.is_error, result
+    body = result.structured_content
+    assert (body["code"], body["status"], body["field"]) == ("validation_error", 400, field), body
+
+
+@pytest.mark.parametrize(
+    "text, code", [("a\x00b", "null_characters_not_allowed"), ("\ud800", "surrogate_characters_not_allowed")]
+)
+@pytest.mark.parametrize(
+    "tool, arguments, field",
+    [
+        ("list_projects", {"name_contains": "{text}"}, "name_contains"),
+        ("create_project", {"name": "{text}", "base_url": "http://127.0.0.1:2/"}, "name"),
+        (
+            "create_project",
+            {"name": "x", "base_url": "http://127.0.0.1:2/", "exclude_patterns": ["{text}"]},
+            "exclude_patterns.0",
+        ),
+        ("list_issues", {"audit_id": "{audit}", "url_contains": "{text}"}, "url_contains"),
+        ("get_page", {"audit_id": "{audit}", "url": "http://127.0.0.1:1/{text}"}, "url"),
+        ("start_audit", {"project_id": 1, "start_url": "http://127.0.0.1:1/{text}"}, "start_url"),
+    ],
+)
+def test_nul_and_lone_surrogates_in_any_string_argument_are_field_errors(results, tool, arguments, field, text, code):
+    arguments = {
+        k: (
+            v.format(audit=results.id, text=text)
+            if isinstance(v, str)
+            else [e.format(text=text) for e in v]
+            if isinstance(v, list)
+            else v
+        )
+        for k, v in arguments.items()
+    }
+    (result,) = calls((tool, arguments))
+    assert result.is_error, result
+    body = result.structured_content
+    assert (body["code"], body["status"], body["field"]) == ("validation_error", 400, field), body
+    assert body["errors"] == {field: [{"code": code}]} and body["detail"].endswith(".")

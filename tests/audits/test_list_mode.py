@@ -258,3 +258,27 @@ def test_cli_list_audits_exactly_the_file_and_bad_lines_exit_2(tmp_path):
 
         missing = run_cli("audit", "--list", str(tmp_path / "nope.txt"))
         assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+
+
+CSV_FIELD_LIMIT_CHARS = 128 * 1024  # csv.field_size_limit()'s default
+
+
+def test_a_csv_field_over_the_csv_modules_limit_is_a_list_refusal_not_a_crash():
+    text = "url\nhttps://example.com/a\n" + "x" * (CSV_FIELD_LIMIT_CHARS + 1) + "\n"
+    with pytest.raises(AuditRefused) as refused:
+        url_list_lines(text, first_column=True)
+    assert (refused.value.code, refused.value.field) == ("invalid_url_list", "urls")
+    assert refused.value.message.startswith("line 3: ")
+
+
+@pytest.mark.django_db
+def test_dashboard_refuses_an_uploaded_csv_with_an_oversized_field_under_the_upload():
+    owner, project, client = _owner_client("https://example.com/")
+    body = b'url\nhttps://example.com/a\n"' + b"x" * (CSV_FIELD_LIMIT_CHARS + 1) + b'"\n'
+    response = client.post(
+        reverse("audits:audit-new", args=[project.id]),
+        {"mode": "list", "url_file": SimpleUploadedFile("urls.csv", body)},
+    )
+    assert response.status_code == 400
+    assert "line 3: not a CSV row of URLs" in " ".join(response.context["form"].errors["url_file"])
+    assert not Audit.objects.filter(project=project).exists()

@@ -56,6 +56,23 @@ def test_another_users_token_cannot_be_revoked():
     assert token.revoked_at is None
 
 
+def test_a_token_name_with_a_nul_is_refused_with_a_message_and_nothing_is_created():
+    user = UserFactory()
+    client = _signed_in(user)
+    client.raise_request_exception = False
+    posted = client.post("/tokens/", {"name": "ci\x00bot", "scope": "read"})
+    assert posted.status_code == 400
+    assert posted.context["form"].errors["name"] == ["Null characters are not allowed."]
+    assert not ApiToken.objects.filter(user=user).exists()
+
+
+def test_a_20_digit_token_id_is_a_404():
+    client = _signed_in(UserFactory())
+    client.raise_request_exception = False
+    assert client.post(f"/tokens/{10**20}/revoke/").status_code == 404
+    assert client.post("/tokens/0/revoke/").status_code == 404
+
+
 def test_a_read_only_token_with_an_expiry_is_listed_with_its_scope_expiry_and_last_use():
     user = UserFactory()
     client = _signed_in(user)

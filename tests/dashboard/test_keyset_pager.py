@@ -1,23 +1,42 @@
 """The pages grid's keyset pager (dashboard.selectors.keyset_paginate): every row once in the sort's order,
 ties broken by URL and NULLs last whichever way the column is sorted; next/previous links that keep the sort
-and filters; a cursor from another sort, or a forged one, gives the first page."""
+and filters; a cursor from another audit or sort, or an altered or forged one (cursors are signed), sends
+to the first page."""
 
+import base64
+import json
 import re
 from html import unescape
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.core import signing
 from django.db import connection
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audits.models import Page
+from config.cursors import CursorInvalid
 from dashboard.selectors import KeysetColumn, keyset_paginate
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import SITE, finished_audit, make_page
 from tests.factories import ProjectFactory
 
 PAGE_SIZE = 4
+
+
+def api_cursor() -> str:
+    """A well-signed cursor of the API's paginator: another salt, so no good here."""
+    return signing.Signer(salt="api.pagination.keyset").sign_object({"t": "", "k": ["a"], "b": 0})
+
+
+def _unsigned(data) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def _payload(value: str) -> dict:
+    return json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
 
 
 @pytest.fixture
@@ -80,12 +99,50 @@ def test_links_keep_the_filters_and_the_count_is_exact_when_filtered(owner_clien
     assert "status=404" in link and "sort=-depth" in link
 
 
-def test_a_cursor_of_another_sort_or_a_forged_one_gives_the_first_page(owner_client, tied):
+@pytest.mark.parametrize(
+    "forged",
+    [
+        "%%%",
+        _unsigned({"t": "url", "k": [10**30, "x"], "b": 0}),  # the unsigned format of before, huge integer
+        _unsigned({"t": "depth", "k": ["x", "x"], "b": 0}),  # wrong type: once `depth < 'x'`, a 500
+        "x" * 20_000,
+    ],
+)
+def test_a_forged_cursor_sends_to_the_first_page_with_the_same_sort_and_filters(owner_client, tied, forged):
     url = reverse("audits:audit-pages", args=[tied.id])
-    cursor = owner_client.get(url, {"sort": "depth"}).context["pages"].next_cursor
-    first_by_url = [p.url for p in owner_client.get(url, {"sort": "url"}).context["pages"]]
-    assert [p.url for p in owner_client.get(url, {"sort": "url", "cursor": cursor}).context["pages"]] == first_by_url
-    assert [p.url for p in owner_client.get(url, {"sort": "url", "cursor": "%%%"}).context["pages"]] == first_by_url
+    response = owner_client.get(url, {"sort": "-depth", "status": "404", "cursor": forged})
+    assert response.status_code == 302
+    target = urlsplit(response["Location"])
+    assert target.path == url and parse_qs(target.query) == {"sort": ["-depth"], "status": ["404"]}
+    first = owner_client.get(response["Location"])
+    assert [p.url for p in first.context["pages"]] == _expected(tied, descending=True, status=404)[:PAGE_SIZE]
+    assert "no longer valid" in first.content.decode()
+
+
+def test_a_cursor_of_another_sort_or_audit_or_a_tampered_one_is_refused(owner_client, owner, tied):
+    url = reverse("audits:audit-pages", args=[tied.id])
+    by_depth = owner_client.get(url, {"sort": "depth"}).context["pages"].next_cursor
+    assert owner_client.get(url, {"sort": "depth", "cursor": by_depth}).status_code == 200
+    other = finished_audit(ProjectFactory(owner=owner, base_url=SITE + "/"), pages_crawled=23)
+    for n in range(23):
+        make_page(other, f"/p{n:02d}", depth=n % 5)
+    value, signature = by_depth.rsplit(":", 1)
+    tampered = _unsigned({**_payload(value), "k": [0, SITE + "/p00"]}) + ":" + signature
+    for where, params in (
+        (url, {"sort": "url", "cursor": by_depth}),  # another sort
+        (reverse("audits:audit-pages", args=[other.id]), {"sort": "depth", "cursor": by_depth}),  # another audit
+        (url, {"sort": "depth", "cursor": tampered}),
+    ):
+        response = owner_client.get(where, params)
+        assert response.status_code == 302 and "cursor" not in response["Location"], params
+
+
+def test_keyset_paginate_refuses_a_bad_cursor_before_any_query(tied):
+    rows = Page.objects.filter(audit=tied).order_by("url")
+    for cursor in ("x", _unsigned({"t": "", "k": [1], "b": 0}), api_cursor()):
+        with CaptureQueriesContext(connection) as queries, pytest.raises(CursorInvalid) as raised:
+            keyset_paginate(rows, columns=[KeysetColumn("url")], cursor=cursor, param="in")
+        assert queries.captured_queries == [] and raised.value.param == "in"
 
 
 def test_keyset_paginate_on_a_plain_queryset(tied):
@@ -146,3 +203,21 @@ def test_page_detail_pages_inlinks_by_source_url(owner_client, tied, monkeypatch
             break
         params = {"in": inlinks.next_cursor}
     assert seen == [SITE + f"/p{n:02d}" for n in range(1, 23)]
+
+
+def test_page_detail_link_lists_refuse_a_forged_or_foreign_cursor(owner_client, tied):
+    target = Page.objects.get(audit=tied, url=SITE + "/p00")
+    url = reverse("audits:page-detail", args=[tied.id, target.id])
+    inlinks_cursor = _unsigned({"t": "", "k": ["x"], "b": 0})
+    other_page = reverse("audits:page-detail", args=[tied.id, Page.objects.get(audit=tied, url=SITE + "/p01").id])
+    for forged in (_unsigned({"t": "", "k": ["x"], "b": 0}), _unsigned({"t": "", "k": [10**30], "b": 0})):
+        response = owner_client.get(url, {"out": forged, "keep": "1"})
+        assert response.status_code == 302 and parse_qs(urlsplit(response["Location"]).query) == {"keep": ["1"]}
+    assert owner_client.get(url, {"in": inlinks_cursor}).status_code == 302
+    # a genuine cursor of one page's outlinks is foreign to another page's
+    LinkEdge.objects.bulk_create(
+        LinkEdge(audit=tied, source_page=target, target_url=f"{SITE}/x{n}", anchor_text="x") for n in range(60)
+    )
+    genuine = owner_client.get(url).context["outlinks"].next_cursor
+    assert genuine and owner_client.get(url, {"out": genuine}).status_code == 200
+    assert owner_client.get(other_page, {"out": genuine}).status_code == 302

@@ -55,6 +55,12 @@ def refused(response, field: str, words: str) -> None:
         ({"name": "n" * 201}, "name", "more than 200 characters"),
         ({"check_overrides": '{"thresholds": {"title-too-long": {"max_chars": -3}}}'}, "check_overrides", "max_chars"),
         ({"check_overrides": "[" * DEEP_JSON_LEVELS + "]" * DEEP_JSON_LEVELS}, "check_overrides", "nested too deeply"),
+        # JSON escapes that PostgreSQL cannot store (jsonb refuses \u0000; a lone surrogate is no UTF-8)
+        ({"check_overrides": '{"disabled": ["a\\u0000"]}'}, "check_overrides", "Null characters are not allowed"),
+        ({"check_overrides": '{"disabled": ["\\ud800"]}'}, "check_overrides", "Surrogate characters are not allowed"),
+        ({"name": "a\x00b"}, "name", "without control characters"),
+        ({"user_agent": "Bot\x00"}, "user_agent", "one line of printable ASCII"),
+        ({"extractors": "p | css | h1\x00"}, "extractors", "Null characters are not allowed"),
     ],
 )
 def test_create_refuses_what_the_api_refuses(owner_client, change, field, words):
