@@ -11,9 +11,11 @@ from accounts.tokens import token_authenticate, token_revoke
 from assistants.identity import stdio_caller
 from assistants.server import server
 from audits.checks.catalogue import render_catalogue
+from audits.models import Audit
 from audits.priority import PRIORITY_RULE, issue_summary
 from tests.api.conftest import finished_audit
 from tests.factories import ProjectFactory
+from tests.support.canary import PASSWORD, USER, site_and_canary
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the SDK runs each tool in a worker thread
 
@@ -142,3 +144,17 @@ def test_resources_catalogue_one_check_and_the_report(results):
     assert '"how_to_fix"' in one.contents[0].text and '"severity": "critical"' in one.contents[0].text
     text = report.contents[0].text
     assert text.startswith(f"# Audit of {results.project.name}") and "`broken-page`" in text
+
+
+def test_an_off_site_start_is_refused_with_the_code_and_the_canary_hears_nothing(token, as_caller):
+    as_caller(token)
+    user = token_authenticate(token).user
+    with site_and_canary() as (site, canary):
+        project = ProjectFactory(owner=user, base_url=site.url + "/", auth_username=USER, auth_password=PASSWORD)
+        (result,) = calls(("start_audit", {"project_id": project.id, "start_url": canary.url + "/"}))
+    assert result.is_error
+    body = result.structured_content
+    assert (body["code"], body["status"], body["field"]) == ("start_url_off_site", 400, "start_url"), body
+    assert result.content[0].text == f"start_url_off_site: {body['detail']}" and site.url in body["detail"]
+    assert canary.seen == [] and site.seen == []
+    assert not Audit.objects.filter(project=project).exists()
