@@ -22,8 +22,9 @@ class RecordingSite:
     routes: dict = field(default_factory=dict)
     seen: list = field(default_factory=list)
 
-    def page(self, path: str, *links: str) -> None:
+    def page(self, path: str, *links: str, images: tuple[str, ...] = ()) -> None:
         body = "".join(f'<a href="{link}">{link}</a>' for link in links)
+        body += "".join(f'<img src="{src}" width="1" height="1" alt="">' for src in images)
         self.routes[path] = (
             200,
             f"<!DOCTYPE html><html><head><title>{path}</title></head><body>{body}</body></html>",

@@ -5,7 +5,7 @@ URL says."""
 
 import pytest
 
-from audits.models import Audit, AuditEvent, Page
+from audits.models import Audit, AuditEvent, Issue, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.scope import audit_site_auth
 from audits.pipeline.start import audit_start
@@ -33,7 +33,9 @@ def test_links_redirects_and_sitemaps_to_another_origin_carry_no_credentials():
             f"User-agent: *\nAllow: /\nSitemap: {canary.url}/sitemap.xml\nSitemap: {site.url}/sitemap.xml\n",
             {"Content-Type": "text/plain"},
         )
-        site.page("/", "/a", f"{canary.url}/linked", "/moved")
+        site.page("/", "/a", f"{canary.url}/linked", "/moved", images=("/logo.png", f"{canary.url}/pixel.png"))
+        site.routes["/logo.png"] = (200, "png", {"Content-Type": "image/png"})
+        canary.routes["/pixel.png"] = (200, "png", {"Content-Type": "image/png"})
         site.page("/a", "/")
         site.page("/b")
         site.redirect("/moved", f"{canary.url}/landing")  # an internal URL that redirects off-site
@@ -42,14 +44,17 @@ def test_links_redirects_and_sitemaps_to_another_origin_carry_no_credentials():
         canary.page("/landing")
         audit = _run(audit_start(project=_project(site.url), max_pages=50, dispatch=False))
 
-    # The canary was reached (its sitemap was read: /b was crawled from it) and never got the credentials.
-    assert "/sitemap.xml" in canary.paths()
+    # The canary was reached (its sitemap was read: /b was crawled from it; the images check asked for its image;
+    # an off-site redirect target is recorded, not fetched) and never got the credentials.
+    assert {"/sitemap.xml", "/pixel.png"} <= canary.paths()
     assert canary.credentials_received() == []
-    # The site got them on every request: robots.txt, its sitemap, its pages and the redirecting URL.
-    assert {"/robots.txt", "/sitemap.xml", "/", "/a", "/b", "/moved"} <= site.paths()
+    # The site got them on every request: robots.txt, its sitemap, its pages, the redirecting URL and the image
+    # the images check asked for (so it is not reported broken with a 401).
+    assert {"/robots.txt", "/sitemap.xml", "/", "/a", "/b", "/moved", "/logo.png"} <= site.paths()
     assert all(auth == BASIC for _, auth in site.seen), site.seen
     pages = dict(Page.objects.filter(audit=audit).values_list("url", "status_code"))
     assert {site.url + path: 200 for path in ("/", "/a", "/b")}.items() <= pages.items()
+    assert not Issue.objects.filter(audit=audit, type="broken-image").exists()
 
 
 def test_an_audit_whose_start_url_is_on_another_origin_sends_it_nothing():
