@@ -125,7 +125,11 @@ class AuditDetailSerializer(AuditSerializer):
 
 class AuditStartSerializer(serializers.Serializer):
     start_url = serializers.CharField(
-        required=False, allow_blank=True, max_length=4096, help_text="Default (also when empty): the project's base URL"
+        required=False,
+        allow_blank=True,
+        max_length=4096,
+        help_text="Default (also when empty): the project's base URL. On the project's site (its host, www. or not, "
+        "and port; subdomains when it crawls them), else 400 start_url_off_site",
     )
     max_pages = serializers.IntegerField(
         required=False, help_text="Default: the project's max pages (with `urls`: the list's length)"
