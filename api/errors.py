@@ -12,7 +12,7 @@ refusal it is:
 
 - 400: everything about the request itself (invalid_url, invalid_port, unsupported_scheme,
   credentials_in_url, private_address, dns_failure, url_too_long, invalid_max_pages, invalid_url_list,
-  invalid_schedule, invalid_webhook_secret, comparison_*) and any code not listed below;
+  start_url_off_site, invalid_schedule, invalid_webhook_secret, comparison_*) and any code not listed below;
 - 402: insufficient_credits: the month's credits do not cover the audit (a quota that money or the next
   month lifts, which a client must be able to tell from a permission problem);
 - 403: audit_page_limit_exceeded: the plan does not allow an audit that large; token_read_only: a read-only
@@ -188,7 +188,7 @@ class ProblemSerializer(serializers.Serializer):
 
     `code` is stable. Refusals to start an audit: 400 invalid_url, invalid_port, unsupported_scheme,
     credentials_in_url, private_address, dns_failure, url_too_long, invalid_max_pages, invalid_url_list
-    (list mode: each bad line named by its number); 402
+    (list mode: each bad line named by its number), start_url_off_site (not on the project's site); 402
     insufficient_credits; 403 audit_page_limit_exceeded; 409 audit_already_running; 429
     audit_capacity_reached (Retry-After). Others: 400 validation_error (see `errors`; a project's field
     errors carry the service's code there, e.g. invalid_port, invalid_pattern, invalid_user_agent),

@@ -46,6 +46,10 @@ class ProjectSerializer(serializers.ModelSerializer):
         help_text="Write-only: never shown back",
     )
     has_auth_password = serializers.SerializerMethodField()
+    auth_password_cleared = serializers.SerializerMethodField(
+        help_text="True only in the answer to the change that moved base_url to another site: the stored "
+        "basic-auth password was removed (it was given for the old site)"
+    )
     max_pages = _number_field("max_pages")
     max_concurrency = _number_field("max_concurrency")
     min_request_interval_ms = _number_field("min_request_interval_ms")
@@ -69,9 +73,9 @@ class ProjectSerializer(serializers.ModelSerializer):
         model = Project
         fields = [
             "id", "name", "base_url", "max_pages", "include_patterns", "exclude_patterns", "user_agent",
-            "auth_username", "auth_password", "has_auth_password", "follow_nofollow", "crawl_subdomains",
-            "render_js", "render_budget_pages", "max_depth", "max_urls_per_pattern", "max_path_segments",
-            "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
+            "auth_username", "auth_password", "has_auth_password", "auth_password_cleared", "follow_nofollow",
+            "crawl_subdomains", "render_js", "render_budget_pages", "max_depth", "max_urls_per_pattern",
+            "max_path_segments", "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
             "max_identical_pages_per_pattern", "query_policy", "query_keep_keys", "min_request_interval_ms",
             "max_concurrency", "extractors", "created_at",
         ]  # fmt: skip
@@ -80,6 +84,10 @@ class ProjectSerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.BOOL)
     def get_has_auth_password(self, obj) -> bool:
         return bool(obj.auth_password)
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_auth_password_cleared(self, obj) -> bool:
+        return bool(getattr(obj, "auth_password_cleared", False))  # set by audits.projects.project_update
 
 
 class AuditSerializer(serializers.ModelSerializer):
@@ -117,7 +125,11 @@ class AuditDetailSerializer(AuditSerializer):
 
 class AuditStartSerializer(serializers.Serializer):
     start_url = serializers.CharField(
-        required=False, allow_blank=True, max_length=4096, help_text="Default (also when empty): the project's base URL"
+        required=False,
+        allow_blank=True,
+        max_length=4096,
+        help_text="Default (also when empty): the project's base URL. On the project's site (its host, www. or not, "
+        "and port; subdomains when it crawls them), else 400 start_url_off_site",
     )
     max_pages = serializers.IntegerField(
         required=False, help_text="Default: the project's max pages (with `urls`: the list's length)"

@@ -243,7 +243,9 @@ def create_project(
 def start_audit(
     caller: Caller,
     project_id: ProjectId,
-    start_url: Annotated[str, Field(max_length=4096, description="Default: the project's base URL")] = "",
+    start_url: Annotated[
+        str, Field(max_length=4096, description="Default: the project's base URL; must be on the project's site")
+    ] = "",
     max_pages: Annotated[int | None, Field(description="Default: the project's max pages")] = None,
     lighthouse: Annotated[bool, Field(description="Also sample pages through Lighthouse")] = False,
 ) -> shapes.AuditStatus:

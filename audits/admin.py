@@ -18,7 +18,13 @@ from audits.models import Audit, AuditEvent, Issue, Page, Project, Schedule
 from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.reconcile import reconcile_running_audit
 from audits.pipeline.start import audit_start
-from audits.projects import project_create, project_delete, project_update, project_validate
+from audits.projects import (
+    PASSWORD_CLEARED_MESSAGE,
+    project_create,
+    project_delete,
+    project_update,
+    project_validate,
+)
 from audits.schedules import PRESETS, _parse_cron, schedule_clear, schedule_set
 from config.admin import INLINE_ROWS, URL_FIELDS_HTTPS, ReadOnlyAdmin, ReadOnlyInline
 from config.forms import SafeJSONField
@@ -90,7 +96,10 @@ class ProjectAdmin(admin.ModelAdmin):
         """Saved here, through the service (the form checked the same rules a moment ago)."""
         fields = form.project_fields()
         if change:
-            return project_update(project=form.instance, **fields)
+            project = project_update(project=form.instance, **fields)
+            if project.auth_password_cleared:
+                self.message_user(request, PASSWORD_CLEARED_MESSAGE, messages.WARNING)
+            return project
         return project_create(**fields)
 
     def save_model(self, request, obj, form, change):

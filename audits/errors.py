@@ -26,6 +26,8 @@ class ErrorCode(StrEnum):
     INVALID_CHECK_OVERRIDES = "invalid_check_overrides", HTTPStatus.BAD_REQUEST
     INVALID_SCHEDULE = "invalid_schedule", HTTPStatus.BAD_REQUEST
     INVALID_URL_LIST = "invalid_url_list", HTTPStatus.BAD_REQUEST
+    # An audit starts on its project's site only: the project's basic auth, robots.txt and report are per site.
+    START_URL_OFF_SITE = "start_url_off_site", HTTPStatus.BAD_REQUEST
     COMPARISON_SAME_AUDIT = "comparison_same_audit", HTTPStatus.BAD_REQUEST
     COMPARISON_PROJECT_MISMATCH = "comparison_project_mismatch", HTTPStatus.BAD_REQUEST
     INVALID_CURSOR = "invalid_cursor", HTTPStatus.BAD_REQUEST  # a keyset cursor not signed for this list

@@ -11,6 +11,7 @@ from django.db.models import F
 from django.db.models.functions import Length
 
 from audits.limits import DEFAULT_MAX_PAGES
+from audits.secrets import EncryptedTextField
 
 PAGE_NAMESPACE = uuid.UUID("6f1c3c1e-5d2a-4d8e-9a55-2b8e1f0c7a10")
 ISSUE_NAMESPACE = uuid.UUID("0b7e5d4a-8a31-4f2f-9d6e-7c1a2e3b4f50")
@@ -44,7 +45,7 @@ class Project(models.Model):
 
     user_agent = models.CharField(max_length=300, blank=True, help_text="Empty: Sitewarden's own")
     auth_username = models.CharField(max_length=200, blank=True, help_text="HTTP basic auth")
-    auth_password = models.CharField(max_length=200, blank=True, help_text="Write-only: never shown back")
+    auth_password = EncryptedTextField(blank=True, help_text="Write-only: never shown back; encrypted at rest")
     follow_nofollow = models.BooleanField(default=False)
     crawl_subdomains = models.BooleanField(default=False)
     render_js = models.BooleanField(default=False, help_text="Render pages with headless Chromium")

@@ -7,6 +7,7 @@ Nothing is written when anything is refused.
 """
 
 import json
+import logging
 import re
 from urllib.parse import urlsplit
 
@@ -23,7 +24,7 @@ from audits.models import Audit, Project
 from audits.patterns import compile_pattern
 from audits.pipeline.lifecycle import audit_delete
 from audits.schedules import schedule_clear
-from crawler.urls import InvalidURL, validate_start_url
+from crawler.urls import InvalidURL, SiteMatcher, validate_start_url
 
 PROJECT_NAME_MAX_CHARS = 200
 USER_AGENT_MAX_CHARS = 300
@@ -34,6 +35,11 @@ MAX_QUERY_KEEP_KEYS = 50
 QUERY_KEY_MAX_CHARS = 100
 CHECK_OVERRIDES_MAX_CHARS = 20_000  # serialised; the catalogue's overrides take a few hundred
 PORT_MAX = 65_535
+PASSWORD_CLEARED_MESSAGE = (
+    "The base URL moved to another site, so the stored basic-auth password was removed: enter it again if the "
+    "new site needs one."
+)
+logger = logging.getLogger(__name__)
 
 # (smallest, largest) accepted value of each whole-number option; max_depth may also be None (no limit).
 NUMBER_BOUNDS = {
@@ -102,6 +108,13 @@ def url_checked(url, *, field: str) -> str:
         raise AuditRefused(exc.code, str(exc), field=field) from exc
     except (ValueError, UnicodeError) as exc:  # a URL parser below refused it in its own words
         raise AuditRefused("invalid_url", "This does not look like a web address.", field=field) from exc
+
+
+def project_site(project: Project) -> SiteMatcher:
+    """The project's site, the one rule for what belongs to it: its base URL's host (www. or not) and port,
+    and subdomains when the project crawls them. An audit's start URL, list and sitemap must be on it, and the
+    project's basic-auth credentials are sent to it alone (audits.pipeline.scope.audit_site_auth)."""
+    return SiteMatcher(project.base_url, include_subdomains=project.crawl_subdomains)
 
 
 # --- the rules -----------------------------------------------------------------------------------------
@@ -289,11 +302,33 @@ def project_create(*, account: Account, owner, name: str, base_url: str, **optio
         raise _name_taken(cleaned["name"]) from exc
 
 
+def credentials_follow(old_base_url: str, new_base_url: str) -> bool:
+    """Whether basic-auth credentials stored for a site at `old_base_url` may stay when the project moves to
+    `new_base_url`: the same site (host, www. or not, and port; the path does not matter), and not from https
+    down to plain http (the password would go out in cleartext)."""
+    if not SiteMatcher(old_base_url).matches(new_base_url):
+        return False
+    return not (old_base_url.lower().startswith("https:") and new_base_url.lower().startswith("http:"))
+
+
 def project_update(*, project: Project, **fields) -> Project:
-    """Change the given fields only; the others keep their values."""
+    """Change the given fields only; the others keep their values.
+
+    A base URL on another origin (credentials_follow) removes the stored basic-auth password, unless the same
+    change gives a new one: the password was given for the old site. The returned project then says so:
+    `auth_password_cleared` is True (faces tell the person; it is not stored)."""
     cleaned = project_validate(project=project, **fields)
+    project.auth_password_cleared = False
     if not cleaned:
         return project
+    if (
+        "base_url" in cleaned
+        and "auth_password" not in cleaned
+        and project.auth_password
+        and not credentials_follow(project.base_url, cleaned["base_url"])
+    ):
+        cleaned["auth_password"] = ""
+        project.auth_password_cleared = True
     for field, value in cleaned.items():
         setattr(project, field, value)
     try:
@@ -301,20 +336,29 @@ def project_update(*, project: Project, **fields) -> Project:
             project.save(update_fields=list(cleaned))
     except IntegrityError as exc:
         project.refresh_from_db()
+        project.auth_password_cleared = False
         raise _name_taken(cleaned.get("name", project.name)) from exc
+    if project.auth_password_cleared:
+        logger.info("project %s moved to another origin: its basic-auth password was removed", project.pk)
     return project
 
 
 def project_get_or_create(*, owner, name: str | None, base_url: str) -> Project:
     """The owner's project called `name`, created on `base_url` when there is none (the CLI's projects).
-    Without a name: the owner's (oldest) project on that base URL, else one named after its host."""
+    Without a name: the owner's (oldest) project on that base URL, else the one named after its host when
+    `base_url` is on that project's site, else one named after its host and port (127.0.0.1 and
+    127.0.0.1:8001 are two sites: an audit starts on its project's site only)."""
     account = account_get_or_create_for_user(user=owner)
     if name is None:
         base_url = url_checked(base_url, field="base_url")
         same_site = Project.objects.filter(account=account, base_url=base_url).order_by("id").first()
         if same_site is not None:
             return same_site
-        name = urlsplit(base_url).hostname or base_url
+        parts = urlsplit(base_url)
+        name = parts.hostname or base_url
+        named = Project.objects.filter(account=account, name=name).first()
+        if named is not None and not project_site(named).matches(base_url):
+            name = parts.netloc
     name = _name(name)
     project = Project.objects.filter(account=account, name=name).first()
     if project is not None:

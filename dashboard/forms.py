@@ -65,7 +65,8 @@ class ProjectForm(forms.ModelForm):
     base_url = forms.CharField(
         label="Base URL",
         widget=forms.URLInput(attrs={"placeholder": "https://example.com/"}),
-        help_text="Where audits start unless you give another URL.",
+        help_text="Where audits start unless you give another URL of this site. Moving it to another site "
+        "removes the stored basic-auth password.",
     )
     auth_password = forms.CharField(
         label="Basic-auth password",

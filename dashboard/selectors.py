@@ -110,6 +110,7 @@ REFUSAL_HINTS = {
     "insufficient_credits": "Lower the maximum number of pages, or wait for next month's credits.",
     "invalid_schedule": "",
     "invalid_url_list": "Fix or remove those lines and start again.",
+    "start_url_off_site": "To audit another site, create a project for it.",
     "invalid_check_overrides": "Fix them in the project's settings.",
 }
 

@@ -102,6 +102,8 @@ def project_edit(request, project_id):
             form.add_refusal(exc)
         else:
             messages.success(request, "Project settings saved.")
+            if project.auth_password_cleared:
+                messages.warning(request, projects.PASSWORD_CLEARED_MESSAGE)
             return redirect("audits:project-detail", project_id=project.id)
     return render(request, "dashboard/project_form.html", {"form": form, "project": project})
 

@@ -3,7 +3,9 @@ In finalize: broken images (4xx/5xx or no answer) and images over the size thres
 request per distinct internal image URL (Page.image_urls), bounded per audit and spaced like the crawl.
 
 The image pass runs before the site checks' transaction (no transaction is held open over the network) and
-uses the crawler's fetch: the same SSRF guard (ALLOW_PRIVATE_TARGETS), user agent and total deadline.
+uses the crawler's fetch: the same SSRF guard (ALLOW_PRIVATE_TARGETS), user agent, total deadline and basic auth
+(audit_site_auth: sent to the project's own site only, so an image on another origin gets no credentials, and a
+site behind basic auth does not report each of its images as broken with a 401).
 Not judged: images robots.txt disallows are requested all the same (they are not pages), and a 3xx image is
 not followed (counted as answered).
 """
@@ -13,6 +15,7 @@ import time
 from django.conf import settings
 
 from audits.pipeline.politeness import DiscoveryPacer
+from audits.pipeline.scope import audit_site_auth
 from crawler.fetch import build_session, fetch
 
 EXAMPLES_MAX = 5  # image srcs listed in one issue
@@ -54,6 +57,7 @@ def image_answers(audit, pages) -> dict[str, dict]:
     pace = DiscoveryPacer(audit)
     pace.use_crawl_delay((audit.discovery or {}).get("crawl_delay_s"))
     session = build_session((audit.config or {}).get("user_agent") or None)
+    session.auth = audit_site_auth(audit)
     answers: dict[str, dict] = {}
     stop_at = time.monotonic() + IMAGE_PASS_BUDGET_S
     try:

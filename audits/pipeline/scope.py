@@ -187,15 +187,17 @@ class CrawlScope:
 
 
 def audit_site_auth(audit: Audit) -> SiteBasicAuth | None:
-    """The project's basic auth, sent only to the start URL's site (subdomains if the project crawls them).
+    """The project's basic auth, sent only to the project's own site: its base URL's origin (www. or not), and
+    subdomains when the project crawls them (the rule of audits.projects.project_site).
 
-    Not to audit.site_url: when the start URL redirects to another host, the crawl follows it but the
-    credentials stay with the host the person typed (a redirect must not be able to collect them).
+    Not to the audit's start URL nor to audit.site_url: a start URL is a request's input and a redirect is a
+    site's answer, and neither may choose where the credentials go. audit_start refuses a start URL off the
+    project's site anyway; this holds whatever a start, a link, a redirect or a sitemap points at.
     """
     project = audit.project
     return site_basic_auth(
         project.auth_username,
         project.auth_password,
-        audit.start_url,
-        include_subdomains=bool((audit.config or {}).get("crawl_subdomains", False)),
+        project.base_url,
+        include_subdomains=project.crawl_subdomains,
     )

@@ -2,6 +2,8 @@
 audit and, after commit, hand it to the workers (discovery). Any refusal is AuditRefused and leaves nothing.
 A scheduled run (`schedule_run`) is an ordinary start, skipped while the project's last audit still runs.
 
+The start URL is on the project's site (audits.projects.project_site), or the start is refused with
+`start_url_off_site`: the project's basic auth, robots.txt and report belong to that site.
 List mode: `urls` (a list) or `sitemap_url` audits exactly those URLs, links recorded but not followed. Each
 URL must be a valid public http(s) URL of the project's site (its host, www. or not, subdomains when the
 project crawls them): politeness, robots.txt and the project's basic auth are per site, and an audit
@@ -25,8 +27,7 @@ from audits.errors import AuditRefused, ErrorCode
 from audits.limits import LIST_ERRORS_SHOWN, MAX_LIST_URLS, MAX_PAGES_CEILING
 from audits.models import Audit, AuditEvent, Project
 from audits.pipeline.lifecycle import audit_event
-from audits.projects import url_checked
-from crawler.urls import SiteMatcher
+from audits.projects import project_site, url_checked
 
 logger = logging.getLogger(__name__)
 Status = Audit.Status
@@ -65,7 +66,7 @@ def url_list_lines(text: str, *, first_column: bool = False) -> list[str]:
 def _list_checked(project: Project, urls: list, field: str) -> list[str]:
     """The normalised, deduplicated URLs of a list. Blank lines and # comments are skipped (their numbers
     still count); any invalid line refuses the whole list, naming each bad line (the first 20)."""
-    site = SiteMatcher(project.base_url, include_subdomains=project.crawl_subdomains)
+    site = project_site(project)
     if not isinstance(urls, list | tuple) or not urls:
         raise AuditRefused(ErrorCode.INVALID_URL_LIST, "Give at least one URL, one per line.", field=field)
     kept: dict[str, None] = {}
@@ -130,7 +131,7 @@ def audit_start(
         mode, list_urls = Mode.LIST, _list_checked(project, urls, "urls")
     elif sitemap_url:
         mode, sitemap = Mode.SITEMAP, url_checked(sitemap_url, field="sitemap_url")
-        if not SiteMatcher(project.base_url, include_subdomains=project.crawl_subdomains).matches(sitemap):
+        if not project_site(project).matches(sitemap):
             raise AuditRefused(
                 ErrorCode.INVALID_URL,
                 f"The sitemap must be on this project's site ({project.base_url}).",
@@ -138,6 +139,13 @@ def audit_start(
             )
     # In list mode the start URL only locates the site (robots.txt, redirects): it is not crawled unless listed.
     url = url_checked(start_url or project.base_url, field="start_url")
+    if not project_site(project).matches(url):
+        raise AuditRefused(
+            ErrorCode.START_URL_OFF_SITE,
+            f"The start URL must be on this project's site ({project.base_url}"
+            f"{', or one of its subdomains' if project.crawl_subdomains else ''}).",
+            field="start_url",
+        )
     if max_pages is None and list_urls is not None:
         max_pages = min(len(list_urls), MAX_PAGES_CEILING)
     pages = project.max_pages if max_pages is None else max_pages

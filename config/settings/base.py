@@ -13,6 +13,13 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-dev-key-change-me")
+# Earlier secret keys, still accepted for signatures (and for stored secrets while their keys are derived).
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
+# Keys of the stored secrets (a project's basic-auth password, audits/secrets.py), comma-separated, newest first:
+# the first encrypts, any decrypts; `manage.py rotate_secrets` re-encrypts with the first. Each is a Fernet key
+# (`manage.py rotate_secrets --new-key` prints one) or any text one is derived from. Unset: derived from
+# DJANGO_SECRET_KEY (then DJANGO_SECRET_KEY_FALLBACKS), in production too, so nothing more is required.
+SITEWARDEN_SECRET_KEYS = env.list("SITEWARDEN_SECRET_KEYS", default=[])
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1"])
 

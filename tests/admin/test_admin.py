@@ -246,6 +246,24 @@ def test_project_basic_auth_password_is_never_shown_back(admin_client, project):
     assert project.auth_password == "s3cret-value"
 
 
+def test_moving_a_project_to_another_origin_in_the_admin_removes_the_password_and_says_so(admin_client, project):
+    project.auth_username, project.auth_password = "crawler", "s3cret-value"
+    project.save()
+    page = admin_client.get(f"/admin/audits/project/{project.id}/change/")
+    form = page.context["adminform"].form
+    data = {k: v for k, v in form.initial.items() if v is not None and not isinstance(v, (list, dict))}
+    data.update(
+        owner=project.owner_id, account=project.account_id, auth_password="", include_patterns="[]",
+        exclude_patterns="[]", query_keep_keys="[]", check_overrides="{}", query_policy=project.query_policy,
+        base_url="https://elsewhere.example/",
+    )  # fmt: skip
+    saved = admin_client.post(f"/admin/audits/project/{project.id}/change/", data, follow=True)
+    assert saved.status_code == 200
+    assert "basic-auth password was removed" in saved.content.decode()
+    project.refresh_from_db()
+    assert project.base_url == "https://elsewhere.example/" and project.auth_password == ""
+
+
 def admin_project_data(project, **change) -> dict:
     data = {
         "account": project.account_id, "owner": project.owner_id, "name": "Added", "base_url": "127.0.0.1:8000",

@@ -10,6 +10,7 @@ from api.errors import REFUSAL_STATUS, refusal_status
 from audits.models import Audit
 from tests.api.conftest import assert_problem
 from tests.factories import AuditFactory, ProjectFactory
+from tests.support.canary import PASSWORD, USER, site_and_canary
 
 
 def start_url(project):
@@ -72,6 +73,21 @@ def test_start_refusals(api, project, setup, payload, status, code, field):
     if code == "audit_capacity_reached":
         assert response["Retry-After"] == "60"
     assert Audit.objects.count() == before, "a refusal leaves nothing behind"
+
+
+def test_an_off_site_start_is_refused_and_the_canary_hears_nothing(api, user):
+    with site_and_canary() as (site, canary):
+        project = ProjectFactory(owner=user, base_url=site.url + "/", auth_username=USER, auth_password=PASSWORD)
+        response = api.post(start_url(project), {"start_url": canary.url + "/", "max_pages": 5}, format="json")
+        body = assert_problem(response, 400, "start_url_off_site", field="start_url")
+        assert site.url in body["detail"]  # names the project's site
+        for payload, field in (
+            ({"sitemap_url": canary.url + "/sitemap.xml"}, "sitemap_url"),
+            ({"urls": [canary.url + "/"]}, "urls"),
+        ):
+            assert api.post(start_url(project), payload, format="json").json()["field"] == field
+    assert not Audit.objects.filter(project=project).exists()
+    assert canary.seen == [] and site.seen == []
 
 
 def test_start_input_validation(api, project):

@@ -128,3 +128,14 @@ def test_other_accounts_projects_are_not_found(api, other_api, project):
 def test_unknown_api_url_answers_problem_json(api):
     assert_problem(api.get("/api/v1/nothing-here/"), 404, "not_found")
     assert_problem(api.get("/api/v1/projects/-3/"), 404, "not_found")
+
+
+def test_a_move_to_another_origin_removes_the_password_and_the_answer_says_so(api, user):
+    project = ProjectFactory(owner=user, base_url="http://127.0.0.1:8001/", auth_username="u", auth_password="pw")
+    same = api.patch(f"{PROJECTS}{project.id}/", {"base_url": "http://127.0.0.1:8001/docs/"}, format="json").json()
+    assert same["has_auth_password"] is True and same["auth_password_cleared"] is False
+    moved = api.patch(f"{PROJECTS}{project.id}/", {"base_url": "http://127.0.0.1:8002/"}, format="json").json()
+    assert moved["has_auth_password"] is False and moved["auth_password_cleared"] is True
+    assert api.get(f"{PROJECTS}{project.id}/").json()["auth_password_cleared"] is False  # said once, not stored
+    project.refresh_from_db()
+    assert project.auth_password == ""

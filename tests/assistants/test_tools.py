@@ -19,6 +19,7 @@ from audits.models import Audit, Page, Project
 from audits.priority import PRIORITY_RULE, issue_summary
 from tests.api.conftest import finished_audit
 from tests.factories import ProjectFactory
+from tests.support.canary import PASSWORD, USER, site_and_canary
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the SDK runs each tool in a worker thread
 
@@ -269,3 +270,17 @@ def test_nul_and_lone_surrogates_in_any_string_argument_are_field_errors(results
     body = result.structured_content
     assert (body["code"], body["status"], body["field"]) == ("validation_error", 400, field), body
     assert body["errors"] == {field: [{"code": code}]} and body["detail"].endswith(".")
+
+
+def test_an_off_site_start_is_refused_with_the_code_and_the_canary_hears_nothing(token, as_caller):
+    as_caller(token)
+    user = token_authenticate(token).user
+    with site_and_canary() as (site, canary):
+        project = ProjectFactory(owner=user, base_url=site.url + "/", auth_username=USER, auth_password=PASSWORD)
+        (result,) = calls(("start_audit", {"project_id": project.id, "start_url": canary.url + "/"}))
+    assert result.is_error
+    body = result.structured_content
+    assert (body["code"], body["status"], body["field"]) == ("start_url_off_site", 400, "start_url"), body
+    assert result.content[0].text == f"start_url_off_site: {body['detail']}" and site.url in body["detail"]
+    assert canary.seen == [] and site.seen == []
+    assert not Audit.objects.filter(project=project).exists()

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _start(project, **kwargs):
-    return audit_start(project=project, start_url="http://127.0.0.1:9/", dispatch=False, **kwargs)
+    return audit_start(project=project, start_url=project.base_url, dispatch=False, **kwargs)
 
 
 def _refusal(project, **kwargs) -> str:

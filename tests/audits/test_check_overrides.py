@@ -49,5 +49,5 @@ def test_overrides_change_thresholds_severities_and_disable_checks(one_page_site
 def test_invalid_overrides_refuse_the_start():
     project = ProjectFactory(check_overrides={"thresholds": {"no-such-check": {"x": 1}}})
     with pytest.raises(AuditRefused) as exc:
-        audit_start(project=project, start_url="http://127.0.0.1:9/", dispatch=False)
+        audit_start(project=project, dispatch=False)
     assert exc.value.code == "invalid_check_overrides"

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from tests.support.canary import PASSWORD, USER, site_and_canary
 from tests.support.workers import CLI_TIMEOUT_S, REPO_ROOT, run_cli, subprocess_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # manage.py child processes
@@ -122,6 +123,44 @@ def test_a_second_run_reuses_the_project_on_that_base_url(small_site, django_use
         assert run_cli("audit", base + "/", "--max-pages", "5", "--inline").returncode == 0
     assert list(Project.objects.all()) == [made_in_dashboard]
     assert Audit.objects.filter(project=made_in_dashboard).count() == 2
+
+
+def test_an_off_site_start_url_for_a_project_exits_2_and_the_canary_hears_nothing(django_user_model):
+    from audits.models import Audit
+    from audits.projects import project_create
+    from tests.factories import account_of
+
+    owner = django_user_model.objects.create_superuser("owner", password="x")  # the CLI audits as this user
+    with site_and_canary() as (site, canary):
+        project_create(
+            account=account_of(owner), owner=owner, name="Staging", base_url=site.url + "/",
+            auth_username=USER, auth_password=PASSWORD,
+        )  # fmt: skip
+        line = one_line_error(
+            run_cli("audit", canary.url + "/", "--project", "Staging", "--json"), "start_url_off_site"
+        )
+    assert site.url in line
+    assert canary.seen == [] and site.seen == [] and Audit.objects.count() == 0
+
+
+def test_without_a_project_another_port_of_the_same_host_gets_its_own_project(django_user_model):
+    from audits.models import Audit, Project
+    from audits.projects import project_create
+    from tests.factories import account_of
+
+    owner = django_user_model.objects.create_superuser("owner", password="x")
+    with site_and_canary() as (site, canary):
+        canary.page("/")
+        staging = project_create(
+            account=account_of(owner), owner=owner, name="127.0.0.1", base_url=site.url + "/",
+            auth_username=USER, auth_password=PASSWORD,
+        )  # fmt: skip
+        done = run_cli("audit", canary.url + "/", "--max-pages", "5", "--json", "--inline")
+    assert done.returncode == 0, done.stderr
+    audit = Audit.objects.get()
+    assert audit.project != staging and audit.project.name == canary.url.removeprefix("http://")
+    assert Project.objects.count() == 2
+    assert canary.credentials_received() == [] and site.seen == []
 
 
 def _rendered_lines(raw: str) -> list[str]:

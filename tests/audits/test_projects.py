@@ -200,3 +200,55 @@ def test_delete_removes_audits_then_the_project(account, owner):
 def test_factory_projects_still_update(account):
     project = ProjectFactory()
     assert project_update(project=project, name="Renamed").name == "Renamed"
+
+
+# --- the basic-auth password belongs to the project's site ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("new_base_url", "kept"),
+    [
+        ("http://127.0.0.1:8000/docs/", True),  # same origin, another path
+        ("http://www.127.0.0.1:8000/", True),  # www. or not is one site (as the crawl and the auth see it)
+        ("https://127.0.0.1:8000/", True),  # up to https: the password only gets safer
+        ("http://127.0.0.1:8001/", False),  # another port is another origin
+        ("http://example.test:8000/", False),
+    ],
+)
+def test_moving_the_base_url_to_another_origin_removes_the_password(account, owner, new_base_url, kept):
+    project = create(account, owner, auth_username="u", auth_password="pw")
+    updated = project_update(project=project, base_url=new_base_url)
+    assert updated.auth_password_cleared is not kept
+    project.refresh_from_db()
+    assert project.auth_password == ("pw" if kept else "") and project.auth_username == "u"
+
+
+def test_down_to_plain_http_removes_the_password(account, owner):
+    project = create(account, owner, base_url="https://example.test/", auth_username="u", auth_password="pw")
+    assert project_update(project=project, base_url="http://example.test/").auth_password_cleared
+    project.refresh_from_db()
+    assert project.auth_password == ""
+
+
+def test_a_new_password_given_with_the_move_is_kept(account, owner):
+    project = create(account, owner, auth_username="u", auth_password="old")
+    assert not project_update(
+        project=project, base_url="http://example.test/", auth_password="new"
+    ).auth_password_cleared
+    project.refresh_from_db()
+    assert project.auth_password == "new"
+
+
+def test_other_changes_and_a_project_without_password_say_nothing(account, owner):
+    project = create(account, owner, auth_username="u", auth_password="pw")
+    assert not project_update(project=project, max_pages=5).auth_password_cleared
+    bare = create(account, owner, name="Bare")
+    assert not project_update(project=bare, base_url="http://example.test/").auth_password_cleared
+
+
+def test_the_cli_names_a_new_project_after_host_and_port_when_the_host_is_another_site(owner):
+    site = project_get_or_create(owner=owner, name=None, base_url="http://127.0.0.1:8000/")
+    assert site.name == "127.0.0.1"
+    assert project_get_or_create(owner=owner, name=None, base_url="http://127.0.0.1:8000/docs/") == site
+    other = project_get_or_create(owner=owner, name=None, base_url="http://127.0.0.1:8001/")
+    assert other != site and other.name == "127.0.0.1:8001" and other.base_url == "http://127.0.0.1:8001/"

@@ -117,3 +117,21 @@ def test_audit_start_form_saves_patterns_through_the_service(owner_client, owner
     project.refresh_from_db()
     assert project.include_patterns == ["^http"] and project.exclude_patterns == []
     assert Audit.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("base_url", "kept"),
+    [("http://127.0.0.1:8000/docs/", True), ("http://127.0.0.1:8001/", False), ("http://example.test/", False)],
+)
+def test_moving_the_base_url_to_another_site_removes_the_password_and_says_so(owner_client, owner, base_url, kept):
+    project = ProjectFactory(
+        owner=owner, name="Shop", base_url=VALID["base_url"], auth_username="u", auth_password="pw"
+    )
+    response = owner_client.post(
+        reverse("audits:project-edit", args=[project.id]), {**VALID, "base_url": base_url, "auth_username": "u"}
+    )
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.base_url == base_url and project.auth_password == ("pw" if kept else "")
+    page = html.unescape(owner_client.get(response["Location"]).content.decode())
+    assert ("basic-auth password was removed" in page) is not kept

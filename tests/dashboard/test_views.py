@@ -228,6 +228,7 @@ def test_cancel_requires_csrf(owner, results):
         ({"start_url": "ftp://example.com/"}, "unsupported_scheme", "start_url"),
         ({"start_url": "http://exa mple.com/"}, "invalid_url", "start_url"),
         ({"start_url": "https://example.com/" + "a" * 3000}, "url_too_long", "start_url"),
+        ({"start_url": "https://elsewhere.example/"}, "start_url_off_site", "start_url"),
         ({"max_pages": "0"}, "invalid_max_pages", "max_pages"),
         ({"max_pages": "50000"}, "audit_page_limit_exceeded", "max_pages"),
     ],

@@ -154,7 +154,7 @@ def fake_dns(monkeypatch):
 def test_start_urls_resolving_to_private_addresses_are_refused(settings, fake_dns, host):
     settings.ALLOW_PRIVATE_TARGETS = False
     with pytest.raises(AuditRefused) as exc:
-        audit_start(project=ProjectFactory(), start_url=f"http://{host}/", dispatch=False)
+        audit_start(project=ProjectFactory(base_url=f"http://{host}/"), start_url=f"http://{host}/", dispatch=False)
     assert exc.value.code == "private_address"
     assert "private" in exc.value.message
 

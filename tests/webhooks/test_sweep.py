@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def _lost_delivery(receiver, monkeypatch):
     """A delivery row whose message never reached the broker (it was down when the audit finished)."""
-    project = ProjectFactory()
+    project = ProjectFactory(base_url="http://127.0.0.1:9/")
     webhook = webhook_create(project=project, url=receiver.url)
     audit = audit_start(project=project, start_url="http://127.0.0.1:9/", max_pages=5, dispatch=False)
     with monkeypatch.context() as patch:

@@ -204,7 +204,12 @@ def test_heal_sweep_closes_a_round_whose_callback_was_lost(site_root, no_renewal
 
 
 def test_a_chunk_whose_run_stopped_renewing_is_re_sent_once_per_lease(site_root, no_renewal):
-    audit = audit_start(project=ProjectFactory(), start_url="http://127.0.0.1:9/", max_pages=100, dispatch=False)
+    audit = audit_start(
+        project=ProjectFactory(base_url="http://127.0.0.1:9/"),
+        start_url="http://127.0.0.1:9/",
+        max_pages=100,
+        dispatch=False,
+    )
     Audit.objects.filter(id=audit.id).update(current_phase="crawling", crawl_round=1)
     chunk_register(audit_id=audit.id, round_no=1, chunks=[(f"{audit.id}:r1:c0", 50), (f"{audit.id}:r1:c1", 50)])
     past = timezone.now() - timedelta(seconds=no_renewal.CRAWL_LEASE_DURATION_S + 5)

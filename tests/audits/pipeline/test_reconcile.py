@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _stale_audit(*, minutes=30, phase="crawling", revivals=0):
-    project = ProjectFactory()
+    project = ProjectFactory(base_url="http://127.0.0.1:9/")
     audit = audit_start(project=project, start_url="http://127.0.0.1:9/", max_pages=20, dispatch=False)
     past = timezone.now() - timedelta(minutes=minutes)
     Audit.objects.filter(id=audit.id).update(

@@ -20,7 +20,12 @@ def sent(monkeypatch) -> list[tuple]:
 
 def _audit_with_nothing_to_crawl(*, lighthouse: bool):
     # A running audit whose frontier holds nothing claimable and no live lease: its crawl is over.
-    return audit_start(project=ProjectFactory(), start_url="http://127.0.0.1:9/", lighthouse=lighthouse, dispatch=False)
+    return audit_start(
+        project=ProjectFactory(base_url="http://127.0.0.1:9/"),
+        start_url="http://127.0.0.1:9/",
+        lighthouse=lighthouse,
+        dispatch=False,
+    )
 
 
 def test_a_crawl_that_is_over_goes_straight_to_finalize_when_the_audit_runs_no_lighthouse(sent):
