@@ -3,30 +3,16 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 
 import pytest
 import requests
 
 from tests.support.waits import wait_until
+from tests.support.web import free_port, port_answers
 from tests.support.workers import REPO_ROOT, run_cli
 
 WEB_READY_TIMEOUT_S = 60
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def answers(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
 
 
 pytestmark = pytest.mark.slow  # child processes: the CLI in-process, a two-process worker and the web on SQLite
@@ -87,7 +73,7 @@ def test_the_web_process_make_run_starts_shows_the_products_error_pages(embedded
     web = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_until(lambda: web.poll() is not None or answers(port), WEB_READY_TIMEOUT_S, "uvicorn listening")
+        wait_until(lambda: web.poll() is not None or port_answers(port), WEB_READY_TIMEOUT_S, "uvicorn listening")
         assert web.poll() is None, f"uvicorn exited with {web.returncode}"
         home = requests.get(base + "/", timeout=10)
         assert home.status_code == 200 and "/accounts/login/" in home.url and "Sign in" in home.text

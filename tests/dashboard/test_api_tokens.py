@@ -11,12 +11,11 @@ from django.utils import timezone
 
 from accounts.models import ApiToken
 from tests.factories import PASSWORD, ProjectFactory, UserFactory
-from tests.support.browser import chromium_browser
+from tests.support.browser import AXE, chromium_browser, serious_axe_violations
 
 pytestmark = pytest.mark.django_db
 
 SHOTS = Path(os.environ.get("SITEWARDEN_SHOTS", "/tmp/shots"))
-AXE = Path(__file__).resolve().parents[2] / "audits/lighthouse_runner/node_modules/axe-core/axe.min.js"
 
 
 def _signed_in(user) -> Client:
@@ -121,12 +120,7 @@ def _check_screen(tab, name: str) -> None:
         overflow = tab.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, (name, width, overflow)
         if AXE.exists():
-            tab.evaluate(AXE.read_text())
-            found = tab.evaluate(
-                "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-                ".filter(v => ['serious', 'critical'].includes(v.impact))"
-                ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"
-            )
+            found = serious_axe_violations(tab)
             assert found == [], (name, width, found)
         tab.screenshot(path=str(SHOTS / f"24-{name}-{width}.png"), full_page=True)
 

@@ -23,10 +23,9 @@ from dashboard.report import report_summary
 from dashboard.tasks import render_report_pdf
 from tests.dashboard.conftest import PASSWORD, finished_audit, make_issue, make_page
 from tests.factories import AccountFactory, ProjectFactory, UserFactory
-from tests.support.browser import chromium_browser
+from tests.support.browser import chromium_browser, serious_axe_violations
 
 SHOTS = Path(os.environ.get("SITEWARDEN_SHOTS", "/tmp/shots"))
-AXE = Path(__file__).resolve().parents[2] / "audits/lighthouse_runner/node_modules/axe-core/axe.min.js"
 
 
 def _create_link(client, audit, **data) -> str:
@@ -213,12 +212,7 @@ def _check_screen(tab, url: str | None, name: str, errors: list) -> None:
             tab.goto(url)
         overflow = tab.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, (name, width, overflow)
-        tab.evaluate(AXE.read_text())
-        found = tab.evaluate(
-            "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-            ".filter(v => ['serious', 'critical'].includes(v.impact))"
-            ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"
-        )
+        found = serious_axe_violations(tab)
         assert found == [], (name, width, found)
         tab.screenshot(path=str(SHOTS / f"12c-{name}-{width}.png"), full_page=True)
     assert errors == [], (name, errors)

@@ -3,8 +3,11 @@ browser fixture."""
 
 import os
 from contextlib import contextmanager
+from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
+# axe-core comes with the Lighthouse npm package (make lighthouse-install).
+AXE = Path(__file__).resolve().parents[2] / "audits/lighthouse_runner/node_modules/axe-core/axe.min.js"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 
 
@@ -28,3 +31,13 @@ def chromium_browser():
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+def serious_axe_violations(tab) -> list[str]:
+    """axe-core's serious and critical findings on the tab's page, one "rule: targets" line each."""
+    tab.evaluate(AXE.read_text())
+    return tab.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".filter(v => ['serious', 'critical'].includes(v.impact))"
+        ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"
+    )

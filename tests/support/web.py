@@ -20,7 +20,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _answers(port: int) -> bool:
+def port_answers(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
         return True
@@ -36,7 +36,7 @@ def asgi_server(**extra_env) -> Iterator[str]:
     cmd = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=subprocess_env(**extra_env), start_new_session=True)
     try:
-        wait_until(lambda: proc.poll() is not None or _answers(port), SERVER_READY_TIMEOUT_S, "uvicorn listening")
+        wait_until(lambda: proc.poll() is not None or port_answers(port), SERVER_READY_TIMEOUT_S, "uvicorn listening")
         assert proc.poll() is None, f"uvicorn exited with {proc.returncode}"
         yield f"http://127.0.0.1:{port}"
     finally:
