@@ -23,6 +23,7 @@ from audits.models import (
     LighthouseResult,
     Page,
     Project,
+    ReportPdf,
     Schedule,
     ShareLink,
     issue_id_for,
@@ -307,6 +308,17 @@ class ShareLinkFactory(factory.django.DjangoModelFactory):
     label = "client"
     # a link works while its creator has access to the audit's account (audits.sharing)
     created_by = factory.SelfAttribute("audit.project.owner")
+
+
+class ReportPdfFactory(factory.django.DjangoModelFactory):
+    """A report PDF asked for and not yet printed (audits.report_pdfs sets file and status when it is)."""
+
+    class Meta:
+        model = ReportPdf
+
+    audit = factory.SubFactory(AuditFactory, status=Audit.Status.COMPLETED)
+    fingerprint = factory.Sequence(lambda n: hashlib.sha256(f"report-{n}".encode()).hexdigest())
+    requested_at = factory.LazyFunction(timezone.now)
 
 
 # --- webhooks ---------------------------------------------------------------------------------------
