@@ -26,6 +26,7 @@ urlpatterns = [
     path("v1/audits/<uuid:pk>/pages/<uuid:page_pk>/", v.PageDetail.as_view(), name="audit-page-detail"),
     path("v1/audits/<uuid:pk>/exports/issues.csv", v.IssuesCsvExport.as_view(), name="export-issues-csv"),
     path("v1/audits/<uuid:pk>/exports/issues.json", v.IssuesJsonExport.as_view(), name="export-issues-json"),
+    path("v1/audits/<uuid:pk>/exports/issues.xlsx", v.IssuesXlsxExport.as_view(), name="export-issues-xlsx"),
     path("v1/audits/<uuid:pk>/exports/pages.csv", v.PagesCsvExport.as_view(), name="export-pages-csv"),
     path("v1/audits/<uuid:pk>/exports/pages.json", v.PagesJsonExport.as_view(), name="export-pages-json"),
     path(

@@ -5,7 +5,7 @@ Every object is looked up through the requester's account (api.selectors), so an
 project, audit, page or webhook answers 404 exactly like one that does not exist.
 """
 
-from django.http import StreamingHttpResponse
+from django.http import FileResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -330,6 +330,24 @@ def _export_view(kind: str, fmt: str):
     return decorated(type(f"{kind.title()}{fmt.upper()}Export", (_Export,), {"kind": kind, "fmt": fmt}))
 
 
+class _IssuesXlsxExport(_Export):
+    """The dashboard's workbook (audits.exports.issues_xlsx_file): Overview plus one sheet per issue type."""
+
+    def get(self, request, pk):
+        audit = self.audit_or_404(pk)
+        return FileResponse(
+            exports.issues_xlsx_file(audit),
+            as_attachment=True,
+            filename=exports.export_filename(audit, "issues", "xlsx"),
+            content_type=exports.XLSX_CONTENT_TYPE,
+        )
+
+
+IssuesXlsxExport = extend_schema(
+    tags=["exports"],
+    summary="Export the audit's issues as an XLSX workbook (an Overview sheet, one sheet per issue type)",
+    responses={(200, exports.XLSX_CONTENT_TYPE): OpenApiTypes.BINARY},
+)(_IssuesXlsxExport)
 IssuesCsvExport = _export_view("issues", "csv")
 IssuesJsonExport = _export_view("issues", "json")
 PagesCsvExport = _export_view("pages", "csv")

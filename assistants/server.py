@@ -545,7 +545,8 @@ def compare_audits(
 
 @tool(title="Export links", read_only=True)
 def export_links(caller: Caller, audit_id: AuditId) -> shapes.ExportLinks:
-    """Where to download the audit's issues and pages as CSV or JSON (the API's streamed exports)."""
+    """Where to download the audit's issues and pages as CSV or JSON (the API's streamed exports), and the issues
+    as an XLSX workbook."""
     audit = _audit(caller, audit_id)
 
     def link(name: str) -> str:
@@ -555,6 +556,7 @@ def export_links(caller: Caller, audit_id: AuditId) -> shapes.ExportLinks:
         audit_id=audit.id,
         issues_csv=link("export-issues-csv"),
         issues_json=link("export-issues-json"),
+        issues_xlsx=link("export-issues-xlsx"),
         pages_csv=link("export-pages-csv"),
         pages_json=link("export-pages-json"),
         report_resource=REPORT_URI.format(audit_id=audit.id),

@@ -207,6 +207,7 @@ class ExportLinks(BaseModel):
     audit_id: UUID
     issues_csv: str
     issues_json: str
+    issues_xlsx: str = Field(description="A spreadsheet workbook: an Overview sheet and one sheet per issue type")
     pages_csv: str
     pages_json: str
     report_resource: str = Field(description="The Markdown report, as an MCP resource URI")

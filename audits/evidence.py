@@ -9,6 +9,8 @@ Public interface:
 - evidence_columns(issue_type) -> [(key, human label)]
 - evidence_rows(*, audit, issue_type) -> Iterator[dict]: one flat dict per row, streamed with .iterator()
 - evidence_count_unit(issue_type) -> "pages" | "links" | …: what the issue count of the type counts
+- finding_summary(issue_type, page_url, details) -> (target, one-line detail in words): one issue in the long
+  all-issues export, built from the same columns
 """
 
 from collections.abc import Callable, Iterable, Iterator
@@ -22,6 +24,8 @@ from audits.models import Audit, Issue
 EVIDENCE_FETCH_ROWS = 2000  # issues per fetch of the database cursor when streaming
 LIST_SEPARATOR = " | "  # between the items of a list flattened into one cell
 HOP_SEPARATOR = " → "
+DETAIL_MAX_CHARS = 500  # a finding's one-line detail is cut past this (the per-type export keeps every value)
+DETAIL_SEPARATOR = "; "  # between the "Label: value" parts of a one-line detail
 
 UNIT_PAGES = "pages"
 UNIT_LINKS = "links"  # (source page, target URL) pairs; `links` in a row counts the <a> tags of a pair
@@ -57,6 +61,7 @@ class Evidence:
     expand: str = ""  # a details key holding a list: one row per item (an empty list still gives one row)
     order: tuple[str, ...] = ("page_url", "id")
     group_key: str = ""  # details key whose value defines a group (duplicates), for counting groups
+    target: str = ""  # the column holding what the finding points at (link target, canonical, duplicate of…)
 
 
 def flat(value) -> str | int | float:
@@ -159,6 +164,7 @@ def _duplicate(key: str, label: str) -> Evidence:
         ),
         order=(f"details__{key}", "page_url", "id"),
         group_key=key,
+        target="other_urls",
     )
 
 
@@ -211,12 +217,14 @@ EVIDENCE: dict[str, Evidence] = {
             detail("canonicals_count", "Canonical tags"),
         ),
     ),
-    "canonicalized-page": Evidence(UNIT_PAGES, (page(), detail("canonical", "Canonical URL"))),
+    "canonicalized-page": Evidence(UNIT_PAGES, (page(), detail("canonical", "Canonical URL")), target="canonical"),
     "canonical-relative": Evidence(
-        UNIT_PAGES, (page(), detail("href", "Canonical as written"), detail("resolved", "Resolved to"))
+        UNIT_PAGES,
+        (page(), detail("href", "Canonical as written"), detail("resolved", "Resolved to")),
+        target="resolved",
     ),
     "canonical-non-http": Evidence(
-        UNIT_PAGES, (page(), detail("href", "Canonical as written"), detail("scheme", "Scheme"))
+        UNIT_PAGES, (page(), detail("href", "Canonical as written"), detail("scheme", "Scheme")), target="href"
     ),
     "deep-page": Evidence(UNIT_PAGES, (page(), detail("depth", "Clicks from start"), detail("min_depth", "Limit"))),
     "javascript-rendering-suspected": Evidence(
@@ -292,6 +300,7 @@ EVIDENCE: dict[str, Evidence] = {
             detail("links_count", "Vague links on the page"),
         ),
         expand="links",
+        target="link_target",
     ),
     "missing-viewport": Evidence(
         UNIT_PAGES, (page(), computed("viewport", "Viewport tag", lambda url, details, entry: "absent"))
@@ -301,8 +310,8 @@ EVIDENCE: dict[str, Evidence] = {
         UNIT_PAGES,
         (page(), detail("resources", "http resources (first 5)"), detail("resources_count", "http resources")),
     ),
-    "insecure-page": Evidence(UNIT_PAGES, (page("http URL"), detail("https_url", "https URL"))),
-    "meta-refresh-redirect": Evidence(UNIT_PAGES, (page(), detail("target", "Refresh target"))),
+    "insecure-page": Evidence(UNIT_PAGES, (page("http URL"), detail("https_url", "https URL")), target="https_url"),
+    "meta-refresh-redirect": Evidence(UNIT_PAGES, (page(), detail("target", "Refresh target")), target="target"),
     "invalid-structured-data": Evidence(
         UNIT_PAGES,
         (page(), detail("invalid_blocks", "Invalid JSON-LD blocks"), detail("jsonld_blocks", "JSON-LD blocks")),
@@ -328,14 +337,18 @@ EVIDENCE: dict[str, Evidence] = {
             item("problem", "Problem"),
         ),
         expand="values",
+        target="target_url",
     ),
     # --- site checks -----------------------------------------------------------------------------------
     "broken-internal-link": Evidence(
-        UNIT_LINKS, (*_LINK_COLUMNS, detail("fetch_error", "Fetch error"), detail("links", "Links on the page"))
+        UNIT_LINKS,
+        (*_LINK_COLUMNS, detail("fetch_error", "Fetch error"), detail("links", "Links on the page")),
+        target="target_url",
     ),
     "internal-link-to-redirect": Evidence(
         UNIT_LINKS,
         (*_LINK_COLUMNS, detail("redirect_url", "Redirects to"), detail("links", "Links on the page")),
+        target="target_url",
     ),
     "redirect-chain": Evidence(
         UNIT_CHAINS,
@@ -346,6 +359,7 @@ EVIDENCE: dict[str, Evidence] = {
             detail("final_url", "Final URL"),
             detail("final_status_code", "Final status"),
         ),
+        target="final_url",
     ),
     "redirect-loop": Evidence(
         UNIT_LOOPS,
@@ -355,6 +369,7 @@ EVIDENCE: dict[str, Evidence] = {
             computed("hops", "Hops (status)", _hops),
             detail("loops_back_to", "Loops back to"),
         ),
+        target="loops_back_to",
     ),
     "duplicate-title": _duplicate("title", "Title (the group)"),
     "duplicate-meta-description": _duplicate("meta_description", "Meta description (the group)"),
@@ -369,6 +384,7 @@ EVIDENCE: dict[str, Evidence] = {
             detail("redirect_url", "Canonical redirects to"),
             detail("fetch_error", "Fetch error"),
         ),
+        target="canonical_url",
     ),
     "hreflang-missing-return-link": Evidence(
         UNIT_PAGES,
@@ -379,6 +395,7 @@ EVIDENCE: dict[str, Evidence] = {
             computed("missing", "What is missing", _missing_return),
         ),
         expand="missing",
+        target="target_url",
     ),
     "sitemap-url-not-indexable": Evidence(
         UNIT_PAGES,
@@ -445,6 +462,7 @@ EVIDENCE: dict[str, Evidence] = {
             detail("near_duplicates", "Near duplicates"),
             detail("other_urls", "Near duplicates (first 3)"),
         ),
+        target="most_similar_url",
     ),
     "soft-404": Evidence(
         UNIT_PAGES,
@@ -464,6 +482,7 @@ EVIDENCE: dict[str, Evidence] = {
         UNIT_PAGES,
         (page(), item("link", "Linked URL", "href"), item("parameters", "Parameters")),
         expand="links",
+        target="link",
     ),
     "form-posts-to-http": Evidence(
         UNIT_PAGES, (page(), detail("actions", "Form actions (first 5)"), detail("forms_count", "Forms"))
@@ -510,6 +529,7 @@ EVIDENCE: dict[str, Evidence] = {
             detail("images_count", "Broken images on the page"),
         ),
         expand="images",
+        target="src",
     ),
     "image-too-large": Evidence(
         UNIT_PAGES,
@@ -525,6 +545,7 @@ EVIDENCE: dict[str, Evidence] = {
             detail("expected_rel", "Target's link back"),
             detail("target_points_to", "Which points to"),
         ),
+        target="target",
     ),
     "pagination-url-not-ok": Evidence(
         UNIT_PAGES,
@@ -535,6 +556,7 @@ EVIDENCE: dict[str, Evidence] = {
             detail("status_code", "Target status"),
             detail("indexable", "Target indexable"),
         ),
+        target="target",
     ),
     "pagination-loop": Evidence(
         UNIT_PAGES, (page("First page of the loop"), detail("loop_length", "Pages in loop"), detail("urls", "Loop"))
@@ -634,13 +656,38 @@ def evidence_group_count(*, audit: Audit, issue_type: str) -> int | None:
     return Issue.objects.filter(audit=audit, type=issue_type).order_by().values(f"details__{key}").distinct().count()
 
 
-def all_evidence_keys() -> list[str]:
-    """Every evidence column key of the registry, first appearance first: the all-issues export's columns."""
-    keys: dict[str, None] = {}
-    for spec in CHECKS:
-        for column in _evidence(spec.type).columns:
-            keys.setdefault(column.key, None)
-    return list(keys)
+def _one_line(values: Iterable) -> str:
+    """Distinct non-empty values of a column over a finding's rows, in order, on one line."""
+    seen: dict[str, None] = {}
+    for value in values:
+        text = " ".join(str(value).split())
+        if text:
+            seen.setdefault(text, None)
+    return LIST_SEPARATOR.join(seen)
+
+
+def finding_summary(issue_type: str, page_url: str, details) -> tuple[str, str]:
+    """(target, detail) of one issue: the URL it points at where its type has one, and its other evidence
+    columns in words ("Status: 404; Anchor text: Read more"), the page left out (it has its own column).
+
+    A capped link check's marker row (no page) says its message; a cut detail ends with "…"."""
+    spec = _evidence(issue_type)
+    details = details if isinstance(details, dict) else {}
+    rows = [row for _page_id, row in evidence_records(issue_type, [(None, None, page_url, details)])]
+    target = _one_line(row.get(spec.target, "") for row in rows) if spec.target else ""
+    parts = []
+    for column in spec.columns:
+        if column.key in ("page_url", spec.target):
+            continue
+        value = _one_line(row.get(column.key, "") for row in rows)
+        if value:
+            parts.append(f"{column.label}: {value}")
+    if not parts and target:  # the target is the whole evidence (canonicalized-page): say it in words too
+        parts = [f"{label}: {target}" for key, label in evidence_columns(issue_type) if key == spec.target]
+    line = DETAIL_SEPARATOR.join(parts) or " ".join(str(details.get("message") or "").split())
+    if len(line) > DETAIL_MAX_CHARS:
+        line = line[: DETAIL_MAX_CHARS - 1] + "…"
+    return target, line
 
 
 def check_coverage() -> list[str]:

@@ -1,6 +1,6 @@
-"""Streamed exports of an audit's issues and pages as CSV and JSON, for the dashboard and the API.
+"""Streamed exports of an audit's issues and pages as CSV, JSON and an XLSX workbook, for the dashboard and the API.
 
-Each function is a generator of str chunks over `.values_list(...).iterator(chunk_size=EXPORT_FETCH_ROWS)`
+Each CSV/JSON function is a generator of str chunks over `.values_list(...).iterator(chunk_size=EXPORT_FETCH_ROWS)`
 (a server-side cursor on PostgreSQL), so an export of 50,000 rows holds one fetch of rows and one chunk of
 text at a time. Wrap it in a StreamingHttpResponse:
 
@@ -9,35 +9,55 @@ text at a time. Wrap it in a StreamingHttpResponse:
 CSV cells that a spreadsheet would run as a formula (crawled titles starting with "=", "+", "-", "@")
 are prefixed with a quote; JSON is an array of objects, one per row.
 
-Issues go out as evidence (audits.evidence): named, flat columns per type, the same in CSV and JSON, never a
-JSON blob. The all-issues files have every type's columns (empty where a type has none); the per-type files
-(`issue_type_csv_rows`, `issue_type_json_chunks`) have just that type's.
+The all-issues files are in long form: one row per issue (every issue the UI counts, site-wide ones included,
+with an empty page), ISSUE_COLUMNS: type, title, severity, category, page, target, and a one-line detail in
+words (audits.evidence.finding_summary). The per-type files (`issue_type_csv_rows`, `issue_type_json_chunks`)
+have that type's own evidence columns (audits.evidence), one row per evidence row.
+
+The workbook (`issues_xlsx_write`) has an Overview sheet and one sheet per issue type found, with the per-type
+files' columns; XlsxWriter's constant_memory mode writes each row to a temporary file as it comes, so memory
+stays bounded whatever the audit's size. A sheet stops at Excel's row limit with a last row saying so.
 """
 
 import csv
 import json
 import re
+import tempfile
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from django.db.models import Count, QuerySet
+import xlsxwriter
+from django.db.models import Case, IntegerField, QuerySet, Value, When
 
 from audits.checks.registry import CATEGORIES
 from audits.comparison import check_spec
-from audits.evidence import LIST_SEPARATOR, all_evidence_keys, evidence_columns, evidence_queryset, evidence_records
+from audits.evidence import (
+    LIST_SEPARATOR,
+    evidence_columns,
+    evidence_count_unit,
+    evidence_queryset,
+    evidence_records,
+    finding_summary,
+)
 from audits.models import Audit, Issue, Page
-from audits.selectors import page_inlinks_count
+from audits.selectors import issues_by_severity, issues_by_type, page_inlinks_count
+from audits.stats import issue_type_counts
 
 EXPORT_FETCH_ROWS = 2000  # rows per fetch of the database cursor
 EXPORT_ROWS_PER_CHUNK = 500  # rows joined into one yielded string (fewer, larger writes to the socket)
 
 CSV_CONTENT_TYPE = "text/csv; charset=utf-8"
 JSON_CONTENT_TYPE = "application/json"
+XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
-ISSUE_BASE_COLUMNS = ("type", "issue_title", "category", "severity")  # evidence has its own "title"
-# page_url is the first evidence key of every page-tied type; the rest follow in registry order.
-ISSUE_COLUMNS = (*ISSUE_BASE_COLUMNS, *all_evidence_keys())
+# The long form: one row per issue. page_url is empty for a site-wide finding, target where the type has none.
+ISSUE_COLUMNS = ("type", "title", "severity", "category", "page_url", "target", "detail")
+
+XLSX_MAX_ROWS = 1_048_576  # Excel's rows per sheet, the header row included
+XLSX_SHEET_NAME_MAX_CHARS = 31  # Excel's limit on a sheet name
+XLSX_OVERVIEW_SHEET = "Overview"
+_SHEET_NAME_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
 
 PAGE_FIELDS = (
     "url",
@@ -80,27 +100,28 @@ def _type_records(audit: Audit, issue_type: str, columns: tuple, prefix: tuple =
         yield (*prefix, *(row.get(key, "") for key in tail))
 
 
+def _severity_rank():
+    """critical first, then warning, then info (an unknown severity last)."""
+    whens = [When(severity=value, then=Value(rank)) for rank, value in enumerate(Issue.Severity.values)]
+    return Case(*whens, default=Value(len(whens)), output_field=IntegerField())
+
+
 def _issue_records(audit: Audit) -> Iterator[tuple]:
-    """Every issue of the audit as evidence rows with the type's name, category and severity, type by type."""
-    present = (
+    """Every issue of the audit (the rows the UI counts) as one long-form row, most severe first, type by type."""
+    issues = (
         Issue.objects.filter(audit=audit)
-        .exclude(page_url="", details__capped=True)
-        .order_by("type")
-        .values("type")
-        .annotate(n=Count("id"))
-        .values_list("type", flat=True)
+        .order_by(_severity_rank(), "type", "page_url", "id")
+        .values_list("type", "severity", "page_url", "details")
+        .iterator(chunk_size=EXPORT_FETCH_ROWS)
     )
-    for issue_type in list(present):
-        spec = check_spec(issue_type)
-        severity = (
-            Issue.objects.filter(audit=audit, type=issue_type)
-            .exclude(details__capped=True)
-            .values_list("severity", flat=True)
-            .first()
-            or spec.severity
-        )
-        prefix = (issue_type, spec.title, CATEGORIES.get(spec.category, spec.category), severity)
-        yield from _type_records(audit, issue_type, ISSUE_COLUMNS, prefix)
+    names: dict[str, tuple[str, str]] = {}
+    for issue_type, severity, page_url, details in issues:
+        if issue_type not in names:
+            spec = check_spec(issue_type)
+            names[issue_type] = (spec.title, CATEGORIES.get(spec.category, spec.category))
+        title, category = names[issue_type]
+        target, line = finding_summary(issue_type, page_url, details)
+        yield (issue_type, title, severity, category, page_url, target, line)
 
 
 def _extractor_names(audit: Audit) -> list[str]:
@@ -174,7 +195,7 @@ def _csv_chunks(columns: tuple, records: Iterable[tuple]) -> Iterator[str]:
 
 
 def issues_csv_rows(audit: Audit) -> Iterator[str]:
-    """CSV of the audit's issues as evidence rows (ISSUE_COLUMNS), type by type."""
+    """CSV of the audit's issues in long form (ISSUE_COLUMNS), one line per issue."""
     return _csv_chunks(ISSUE_COLUMNS, _issue_records(audit))
 
 
@@ -216,7 +237,7 @@ def _json_chunks(columns: tuple, records: Iterable[tuple]) -> Iterator[str]:
 
 
 def issues_json_chunks(audit: Audit) -> Iterator[str]:
-    """A JSON array of the audit's issues as evidence rows: objects with the ISSUE_COLUMNS keys, in chunks."""
+    """A JSON array of the audit's issues in long form: one object per issue with the ISSUE_COLUMNS keys."""
     return _json_chunks(ISSUE_COLUMNS, _issue_records(audit))
 
 
@@ -229,6 +250,137 @@ def issue_type_json_chunks(audit: Audit, issue_type: str) -> Iterator[str]:
 def pages_json_chunks(audit: Audit, pages: QuerySet | None = None) -> Iterator[str]:
     """A JSON array of the audit's pages (or of `pages`, in its order), PAGE_COLUMNS keys, in chunks."""
     return _json_chunks(page_export_columns(audit), _page_rows(audit, pages, join_values=False))
+
+
+# --- XLSX ----------------------------------------------------------------------------------------------
+
+
+def xlsx_sheet_names(issue_types: Iterable[str]) -> dict[str, str]:
+    """An Excel-safe sheet name per type: at most 31 characters, none of []:*?/\\, unique (Excel compares
+    names without case) and never the overview's. `structured-data-missing-recommended` -> its first 31
+    characters; a clash gets `~2`, `~3`… at the end."""
+    taken = {XLSX_OVERVIEW_SHEET.lower()}
+    names = {}
+    for issue_type in issue_types:
+        base = _SHEET_NAME_FORBIDDEN.sub("_", issue_type).strip("'") or "issues"
+        name, n = base[:XLSX_SHEET_NAME_MAX_CHARS], 1
+        while name.lower() in taken:
+            n += 1
+            suffix = f"~{n}"
+            name = base[: XLSX_SHEET_NAME_MAX_CHARS - len(suffix)] + suffix
+        taken.add(name.lower())
+        names[issue_type] = name
+    return names
+
+
+def _xlsx_row(sheet, row: int, values: Iterable, cell_format=None) -> None:
+    """Strings as text (never a formula or a link), numbers as numbers, the rest as text."""
+    for col, value in enumerate(values):
+        if value is None or value == "":
+            continue
+        if isinstance(value, bool):
+            sheet.write_string(row, col, "yes" if value else "no", cell_format)
+        elif isinstance(value, (int, float)):
+            sheet.write_number(row, col, value, cell_format)
+        elif isinstance(value, datetime):
+            sheet.write_string(row, col, value.isoformat(), cell_format)
+        else:
+            sheet.write_string(row, col, str(value), cell_format)
+
+
+def _xlsx_type_sheet(audit: Audit, issue_type: str, sheet, bold) -> tuple[int, int]:
+    """Writes one type's evidence rows under its columns' header: (rows written, rows past Excel's limit)."""
+    columns = issue_type_columns(issue_type)
+    _xlsx_row(sheet, 0, columns, bold)
+    sheet.freeze_panes(1, 0)
+    last_data_row = XLSX_MAX_ROWS - 2  # the last sheet row says what did not fit
+    written = left_out = 0
+    for record in _type_records(audit, issue_type, columns):
+        if written < last_data_row:
+            written += 1
+            _xlsx_row(sheet, written, record)
+        else:
+            left_out += 1
+    if left_out:
+        sheet.write_string(
+            written + 1,
+            0,
+            f"{left_out} more rows are past Excel's limit of {XLSX_MAX_ROWS:,} rows a sheet: "
+            "the CSV or JSON export of this issue type has them all.",
+        )
+    return written, left_out
+
+
+def issues_xlsx_write(audit: Audit, output) -> None:
+    """The audit's workbook into `output` (a path or a binary file): an Overview sheet (site, date, score, pages
+    crawled, issues per severity, one row per type with its count and sheet) and a sheet per type found."""
+    workbook = xlsxwriter.Workbook(
+        output,
+        {
+            "constant_memory": True,  # each row goes to a temporary file as soon as the next starts
+            "strings_to_formulas": False,
+            "strings_to_urls": False,
+            "strings_to_numbers": False,
+        },
+    )
+    bold = workbook.add_format({"bold": True})
+    overview = workbook.add_worksheet(XLSX_OVERVIEW_SHEET)  # first tab; filled last (its rows need the counts)
+    counts = issues_by_type(audit=audit)
+    sheets = xlsx_sheet_names(counts)
+    written = {}
+    for issue_type, name in sheets.items():
+        written[issue_type] = _xlsx_type_sheet(audit, issue_type, workbook.add_worksheet(name), bold)
+
+    day = audit.started_at or audit.created_at
+    rows: list[tuple] = [
+        ("Site", audit.start_url),
+        ("Audit date", day.date().isoformat()),
+        ("Health score", audit.health_score if audit.health_score is not None else "not scored"),
+        ("Pages crawled", audit.pages_crawled),
+        (),
+        ("Severity", "Issues"),
+        *((severity, n) for severity, n in issues_by_severity(audit=audit).items()),
+        (),
+        ("Issue type", "Title", "Severity", "Category", "Issues", "Counts", "Sheet", "Rows in the sheet", "Note"),
+    ]
+    severities: dict[str, str] = {}  # the type's most severe row (an override may have changed the registry's)
+    for entry in sorted(issue_type_counts(audit=audit), key=lambda r: Issue.Severity.values.index(r["severity"])):
+        severities.setdefault(entry["type"], entry["severity"])
+    for issue_type, n in counts.items():
+        spec = check_spec(issue_type)
+        rows_written, left_out = written[issue_type]
+        note = f"{left_out} rows past Excel's row limit: see the CSV export" if left_out else ""
+        rows.append(
+            (
+                issue_type,
+                spec.title,
+                severities.get(issue_type, spec.severity),
+                CATEGORIES.get(spec.category, spec.category),
+                n,
+                evidence_count_unit(issue_type),
+                sheets[issue_type],
+                rows_written,
+                note,
+            )
+        )
+    headers = {5, 8}  # the rows above that name the columns below them
+    for row, values in enumerate(rows):
+        _xlsx_row(overview, row, values, bold if row in headers else None)
+    overview.set_column(0, 1, 28)
+    workbook.close()
+
+
+def issues_xlsx_file(audit: Audit):
+    """The workbook in an anonymous temporary file, rewound: hand it to a FileResponse, which closes it (and the
+    file goes with it)."""
+    output = tempfile.TemporaryFile()  # noqa: SIM115 (the response closes it)
+    try:
+        issues_xlsx_write(audit, output)
+    except BaseException:
+        output.close()
+        raise
+    output.seek(0)
+    return output
 
 
 def export_filename(audit: Audit, what: str, extension: str) -> str:

@@ -524,6 +524,13 @@ EXPORTS = {
 @dashboard_view
 def audit_export(request, audit_id, what, fmt):
     audit = _audit(request, audit_id)
+    if (what, fmt) == ("issues", "xlsx"):
+        return FileResponse(
+            exports.issues_xlsx_file(audit),
+            as_attachment=True,
+            filename=exports.export_filename(audit, what, fmt),
+            content_type=exports.XLSX_CONTENT_TYPE,
+        )
     if (what, fmt) not in EXPORTS:
         raise Http404("No such export")
     chunks, content_type = EXPORTS[(what, fmt)]

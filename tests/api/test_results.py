@@ -5,10 +5,12 @@ import csv
 import io
 import json
 
+import openpyxl
 import pytest
 from django.test import Client
 from django.urls import reverse
 
+from audits import exports
 from audits.models import Issue, Page, page_id_for
 from tests.api.conftest import assert_problem, finished_audit
 from tests.factories import ProjectFactory
@@ -164,6 +166,18 @@ def test_exports_stream_csv_and_json(api, results):
     assert {p["status_code"] for p in pages} == {200, 404}
 
 
+def test_issues_workbook_export(api, results):
+    response = api.get(f"/api/v1/audits/{results.id}/exports/issues.xlsx")
+    assert response.status_code == 200
+    assert response["Content-Type"] == exports.XLSX_CONTENT_TYPE
+    assert response["Content-Disposition"].startswith("attachment;")
+    book = openpyxl.load_workbook(io.BytesIO(b"".join(response.streaming_content)), read_only=True)
+    assert book.sheetnames == ["Overview", "broken-internal-link", "broken-page", "missing-title", "title-too-long"]
+    schema = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    responses = schema["paths"]["/api/v1/audits/{id}/exports/issues.xlsx"]["get"]["responses"]
+    assert exports.XLSX_CONTENT_TYPE in responses["200"]["content"]
+
+
 def test_issue_type_export_is_the_dashboards_file(api, user, results):
     """One type's evidence in its named columns, byte for byte what the dashboard's per-type export sends."""
     Issue.objects.filter(audit=results, type="broken-page").update(details={"status_code": 404})
@@ -261,6 +275,7 @@ def test_other_accounts_results_are_not_found(other_api, results, project):
         f"pages/{home}/",
         "exports/issues.csv",
         "exports/issues.json",
+        "exports/issues.xlsx",
         "exports/pages.csv",
         "exports/pages.json",
         "issues/broken-page/export.csv",

@@ -97,6 +97,14 @@ def test_results_of_a_finished_audit(results):
     assert stranger_page.is_error and stranger_page.structured_content["code"] == "not_found"
 
 
+def test_export_links_name_the_apis_files_and_the_workbook(results):
+    (links,) = calls(("export_links", {"audit_id": str(results.id)}))
+    got = links.structured_content
+    base = f"/api/v1/audits/{results.id}/exports/"
+    for key, name in (("issues_csv", "issues.csv"), ("issues_xlsx", "issues.xlsx"), ("pages_json", "pages.json")):
+        assert got[key].endswith(base + name), key
+
+
 def test_pages_carry_no_extracted_values(results):
     """Custom extraction values (up to 32 KiB a page) stay out of the pages an assistant reads, as out of the API's
     page list by default: an assistant's context is the scarce resource."""

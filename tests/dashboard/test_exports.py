@@ -6,6 +6,7 @@ import json
 import os
 import tracemalloc
 
+import openpyxl
 import pytest
 from django.db import connection
 from django.http import StreamingHttpResponse
@@ -15,7 +16,7 @@ from django.utils import timezone
 from audits import exports
 from audits.models import Issue, Page, issue_id_for, page_id_for
 from tests.dashboard.conftest import SITE, finished_audit
-from tests.factories import ProjectFactory
+from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -159,14 +160,15 @@ def test_json_exports_are_valid_arrays(owner_client, small_audit):
     assert isinstance(response, StreamingHttpResponse)
     issues = json.loads(b"".join(response.streaming_content))
     assert len(issues) == ISSUE_ROWS
-    assert list(issues[0]) == list(exports.ISSUE_COLUMNS)  # named, flat columns: no JSON blob
-    assert {k: issues[0][k] for k in ("type", "issue_title", "category", "severity", "page_url", "h1_count")} == {
+    assert list(issues[0]) == list(exports.ISSUE_COLUMNS)  # the long form: one object per issue, no JSON blob
+    assert issues[0] == {
         "type": "missing-h1",
-        "issue_title": "Missing H1",
-        "category": "Content",
+        "title": "Missing H1",
         "severity": "warning",
+        "category": "Content",
         "page_url": f"{SITE}/catalogue/item-00000",
-        "h1_count": "",
+        "target": "",
+        "detail": "",
     }
     pages = json.loads("".join(exports.pages_json_chunks(small_audit)))
     assert len(pages) == SMALL_ROWS and pages[5]["word_count"] == 5
@@ -176,3 +178,44 @@ def test_empty_exports(results):
     empty = finished_audit(results.project, days_ago=30)
     assert json.loads("".join(exports.issues_json_chunks(empty))) == []
     assert "".join(exports.issues_csv_rows(empty)).strip() == ",".join(exports.ISSUE_COLUMNS)
+
+
+def test_issue_exports_count_what_the_issues_screen_counts(owner_client, results):
+    """Site-wide findings included: the long CSV, the JSON and the workbook's overview add up to the screen's
+    per-severity counts."""
+    screen = owner_client.get(reverse("audits:audit-issues", args=[results.audit.id]))
+    ui_total = sum(screen.context["severity_counts"].values())
+    assert ui_total == 5
+
+    def download(fmt):
+        response = owner_client.get(reverse("audits:audit-export", args=[results.audit.id, "issues", fmt]))
+        assert response.status_code == 200
+        return b"".join(response.streaming_content)
+
+    rows = list(csv.DictReader(io.StringIO(download("csv").decode())))
+    assert len(rows) == ui_total
+    assert [r for r in rows if r["type"] == "sitemap-missing"][0]["page_url"] == ""
+    assert len(json.loads(download("json"))) == ui_total
+
+    book = openpyxl.load_workbook(io.BytesIO(download("xlsx")), read_only=True)
+    assert book.sheetnames == ["Overview", "broken-page", "missing-meta-description", "sitemap-missing", "thin-content"]
+    overview = list(book["Overview"].iter_rows(values_only=True))
+    assert sum(row[1] for row in overview if row[0] in ("critical", "warning", "info")) == ui_total
+    assert len(list(book["missing-meta-description"].iter_rows(values_only=True))) == 1 + 2
+
+
+def test_workbook_download_and_links(owner_client, results):
+    response = owner_client.get(reverse("audits:audit-export", args=[results.audit.id, "issues", "xlsx"]))
+    assert response["Content-Type"] == exports.XLSX_CONTENT_TYPE
+    assert 'attachment; filename="sitewarden-site.test-' in response["Content-Disposition"]
+    assert response["Content-Disposition"].endswith('-issues.xlsx"')
+    href = reverse("audits:audit-export", args=[results.audit.id, "issues", "xlsx"])
+    for screen in ("audits:audit-detail", "audits:audit-issues"):
+        assert href in owner_client.get(reverse(screen, args=[results.audit.id])).content.decode(), screen
+    assert owner_client.get(reverse("audits:audit-export", args=[results.audit.id, "pages", "xlsx"])).status_code == 404
+
+
+def test_workbook_of_another_account_is_not_found(client, results):
+    client.force_login(UserFactory(username="stranger"))
+    response = client.get(reverse("audits:audit-export", args=[results.audit.id, "issues", "xlsx"]))
+    assert response.status_code == 404

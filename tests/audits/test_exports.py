@@ -1,0 +1,165 @@
+"""The all-issues export in long form (one row per issue the UI counts, site-wide findings included, a target and
+a one-line detail in words) and the XLSX workbook (an Overview sheet, one sheet per issue type), read back."""
+
+import csv
+import io
+import json
+
+import openpyxl
+import pytest
+
+from audits import exports
+from audits.evidence import DETAIL_MAX_CHARS
+from audits.selectors import issues_by_severity, issues_by_type
+from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
+from tests.factories import ProjectFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def audit(db):
+    audit = finished_audit(ProjectFactory(owner=UserFactory()), pages_crawled=3, health_score=71)
+    home, about, shop = (make_page(audit, path) for path in ("/", "/about", "/shop"))
+    make_issue(audit, home, "missing-h1", "warning", h1_count=0)
+    make_issue(audit, about, "missing-h1", "warning", h1_count=0)
+    make_issue(audit, shop, "title-too-long", "warning", chars=80, max_chars=60, title="=SUM(A1)")
+    make_issue(
+        audit,
+        home,
+        "broken-internal-link",
+        "critical",
+        target_url=SITE + "/gone",
+        status_code=404,
+        anchor_text="Old page",
+        links=2,
+    )
+    make_issue(audit, about, "canonicalized-page", "info", canonical=SITE + "/")
+    make_issue(audit, None, "sitemap-missing", "info", sitemaps_tried=[SITE + "/sitemap.xml"], errors=["404"])
+    make_issue(audit, None, "robots-txt-invalid", "info", invalid_count=2, lines=["Dissallow: /", "foo"])
+    # A capped link check's marker (no page): the UI counts it, so the export has it.
+    make_issue(audit, None, "broken-internal-link", "critical", capped=True, message="40 more broken links not listed")
+    make_issue(audit, home, "structured-data-missing-recommended", "info", entities=[], entities_count=0)
+    return audit
+
+
+def long_rows(audit):
+    return list(csv.DictReader(io.StringIO("".join(exports.issues_csv_rows(audit)))))
+
+
+def test_long_form_has_one_row_per_issue_the_ui_counts(audit):
+    rows = long_rows(audit)
+    ui_total = sum(issues_by_type(audit=audit).values())
+    assert len(rows) == ui_total == sum(issues_by_severity(audit=audit).values()) == 9
+    assert list(rows[0]) == list(exports.ISSUE_COLUMNS)
+    assert [r["severity"] for r in rows][:2] == ["critical", "critical"]  # most severe first
+    assert len(json.loads("".join(exports.issues_json_chunks(audit)))) == ui_total
+
+
+def test_page_level_link_level_and_site_wide_rows(audit):
+    rows = long_rows(audit)
+    by = {(r["type"], r["page_url"]): r for r in rows}
+
+    h1 = by[("missing-h1", SITE + "/")]
+    assert (h1["title"], h1["category"], h1["target"], h1["detail"]) == ("Missing H1", "Content", "", "H1 headings: 0")
+
+    link = by[("broken-internal-link", SITE + "/")]
+    assert link["target"] == SITE + "/gone"
+    assert link["detail"] == "Anchor text: Old page; Target status: 404; Links on the page: 2"
+
+    canonical = by[("canonicalized-page", SITE + "/about")]
+    assert (canonical["target"], canonical["detail"]) == (SITE + "/", f"Canonical URL: {SITE}/")
+    assert by[("title-too-long", SITE + "/shop")]["detail"].startswith("Title: =SUM(A1); Characters: 80")
+
+    sitemap = by[("sitemap-missing", "")]
+    assert sitemap["target"] == ""
+    assert sitemap["detail"] == f"Sitemaps tried: {SITE}/sitemap.xml; Errors: 404"
+    robots = by[("robots-txt-invalid", "")]
+    assert robots["detail"] == "Invalid line: Dissallow: / | foo; Invalid lines in all: 2"  # one row, both lines
+    assert by[("broken-internal-link", "")]["detail"] == "40 more broken links not listed"
+
+
+def test_long_csv_is_not_a_sparse_union_and_defuses_formulas(audit):
+    text = "".join(exports.issues_csv_rows(audit))
+    header, *lines = list(csv.reader(io.StringIO(text)))
+    assert len(header) == len(exports.ISSUE_COLUMNS) == 7
+    assert all(len(line) == 7 for line in lines)
+    assert all(line[0] and line[1] and line[2] and line[3] and line[6] for line in lines), "type..detail filled"
+
+
+def test_detail_is_one_bounded_line(audit):
+    page = make_page(audit, "/long")
+    make_issue(audit, page, "multiple-titles", "warning", titles_count=2, titles=["A\nB", "x" * 2000])
+    (row,) = [r for r in long_rows(audit) if r["type"] == "multiple-titles"]
+    assert "\n" not in row["detail"] and row["detail"].startswith("Title tags: 2; Titles (first 5): A B | xxx")
+    assert len(row["detail"]) == DETAIL_MAX_CHARS and row["detail"].endswith("…")
+
+
+def read_workbook(audit, tmp_path):
+    path = tmp_path / "issues.xlsx"
+    exports.issues_xlsx_write(audit, str(path))
+    return openpyxl.load_workbook(path, read_only=True)
+
+
+def sheet_rows(sheet):
+    return [tuple(cell for cell in row) for row in sheet.iter_rows(values_only=True)]
+
+
+def test_workbook_has_an_overview_and_one_sheet_per_type(audit, tmp_path):
+    book = read_workbook(audit, tmp_path)
+    counts = issues_by_type(audit=audit)
+    names = exports.xlsx_sheet_names(counts)
+    assert book.sheetnames == ["Overview", *names.values()]
+
+    overview = sheet_rows(book["Overview"])
+    assert overview[0][:2] == ("Site", audit.start_url)
+    assert overview[2][:2] == ("Health score", 71) and overview[3][:2] == ("Pages crawled", 3)
+    assert ("critical", 2) in [row[:2] for row in overview] and ("info", 4) in [row[:2] for row in overview]
+    header = overview.index(next(r for r in overview if r[0] == "Issue type"))
+    types = {row[0]: row for row in overview[header + 1 :]}
+    assert set(types) == set(counts)
+    assert types["broken-internal-link"][4] == 2  # the UI's count (the capped marker included) …
+    assert types["broken-internal-link"][7] == 1  # … and the evidence rows its sheet holds
+
+    for issue_type, name in names.items():
+        rows = sheet_rows(book[name])
+        assert rows[0] == tuple(exports.issue_type_columns(issue_type)), issue_type
+        per_type_csv = list(csv.reader(io.StringIO("".join(exports.issue_type_csv_rows(audit, issue_type)))))
+        assert len(rows) == len(per_type_csv), issue_type
+        assert types[issue_type][6] == name and types[issue_type][7] == len(rows) - 1
+
+    titles = sheet_rows(book[names["title-too-long"]])
+    assert titles[1][:3] == (SITE + "/shop", "=SUM(A1)", 80)  # text stays text, numbers stay numbers
+    assert sheet_rows(book[names["robots-txt-invalid"]])[1:] == [("Dissallow: /", 2), ("foo", 2)]
+
+
+def test_sheet_names_are_excel_safe_and_unique():
+    long = "structured-data-missing-recommended"
+    names = exports.xlsx_sheet_names([long, "structured-data-missing-recommended-x", "a[b]:c*d?e/f\\g", "OVERVIEW"])
+    assert names[long] == long[:31]
+    assert names["structured-data-missing-recommended-x"] == long[:29] + "~2"
+    assert names["a[b]:c*d?e/f\\g"] == "a_b__c_d_e_f_g"
+    assert names["OVERVIEW"] == "OVERVIEW~2"
+    assert all(len(n) <= 31 for n in names.values())
+    assert len({n.lower() for n in names.values()}) == len(names)
+
+
+def test_a_sheet_stops_at_excels_row_limit_and_says_so(audit, tmp_path, monkeypatch):
+    for i in range(5):
+        make_issue(audit, make_page(audit, f"/p{i}"), "missing-h1", "warning", h1_count=0)
+    monkeypatch.setattr(exports, "XLSX_MAX_ROWS", 4)  # Excel's 1,048,576, scaled down: 7 rows do not fit in 4
+    book = read_workbook(audit, tmp_path)
+    rows = sheet_rows(book["missing-h1"])
+    assert len(rows) == 4 and rows[0][0] == "page_url"
+    assert rows[3][0].startswith("5 more rows are past Excel's limit of 4 rows a sheet")
+    (row,) = [r for r in sheet_rows(book["Overview"]) if r[0] == "missing-h1"]
+    assert row[4] == 7 and row[7] == 2 and "past Excel's row limit" in row[8]
+
+
+def test_empty_audit_exports(db):
+    audit = finished_audit(ProjectFactory(owner=UserFactory()))
+    assert "".join(exports.issues_csv_rows(audit)).strip() == ",".join(exports.ISSUE_COLUMNS)
+    assert json.loads("".join(exports.issues_json_chunks(audit))) == []
+    path = exports.issues_xlsx_file(audit)
+    book = openpyxl.load_workbook(path, read_only=True)
+    assert book.sheetnames == ["Overview"]
