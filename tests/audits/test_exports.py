@@ -4,12 +4,14 @@ a one-line detail in words) and the XLSX workbook (an Overview sheet, one sheet 
 import csv
 import io
 import json
+import tracemalloc
 
 import openpyxl
 import pytest
 
 from audits import exports
 from audits.evidence import DETAIL_MAX_CHARS
+from audits.models import Issue, issue_id_for
 from audits.selectors import issues_by_severity, issues_by_type
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory, UserFactory
@@ -163,3 +165,44 @@ def test_empty_audit_exports(db):
     path = exports.issues_xlsx_file(audit)
     book = openpyxl.load_workbook(path, read_only=True)
     assert book.sheetnames == ["Overview"]
+
+
+BIG_ISSUES = 40_000  # issues of three types over as many pages' URLs
+
+
+def bulk_issues(audit, n: int) -> None:
+    types = (("missing-h1", "warning", {"h1_count": 0}), ("title-too-long", "warning", {"chars": 80, "max_chars": 60}))
+    Issue.objects.bulk_create(
+        (
+            Issue(
+                id=issue_id_for(audit.id, f"{SITE}/p/{i:06d}", issue_type),
+                audit=audit,
+                page_url=f"{SITE}/p/{i:06d}",
+                type=issue_type,
+                severity=severity,
+                details={**details, "title": f"A product page title that runs on for a while, number {i}"},
+            )
+            for i in range(n // 2)
+            for issue_type, severity, details in types
+        ),
+        batch_size=5000,
+    )
+
+
+@pytest.mark.slow
+def test_workbook_memory_stays_bounded_as_rows_grow(tmp_path):
+    """constant_memory and a cursor: twice the rows, about the same peak (Python's allocations, traced)."""
+    peaks, sizes = [], []
+    for n in (BIG_ISSUES // 2, BIG_ISSUES):
+        audit = finished_audit(ProjectFactory(owner=UserFactory()))
+        bulk_issues(audit, n)
+        path = tmp_path / f"{n}.xlsx"
+        tracemalloc.start()
+        exports.issues_xlsx_write(audit, str(path))
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        sizes.append(path.stat().st_size)
+        book = openpyxl.load_workbook(path, read_only=True)
+        assert book["missing-h1"].max_row == n // 2 + 1
+    print(f"workbook peaks {peaks} bytes for files of {sizes} bytes")
+    assert peaks[1] < peaks[0] * 1.5, f"peak grew with the rows: {peaks}"
