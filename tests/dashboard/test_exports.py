@@ -15,6 +15,8 @@ from django.utils import timezone
 
 from audits import exports
 from audits.models import Issue, Page, issue_id_for, page_id_for
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
 from tests.dashboard.conftest import SITE, finished_audit
 from tests.factories import ProjectFactory, UserFactory
 
@@ -219,3 +221,41 @@ def test_workbook_of_another_account_is_not_found(client, results):
     client.force_login(UserFactory(username="stranger"))
     response = client.get(reverse("audits:audit-export", args=[results.audit.id, "issues", "xlsx"]))
     assert response.status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_exports_of_a_real_crawl_count_what_the_screen_counts(client, small_site):
+    """A generated site (a redirect, a 404, a sitemap-only orphan…) crawled in process: the long CSV and JSON
+    have the issues screen's total, one row per issue; the workbook has a sheet per type the screen lists with
+    that type's per-type export rows."""
+    base, _manifest = small_site
+    owner = UserFactory(username="crawler-owner")
+    project = ProjectFactory(owner=owner, base_url=base + "/")
+    audit = audit_start(project=project, start_url=base + "/", max_pages=1000, dispatch=False)
+    pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == audit.Status.COMPLETED, audit.error_detail
+    client.force_login(owner)
+
+    screen = client.get(reverse("audits:audit-issues", args=[audit.id]))
+    ui_total = sum(screen.context["severity_counts"].values())
+    ui_types = {row.type for row in screen.context["rows"]}
+    assert ui_total > 0 and len(ui_types) >= 3
+
+    def download(fmt):
+        response = client.get(reverse("audits:audit-export", args=[audit.id, "issues", fmt]))
+        assert response.status_code == 200
+        return b"".join(response.streaming_content)
+
+    rows = list(csv.DictReader(io.StringIO(download("csv").decode())))
+    assert len(rows) == ui_total
+    assert {r["type"] for r in rows} == ui_types
+    assert all(r["title"] and r["severity"] and r["category"] for r in rows)
+    assert len(json.loads(download("json"))) == ui_total
+
+    book = openpyxl.load_workbook(io.BytesIO(download("xlsx")), read_only=True)
+    assert set(book.sheetnames) == {"Overview", *exports.xlsx_sheet_names(sorted(ui_types)).values()}
+    for issue_type, name in exports.xlsx_sheet_names(sorted(ui_types)).items():
+        per_type = list(csv.reader(io.StringIO("".join(exports.issue_type_csv_rows(audit, issue_type)))))
+        sheet = list(book[name].iter_rows(values_only=True))
+        assert sheet[0] == tuple(per_type[0]) and len(sheet) == len(per_type), issue_type
