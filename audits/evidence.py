@@ -62,6 +62,7 @@ class Evidence:
     order: tuple[str, ...] = ("page_url", "id")
     group_key: str = ""  # details key whose value defines a group (duplicates), for counting groups
     target: str = ""  # the column holding what the finding points at (link target, canonical, duplicate of…)
+    detail_first: tuple[str, ...] = ()  # columns a one-line detail says before the others (counts before examples)
 
 
 def flat(value) -> str | int | float:
@@ -178,6 +179,7 @@ def _missing_header() -> Evidence:
             detail("pages_checked", "HTML pages checked"),
         ),
         expand="examples",
+        detail_first=("pages_missing", "pages_checked"),
     )
 
 
@@ -676,7 +678,8 @@ def finding_summary(issue_type: str, page_url: str, details) -> tuple[str, str]:
     rows = [row for _page_id, row in evidence_records(issue_type, [(None, None, page_url, details)])]
     target = _one_line(row.get(spec.target, "") for row in rows) if spec.target else ""
     parts = []
-    for column in spec.columns:
+    first = [c for c in spec.columns if c.key in spec.detail_first]
+    for column in (*first, *(c for c in spec.columns if c.key not in spec.detail_first)):
         if column.key in ("page_url", spec.target):
             continue
         value = _one_line(row.get(column.key, "") for row in rows)

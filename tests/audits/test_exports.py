@@ -42,6 +42,8 @@ def audit(db):
     # A capped link check's marker (no page): the UI counts it, so the export has it.
     make_issue(audit, None, "broken-internal-link", "critical", capped=True, message="40 more broken links not listed")
     make_issue(audit, home, "structured-data-missing-recommended", "info", entities=[], entities_count=0)
+    examples = [{"url": SITE + "/"}, {"url": SITE + "/a"}]
+    make_issue(audit, None, "missing-hsts", "info", pages_missing=40, pages_checked=300, examples=examples)
     return audit
 
 
@@ -52,7 +54,7 @@ def long_rows(audit):
 def test_long_form_has_one_row_per_issue_the_ui_counts(audit):
     rows = long_rows(audit)
     ui_total = sum(issues_by_type(audit=audit).values())
-    assert len(rows) == ui_total == sum(issues_by_severity(audit=audit).values()) == 9
+    assert len(rows) == ui_total == sum(issues_by_severity(audit=audit).values()) == 10
     assert list(rows[0]) == list(exports.ISSUE_COLUMNS)
     assert [r["severity"] for r in rows][:2] == ["critical", "critical"]  # most severe first
     assert len(json.loads("".join(exports.issues_json_chunks(audit)))) == ui_total
@@ -79,6 +81,10 @@ def test_page_level_link_level_and_site_wide_rows(audit):
     robots = by[("robots-txt-invalid", "")]
     assert robots["detail"] == "Invalid line: Dissallow: / | foo; Invalid lines in all: 2"  # one row, both lines
     assert by[("broken-internal-link", "")]["detail"] == "40 more broken links not listed"
+    hsts = by[("missing-hsts", "")]
+    assert (
+        hsts["detail"] == f"Pages without it: 40; HTML pages checked: 300; Page without the header: {SITE}/ | {SITE}/a"
+    )
 
 
 def test_long_csv_is_not_a_sparse_union_and_defuses_formulas(audit):
@@ -116,7 +122,7 @@ def test_workbook_has_an_overview_and_one_sheet_per_type(audit, tmp_path):
     overview = sheet_rows(book["Overview"])
     assert overview[0][:2] == ("Site", audit.start_url)
     assert overview[2][:2] == ("Health score", 71) and overview[3][:2] == ("Pages crawled", 3)
-    assert ("critical", 2) in [row[:2] for row in overview] and ("info", 4) in [row[:2] for row in overview]
+    assert ("critical", 2) in [row[:2] for row in overview] and ("info", 5) in [row[:2] for row in overview]
     header = overview.index(next(r for r in overview if r[0] == "Issue type"))
     types = {row[0]: row for row in overview[header + 1 :]}
     assert set(types) == set(counts)
