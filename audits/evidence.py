@@ -435,7 +435,9 @@ EVIDENCE: dict[str, Evidence] = {
             detail("max_px", "Limit (px)"),
         ),
     ),
-    "lorem-ipsum": Evidence(UNIT_PAGES, (page(), detail("words", "Main text words"))),
+    "lorem-ipsum": Evidence(
+        UNIT_PAGES, (page(), detail("text", "Placeholder text found"), detail("words", "Main text words"))
+    ),
     "near-duplicate-content": Evidence(
         UNIT_PAGES,
         (
