@@ -299,6 +299,11 @@ def audit_issue_type(request, audit_id, issue_type):
     evidence = dashboard.evidence_page(audit=audit, issue_type=issue_type, number=request.GET.get("page"))
     if not evidence["issues"].paginator.count:
         raise Http404("No issues of this type")
+    by_target = None
+    if request.GET.get("view") == "targets":  # a link type's rows grouped by target URL
+        by_target = dashboard.evidence_by_target_page(
+            audit=audit, issue_type=issue_type, number=request.GET.get("page")
+        )
     summary = next(
         (r for r in dashboard.issue_summary(audit=audit, pages_crawled=audit.pages_crawled) if r.type == issue_type),
         None,
@@ -310,6 +315,8 @@ def audit_issue_type(request, audit_id, issue_type):
         "evidence": evidence,
         "issues": evidence["issues"],
         "summary": summary,
+        "groupable": issue_type in dashboard.LINK_TYPES,
+        "by_target": by_target,
     }
     return render(request, "dashboard/issue_type.html", context)
 
