@@ -11,12 +11,15 @@ Public interface:
 - evidence_count_unit(issue_type) -> "pages" | "links" | …: what the issue count of the type counts
 - finding_summary(issue_type, page_url, details) -> (target, one-line detail in words): one issue in the long
   all-issues export, built from the same columns
+- evidence_targets(*, audit, issue_type) / evidence_target_sources(…): a link type's rows grouped by target URL
 """
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Count, F, IntegerField, QuerySet, Sum, Window
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, RowNumber
 
 from audits.checks.registry import CHECKS
 from audits.models import Audit, Issue
@@ -454,7 +457,9 @@ EVIDENCE: dict[str, Evidence] = {
             detail("max_px", "Limit (px)"),
         ),
     ),
-    "lorem-ipsum": Evidence(UNIT_PAGES, (page(), detail("words", "Main text words"))),
+    "lorem-ipsum": Evidence(
+        UNIT_PAGES, (page(), detail("text", "Placeholder text found"), detail("words", "Main text words"))
+    ),
     "near-duplicate-content": Evidence(
         UNIT_PAGES,
         (
@@ -691,6 +696,51 @@ def finding_summary(issue_type: str, page_url: str, details) -> tuple[str, str]:
     if len(line) > DETAIL_MAX_CHARS:
         line = line[: DETAIL_MAX_CHARS - 1] + "…"
     return target, line
+
+
+def _link_rows(audit: Audit, issue_type: str) -> QuerySet:
+    """A link type's issues, one per (source page, target), without a capped check's marker row."""
+    return Issue.objects.filter(audit=audit, type=issue_type).exclude(page_url="")
+
+
+def evidence_targets(*, audit: Audit, issue_type: str) -> QuerySet:
+    """A link type's rows grouped by target URL, the target most pages link to first: dicts of target_url,
+    status_code (of the target), fetch_error, pages (linking pages) and links (<a> tags on them). Empty for a type
+    whose rows are not links (see LINK_TYPES)."""
+    if issue_type not in LINK_TYPES:
+        return Issue.objects.none().values()
+    return (
+        _link_rows(audit, issue_type)
+        .annotate(target_url=KT("details__target_url"))
+        .values("target_url")
+        .annotate(
+            pages=Count("id"),
+            links=Sum(Cast(KT("details__links"), IntegerField())),
+            status_code=Cast(KT("details__status_code"), IntegerField()),
+            fetch_error=KT("details__fetch_error"),
+        )
+        .order_by("-pages", "target_url")
+    )
+
+
+def evidence_target_sources(
+    *, audit: Audit, issue_type: str, targets: list[str], per_target: int
+) -> dict[str, list[tuple]]:
+    """{target URL: [(page_id, page_url), …]}: the first `per_target` linking pages of each target, by URL, read in
+    one query (a target linked from every page of a 100,000-page site gives `per_target` rows, not 100,000)."""
+    rows = (
+        _link_rows(audit, issue_type)
+        .annotate(target_url=KT("details__target_url"))
+        .filter(target_url__in=targets)
+        .annotate(rank=Window(RowNumber(), partition_by=[F("target_url")], order_by=[F("page_url"), F("id")]))
+        .filter(rank__lte=per_target)
+        .order_by("target_url", "page_url", "id")
+        .values_list("target_url", "page_id", "page_url")
+    )
+    found: dict[str, list[tuple]] = {target: [] for target in targets}
+    for target, page_id, page_url in rows:
+        found[target].append((page_id, page_url))
+    return found
 
 
 def check_coverage() -> list[str]:

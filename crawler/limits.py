@@ -36,6 +36,12 @@ MAX_STRUCTURED_ITEMS_PER_PAGE = 50  # JSON-LD/microdata/RDFa entities kept for t
 MAX_STRUCTURED_PROPERTIES_PER_ITEM = 100  # property names kept per entity
 MAX_IMAGE_URLS_PER_PAGE = 100  # distinct image URLs kept for the image HEAD pass (broken, too large)
 MAX_MAIN_WORDS_KEPT = 5000  # main-text words kept per page for near-duplicate signatures and soft-404 patterns
+# A main text this short is kept as written outside code samples too (PageData.short_main_prose): soft-404 wording
+# counts only on a page this short (audits/checks/content.py).
+SHORT_MAIN_TEXT_WORDS_MAX = 150
+# Characters of main text outside code samples read to find lorem ipsum's wording: ~150,000 words of prose.
+PROSE_SCAN_CHARS_MAX = 1024 * 1024
+EVIDENCE_CONTEXT_CHARS = 60  # characters kept on each side of matched wording shown as evidence (lorem ipsum)
 # Page text is gathered this many characters at a time and split into words in one go (crawler/parse.py).
 TEXT_STEP_CHARS = 64 * 1024
 # Main elements whose ancestors are checked before the one text walk; a (hostile) page with more is walked twice,

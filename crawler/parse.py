@@ -81,7 +81,11 @@ class PageData:
     # The first MAX_MAIN_WORDS_KEPT words, lower-cased, joined by one space: one string, not a list of words (the
     # near-duplicate signature hashes it in bulk, audits/checks/content.text_signature).
     main_text: str = ""
-    lorem_ipsum: bool = False  # "lorem ipsum" placeholder text in the main text
+    lorem_ipsum: bool = False  # "lorem ipsum" placeholder text in the main text, outside code samples
+    lorem_excerpt: str = ""  # that wording with a little text around it, as written ("" when none)
+    # The main text outside code samples (<pre>, <code>, <kbd>, <samp>: where wording is the subject, not the
+    # page's voice), as written and collapsed, when the main text has at most SHORT_MAIN_TEXT_WORDS_MAX words.
+    short_main_prose: str = ""
     # Security signals, examples up to MAX_LISTED_RESOURCES_PER_PAGE each, resolved against the base URL.
     form_http_actions: list[str] = field(default_factory=list)  # <form> whose action resolves to http://
     protocol_relative_resources: list[str] = field(default_factory=list)  # src/href written "//host/…"
@@ -596,6 +600,8 @@ class _MainWords(_WordStream):
 
 
 _LOREM = re.compile(r"\blorem\s+ipsum\b")
+_LOREM_AS_WRITTEN = re.compile(r"\blorem\s+ipsum\b", re.IGNORECASE)
+_CODE_TAGS = frozenset(("pre", "code", "kbd", "samp"))  # code samples: their wording is the subject, not the page's
 # The walk asks a stream to measure what it gathered once it holds this many pieces (a piece is an element's text
 # or tail, or a space): a step is TEXT_STEP_CHARS, measured in bulk rather than piece by piece.
 _SPILL_PIECES = 512
@@ -623,7 +629,66 @@ def _text(root, page: PageData, url: str) -> None:
     page.main_text_hash = main.close()
     page.main_word_count = main.count
     page.main_text = main.kept
-    page.lorem_ipsum = main.lorem
+    short = main.count <= limits.SHORT_MAIN_TEXT_WORDS_MAX
+    if main.lorem or (short and main.count):
+        # A second walk only for the few pages that need the text outside code: lorem ipsum seen somewhere (rare)
+        # or a short main text (cheap to walk). The one walk above stays free of code tracking.
+        prose = _main_prose(root, mains)
+        if short:
+            page.short_main_prose = prose
+        if main.lorem:
+            page.lorem_excerpt = excerpt(prose, _LOREM_AS_WRITTEN)
+            page.lorem_ipsum = bool(page.lorem_excerpt)
+
+
+def excerpt(text: str, pattern: re.Pattern, context_chars: int = limits.EVIDENCE_CONTEXT_CHARS) -> str:
+    """The first match of `pattern` in `text` with up to `context_chars` around it, cut at whole words ("…" where
+    cut); "" when it does not match."""
+    match = pattern.search(text)
+    if match is None:
+        return ""
+    start, end = max(0, match.start() - context_chars), min(len(text), match.end() + context_chars)
+    if start > 0:
+        space = text.find(" ", start, match.start())
+        start = space + 1 if space >= 0 else start
+    if end < len(text):
+        space = text.rfind(" ", match.end(), end)
+        end = space if space >= 0 else end
+    return ("…" if start > 0 else "") + text[start:end].strip() + ("…" if end < len(text) else "")
+
+
+def _main_prose(root, mains: list) -> str:
+    """The main text (as _text defines it) outside invisible elements and code samples, as written, collapsed; its
+    first PROSE_SCAN_CHARS_MAX characters or a little more (a 15 MiB page of lorem ipsum is not copied whole)."""
+    pieces: list[str] = []
+    add = pieces.append
+    size = 0
+    by_main_elements, main_set = bool(mains), set(mains)
+    for scope in mains if by_main_elements else [root]:
+        if by_main_elements and _hidden_or_nested(scope, main_set):
+            continue
+        walk = etree.iterwalk(scope, events=("start", "end"))
+        for event, el in walk:
+            tag = el.tag if isinstance(el.tag, str) else ""
+            if event == "start":
+                if tag in _INVISIBLE or tag in _CODE_TAGS or (not by_main_elements and _boilerplate(el, tag)):
+                    walk.skip_subtree()  # its "end" still comes, and adds its tail
+                    continue
+                if tag in _BLOCK_TAGS:
+                    add(" ")
+                if el.text:
+                    add(el.text)
+                    size += len(el.text)
+            else:
+                if tag in _BLOCK_TAGS:
+                    add(" ")
+                if el is not scope and el.tail:
+                    add(el.tail)
+                    size += len(el.tail)
+            if size > limits.PROSE_SCAN_CHARS_MAX:
+                return _collapse("".join(pieces))
+        add(" ")
+    return _collapse("".join(pieces))
 
 
 def _hidden_or_nested(main_el, main_set: set) -> bool:

@@ -746,6 +746,29 @@ def lighthouse_pages(*, audit: Audit) -> list[dict]:
     return sorted(pages.values(), key=lambda p: (p["url"] != start, p["url"]))
 
 
+def lighthouse_comparison(sampled: list[dict]) -> dict:
+    """The sampled pages' runs side by side (one row per page and device: category scores and vitals with their
+    verdicts), from lighthouse_pages' entries; INP is a column only when a run measured it (lab runs do not)."""
+    results = [run["result"] for p in sampled for run in p["runs"] if run["result"].status == "ok"]
+    vitals = [v for v in VITALS if v.field != "inp_ms" or any(r.inp_ms is not None for r in results)]
+    rows = []
+    for p in sampled:
+        for run in p["runs"]:
+            result = run["result"]
+            if result.status != "ok":
+                continue
+            cells = [
+                {
+                    "label": vital.label,
+                    "value": _vital_display(vital, getattr(result, vital.field)),
+                    "verdict": vital_verdict(vital, getattr(result, vital.field)),
+                }  # fmt: skip
+                for vital in vitals
+            ]
+            rows.append({"page": p, "result": result, "scores": run["scores"], "vitals": cells})
+    return {"categories": [label for _, label in SCORE_CATEGORIES], "vitals": vitals, "rows": rows}
+
+
 def lighthouse_report_path(*, audit: Audit, result_id) -> tuple[LighthouseResult, Path]:
     """The stored report file of one of the audit's Lighthouse runs; 404 unless it is inside the audit's
     report folder and exists."""

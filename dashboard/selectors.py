@@ -38,12 +38,15 @@ from audits.comparison import (  # noqa: F401  (the dashboard's reads, in one na
     comparison_summary,
 )
 from audits.evidence import (
+    LINK_TYPES,
     evidence_columns,
     evidence_count_unit,
     evidence_group_count,
     evidence_note,
     evidence_queryset,
     evidence_records,
+    evidence_target_sources,
+    evidence_targets,
 )
 from audits.models import Audit, AuditEvent, Issue, Page, Project
 from audits.priority import (  # noqa: F401  (the one priority rule, read by the overview and the issues table)
@@ -590,6 +593,28 @@ def evidence_page(*, audit: Audit, issue_type: str, number) -> dict:
         "groups": evidence_group_count(audit=audit, issue_type=issue_type),
         "note": evidence_note(audit=audit, issue_type=issue_type),
     }
+
+
+TARGET_SOURCES_SHOWN = 20  # linking pages listed under each broken target; the CSV export lists every one
+
+
+def evidence_by_target_page(*, audit: Audit, issue_type: str, number) -> dict | None:
+    """One page of a link type's evidence grouped by target URL (one row per target: its status, how many pages
+    link to it and the first TARGET_SOURCES_SHOWN of them); None for a type whose rows are not links."""
+    if issue_type not in LINK_TYPES:
+        return None
+    targets = paginate(evidence_targets(audit=audit, issue_type=issue_type), number)
+    sources = evidence_target_sources(
+        audit=audit,
+        issue_type=issue_type,
+        targets=[t["target_url"] for t in targets],
+        per_target=TARGET_SOURCES_SHOWN,
+    )
+    rows = [
+        {**t, "sources": sources.get(t["target_url"], []), "more": max(t["pages"] - TARGET_SOURCES_SHOWN, 0)}
+        for t in targets
+    ]
+    return {"targets": targets, "rows": rows, "note": evidence_note(audit=audit, issue_type=issue_type)}
 
 
 # --- pages ------------------------------------------------------------------------------------------------

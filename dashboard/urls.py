@@ -45,6 +45,11 @@ urlpatterns = [
     path(audit + "pages/export.<slug:fmt>", views.audit_pages_export, name="audit-pages-export"),
     path(audit + "performance/", views.audit_performance, name="audit-performance"),
     path(audit + "performance/<uuid:result_id>/report.json", views.lighthouse_report, name="lighthouse-report"),
+    path(
+        audit + "performance/<uuid:result_id>/report.html",
+        views.lighthouse_report_html,
+        name="lighthouse-report-html",
+    ),
     path(audit + "events/", views.audit_events, name="audit-events"),
     path(audit + "compare/", views.audit_compare, name="audit-compare"),
     path(audit + "share/", share.audit_share, name="audit-share"),

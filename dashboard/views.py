@@ -6,7 +6,7 @@ from functools import wraps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import connection, transaction
-from django.http import FileResponse, Http404, JsonResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -21,6 +21,7 @@ from audits.checks.registry import CATEGORIES, CHECKS_BY_TYPE, SEVERITIES
 from audits.checks.score import HEALTH_FORMULA
 from audits.errors import AuditRefused
 from audits.models import Audit, Schedule
+from audits.pipeline import lighthouse
 from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
@@ -299,6 +300,11 @@ def audit_issue_type(request, audit_id, issue_type):
     evidence = dashboard.evidence_page(audit=audit, issue_type=issue_type, number=request.GET.get("page"))
     if not evidence["issues"].paginator.count:
         raise Http404("No issues of this type")
+    by_target = None
+    if request.GET.get("view") == "targets":  # a link type's rows grouped by target URL
+        by_target = dashboard.evidence_by_target_page(
+            audit=audit, issue_type=issue_type, number=request.GET.get("page")
+        )
     summary = next(
         (r for r in dashboard.issue_summary(audit=audit, pages_crawled=audit.pages_crawled) if r.type == issue_type),
         None,
@@ -310,6 +316,8 @@ def audit_issue_type(request, audit_id, issue_type):
         "evidence": evidence,
         "issues": evidence["issues"],
         "summary": summary,
+        "groupable": issue_type in dashboard.LINK_TYPES,
+        "by_target": by_target,
     }
     return render(request, "dashboard/issue_type.html", context)
 
@@ -454,10 +462,12 @@ def page_detail(request, audit_id, page_id):
 @dashboard_view
 def audit_performance(request, audit_id):
     audit = _audit(request, audit_id)
+    sampled = page_reads.lighthouse_pages(audit=audit)
     context = {
         "audit": audit,
         "tab": "performance",
-        "sampled": page_reads.lighthouse_pages(audit=audit),
+        "sampled": sampled,
+        "comparison": page_reads.lighthouse_comparison(sampled),
         "vitals": page_reads.VITALS,
     }
     return render(request, "dashboard/performance.html", context)
@@ -471,6 +481,36 @@ def lighthouse_report(request, audit_id, result_id):
     result, path = page_reads.lighthouse_report_path(audit=audit, result_id=result_id)
     filename = f"lighthouse-{result.strategy}-{result.id}.json"
     return FileResponse(path.open("rb"), content_type="application/json", filename=filename)
+
+
+# Lighthouse's HTML report is its own page (inline scripts and styles): served under a sandbox without
+# allow-same-origin, so it runs in an opaque origin and can read nothing of the dashboard (cookies, other pages),
+# may load nothing from the network, and may be framed only by the dashboard itself.
+LIGHTHOUSE_HTML_CSP = (
+    "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox allow-downloads; default-src 'none'; "
+    "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+)
+
+
+@require_GET
+@dashboard_view
+def lighthouse_report_html(request, audit_id, result_id):
+    """A stored Lighthouse report as Lighthouse's own HTML report, isolated under LIGHTHOUSE_HTML_CSP."""
+    audit = _audit(request, audit_id)
+    _result, path = page_reads.lighthouse_report_path(audit=audit, result_id=result_id)
+    try:
+        html_path = lighthouse.report_html(path)
+    except lighthouse.ReportRenderFailed as exc:
+        return HttpResponse(
+            f"The HTML report could not be made: {exc}", status=503, content_type="text/plain; charset=utf-8"
+        )
+    response = FileResponse(html_path.open("rb"), content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = LIGHTHOUSE_HTML_CSP
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Referrer-Policy"] = "no-referrer"
+    response["Cross-Origin-Opener-Policy"] = "same-origin"
+    return response
 
 
 @require_GET

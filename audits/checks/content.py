@@ -25,6 +25,8 @@ from django.db.models import Count
 
 from audits.checks.registry import as_uuid
 from audits.models import Page
+from crawler import limits
+from crawler.parse import excerpt
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
@@ -38,9 +40,12 @@ URL_LOOKUP_BATCH = 1000  # page ids per query when the near duplicates' URLs are
 SIGNATURE_GROW_ROWS = 1024  # rows of the signatures' array made when no size is known, and its smallest size
 CANDIDATES_PER_PAGE_MAX = 200  # pages verified per page: a template with thousands of copies stays linear
 OTHER_URLS_MAX = 3
-SOFT_404_BODY_WORDS_MAX = 150  # error-page wording in the text counts only on a page this short
+SOFT_404_BODY_WORDS_MAX = (
+    limits.SHORT_MAIN_TEXT_WORDS_MAX
+)  # error-page wording in the text counts only on a page this short
 SOFT_404_SCAN_WORDS = 60  # the wording must come early in the main text
-SOFT_404_HINT_MAX_CHARS = 200
+SOFT_404_HINT_MAX_CHARS = 200  # Page.soft_404_hint's length
+SOFT_404_EXCERPT_CONTEXT_CHARS = 50  # text kept each side of the wording: the hint fits in its 200 characters
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 # What error pages say, in the languages most sites are written in. Lower-case, matched on collapsed text.
@@ -62,6 +67,13 @@ ERROR_PHRASES = (
     "페이지를 찾을 수 없습니다",
 )  # fmt: skip
 _PHRASES = re.compile("|".join(re.escape(p) for p in ERROR_PHRASES))
+# Wording that names an error page only in a title or heading: in running text it is ordinary prose ("if the key
+# is not found, return the default"), so the text must say more ("page not found", "no longer exists").
+GENERIC_PHRASES = frozenset(
+    ("not found", "nicht gefunden", "existiert nicht", "n'existe pas", "no existe", "non trovata", "non esiste",
+     "não encontrada", "não existe", "niet gevonden", "bestaat niet", "nie znaleziono", "не найдено")
+)  # fmt: skip
+_BODY_PHRASES = re.compile("|".join(re.escape(p) for p in ERROR_PHRASES if p not in GENERIC_PHRASES), re.IGNORECASE)
 # "404", "Error 404", "404 - Not Found", "Oops! 404": a heading or title that starts or ends with 404.
 _HEADLINE_404 = re.compile(r"^\W*(?:error\W*)?404\b|\b404\W*$|\b(?:error|fehler|erreur|errore)\W+404\b")
 
@@ -181,18 +193,19 @@ def signature_values(signature: str) -> np.ndarray | None:
     return np.frombuffer(raw, dtype="<u4").astype(np.uint32)
 
 
-def soft_404_reason(title: str, h1: str, main_words: list[str], main_word_count: int) -> str:
-    """Why a 2xx page reads like an error page (its title, heading or short text), or ""."""
+def soft_404_reason(title: str, h1: str, prose: str, main_word_count: int) -> str:
+    """Why a 2xx page reads like an error page (its title, heading or short text), or "". `prose` is the main text
+    outside code samples (PageData.short_main_prose): a page documenting an error message is not an error page."""
     for label, text in (("title", title), ("heading", h1)):
         collapsed = " ".join((text or "").lower().split())
         match = _PHRASES.search(collapsed) or _HEADLINE_404.search(collapsed)
         if match:
             return f"the {label} says {text.strip()[:120]!r}"[:SOFT_404_HINT_MAX_CHARS]
-    if main_word_count <= SOFT_404_BODY_WORDS_MAX:
-        start = " ".join(main_words[:SOFT_404_SCAN_WORDS])
-        match = _PHRASES.search(start)
-        if match:
-            return f"the text says {match.group(0)!r} ({main_word_count} words)"[:SOFT_404_HINT_MAX_CHARS]
+    if main_word_count <= SOFT_404_BODY_WORDS_MAX and prose:
+        start = " ".join(prose.split(" ", SOFT_404_SCAN_WORDS)[:SOFT_404_SCAN_WORDS])
+        wording = excerpt(start, _BODY_PHRASES, SOFT_404_EXCERPT_CONTEXT_CHARS)
+        if wording:
+            return f"the text says {wording!r} ({main_word_count} words)"[:SOFT_404_HINT_MAX_CHARS]
     return ""
 
 
@@ -203,13 +216,12 @@ def content_fields_fill(page, data) -> None:
     page.text_signature = text_signature(data.main_text)
     h1 = next((text for level, text in data.headings if level == 1 and text.strip()), "")
     title = data.titles[0] if data.titles else ""
-    first_words = data.main_text.split(" ", SOFT_404_SCAN_WORDS)[:SOFT_404_SCAN_WORDS] if data.main_text else []
-    page.soft_404_hint = soft_404_reason(title, h1, first_words, data.main_word_count)
+    page.soft_404_hint = soft_404_reason(title, h1, data.short_main_prose, data.main_word_count)
 
 
 def content_page_checks(page, data, add, limit) -> None:
-    if data.lorem_ipsum:
-        add("lorem-ipsum", words=data.main_word_count)
+    if data.lorem_ipsum:  # outside code samples: a page documenting a {% lorem %} tag shows it in <pre>/<code>
+        add("lorem-ipsum", text=data.lorem_excerpt, words=data.main_word_count)
 
 
 # --- finalize --------------------------------------------------------------------------------------

@@ -348,7 +348,8 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     _spec(
         "lorem-ipsum", WARNING, _P, "Placeholder text (lorem ipsum)",
-        'The page\'s main text contains "lorem ipsum" placeholder text: a draft went live.',
+        'The page\'s main text contains "lorem ipsum" placeholder text (code samples, where it is the subject, are '
+        "not counted): a draft went live. The evidence shows the wording found.",
         "Replace the placeholder with the real text, or unpublish the page until it is written.",
     ),
     _spec(
@@ -459,8 +460,9 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     _spec(
         "soft-404", WARNING, _S, "Soft 404",
-        "A page answers 200 but reads like an error page (its title, heading or text says not found), or the same "
-        "tiny text is served on many URLs: search engines treat it as a 404 and waste crawls on it.",
+        "A page answers 200 but reads like an error page (its title or heading says not found, or a short text "
+        "outside code samples says the page does not exist), or the same tiny text is served on many URLs: search "
+        "engines treat it as a 404 and waste crawls on it.",
         "Answer 404 or 410 for pages that do not exist (or redirect them to a real replacement).",
         {"max_words": 50, "min_pages": 5},
     ),

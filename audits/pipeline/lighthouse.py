@@ -610,3 +610,40 @@ def _run_for_audit(audit) -> None:
     if stopped:
         note = f"Stopped: {stopped}; {not_run} of {len(runs)} runs not started" + (f"; {note}" if note else "")
     _note(audit.id, note)
+
+
+# --- The HTML report ----------------------------------------------------------------------------------
+
+RENDER_SCRIPT = RUNNER_DIR / "render-report.mjs"
+REPORT_RENDER_TIMEOUT_S = 30  # node renders a stored report in about 0.1 s
+
+
+class ReportRenderFailed(Exception):
+    """Lighthouse's HTML report could not be made from a stored JSON report (no Node, or the renderer failed)."""
+
+
+def report_html(json_path: Path) -> Path:
+    """Lighthouse's own HTML report of a stored JSON report, rendered once by the pinned package's report renderer
+    (render-report.mjs) and kept beside it (`….html`); raises ReportRenderFailed."""
+    html_path = json_path.with_suffix(".html")
+    if html_path.is_file() and html_path.stat().st_mtime >= json_path.stat().st_mtime:
+        return html_path
+    node = shutil.which("node")
+    if node is None or not RENDER_SCRIPT.is_file():
+        raise ReportRenderFailed(f"Node.js or the report renderer is missing ({_LIGHTHOUSE_HINT})")
+    partial = html_path.with_name(f".{html_path.name}.{os.getpid()}.part")  # renamed whole: never half read
+    try:
+        subprocess.run(  # noqa: S603 - fixed script, paths of our own files
+            [node, str(RENDER_SCRIPT), str(json_path), str(partial)],
+            cwd=RUNNER_DIR,
+            capture_output=True,
+            timeout=REPORT_RENDER_TIMEOUT_S,
+            check=True,
+        )
+        partial.replace(html_path)
+    except (OSError, subprocess.SubprocessError) as exc:
+        stderr = getattr(exc, "stderr", b"") or b""
+        raise ReportRenderFailed(_short(f"{exc} {stderr.decode('utf-8', 'replace')}")) from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    return html_path

@@ -427,6 +427,20 @@ def test_main_words_kept_are_capped_and_lorem_ipsum_is_noticed():
     assert not page("<p>We live on Lorem Street; ipsum is Latin.</p>").lorem_ipsum
 
 
+def test_lorem_ipsum_and_short_prose_leave_code_samples_out():
+    shown = page("<p>Intro.</p><pre><code>lorem ipsum</code></pre><p>Then <b>Lorem</b>  Ipsum here.</p>")
+    assert shown.lorem_ipsum and shown.lorem_excerpt == "Intro. Then Lorem Ipsum here."
+    documented = page("<p>The tag prints <code>lorem ipsum</code>.</p><pre>{% lorem %}</pre>")
+    assert not documented.lorem_ipsum and documented.lorem_excerpt == ""
+    assert documented.short_main_prose == "The tag prints ."
+    assert documented.main_words == ["the", "tag", "prints", "lorem", "ipsum.", "{%", "lorem", "%}"]
+    # Inside <main>, and the boilerplate left out when there is none.
+    assert page("<nav>Not found</nav><main><p>Hi <kbd>x</kbd> there</p></main>").short_main_prose == "Hi there"
+    assert page("<nav>Menu</nav><p>Body <samp>out</samp> text</p><footer>F</footer>").short_main_prose == "Body text"
+    long = page("<p>" + " ".join(["w"] * (limits.SHORT_MAIN_TEXT_WORDS_MAX + 1)) + "</p>")
+    assert long.short_main_prose == ""
+
+
 def test_security_signals():
     body = (
         '<form action="http://other.test/login"></form><form action="/search"></form><form></form>'
@@ -517,3 +531,9 @@ def test_a_page_of_many_main_elements_walked_twice_gives_the_same_words(monkeypa
     two_walks = page(body)
     assert one_walk.main_words == two_walks.main_words == [w for i in range(5) for w in (f"m{i}", "xy")]
     assert (one_walk.main_text_hash, one_walk.text_hash) == (two_walks.main_text_hash, two_walks.text_hash)
+
+
+def test_lorem_ipsum_past_the_prose_scanned_is_not_reported(monkeypatch):
+    monkeypatch.setattr(limits, "PROSE_SCAN_CHARS_MAX", 1000)
+    assert page("<p>" + "word " * 100 + "lorem ipsum</p>").lorem_excerpt  # within the first 1,000 characters
+    assert not page("<p>word word</p>" * 300 + "<p>lorem ipsum</p>").lorem_ipsum

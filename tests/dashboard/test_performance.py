@@ -104,3 +104,43 @@ def test_a_stored_run_keeps_its_summary(measured):
     _, mobile = measured
     mobile.refresh_from_db()
     assert LighthouseResult.objects.get(id=mobile.id).summary["opportunities"][0]["id"] == "modern-image-formats"
+
+
+def test_sampled_pages_side_by_side_one_row_per_page_and_device(owner_client, measured):
+    audit, mobile = measured
+    other = make_page(audit, "/pricing")
+    LighthouseResultFactory(
+        audit=audit, page=other, url=other.url, strategy="desktop", performance=97, accessibility=88,
+        best_practices=100, seo=45, lcp_ms=1200, cls_score=0.3, tbt_ms=150, fcp_ms=900, ttfb_ms=2000,
+    )  # fmt: skip
+    response = owner_client.get(reverse("audits:audit-performance", args=[audit.id]))
+    comparison = response.context["comparison"]
+    assert [v.label for v in comparison["vitals"]] == ["LCP", "CLS", "TBT", "FCP", "TTFB"]  # no lab INP
+    rows = {(r["page"]["url"], r["result"].strategy): r for r in comparison["rows"]}
+    assert set(rows) == {(mobile.url, "mobile"), (other.url, "desktop")}  # the failed run has no row
+    pricing = rows[(other.url, "desktop")]
+    assert [(s["value"], s["verdict"]) for s in pricing["scores"]] == [
+        (97, "good"), (88, "needs-improvement"), (100, "good"), (45, "poor"),
+    ]  # fmt: skip
+    assert [(c["value"], c["verdict"]) for c in pricing["vitals"]] == [
+        ("1.2 s", "good"), ("0.3", "poor"), ("150 ms", "good"), ("900 ms", "good"), ("2.0 s", "poor"),
+    ]  # fmt: skip
+    html = response.content.decode()
+    assert "Sampled pages side by side" in html
+    assert reverse("audits:lighthouse-report-html", args=[audit.id, mobile.id]) in html
+
+
+def test_the_html_report_is_lighthouse_s_own_under_a_sandbox(owner_client, measured, client, stranger, settings):
+    audit, mobile = measured
+    url = reverse("audits:lighthouse-report-html", args=[audit.id, mobile.id])
+    response = owner_client.get(url)
+    assert response.status_code == 200 and response["Content-Type"] == "text/html; charset=utf-8"
+    body = b"".join(response.streaming_content).decode()
+    assert "__LIGHTHOUSE_JSON__" in body and '"lighthouseVersion":"12.8.2"' in body  # the renderer's page
+    csp = response["Content-Security-Policy"]
+    assert csp.startswith("sandbox allow-scripts") and "allow-same-origin" not in csp
+    assert "default-src 'none'" in csp and "frame-ancestors 'self'" in csp
+    assert (Path(settings.MEDIA_ROOT) / mobile.report_path).with_suffix(".html").is_file()  # rendered once, kept
+    assert b"".join(owner_client.get(url).streaming_content).decode() == body
+    client.force_login(stranger)
+    assert client.get(url).status_code == 404

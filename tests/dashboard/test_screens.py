@@ -98,6 +98,7 @@ NOT_SCREENS = {
     "audit-live",  # the live block alone (a fragment live.js swaps in), seen inside live-running
     "audit-export",
     "lighthouse-report",
+    "lighthouse-report-html",  # Lighthouse's own page, not ours: tests/dashboard/test_lighthouse_report_browser.py
     "audit-delete",
     "project-schedule",
     "api-token-revoke",

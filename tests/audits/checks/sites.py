@@ -557,6 +557,12 @@ def _issue_14b_cases() -> list[Case]:
         # Placeholder text
         c("lorem", ok(page("lorem", body="<p>Lorem ipsum dolor sit amet, consectetur.</p>")), {"lorem-ipsum"}),
         c("lorem-street", ok(page("lorem-street", body="<p>Visit us on Lorem Street.</p>")), set(), {"lorem-ipsum"}),
+        c(  # a page documenting a placeholder tag: the wording is the subject of its code samples (issue 25)
+            "lorem-in-code",
+            ok(page("lorem-in-code", body="<p>The tag prints:</p><pre><code>Lorem ipsum dolor sit amet</code></pre>")),
+            set(),
+            {"lorem-ipsum"},
+        ),
         # Security
         c(
             "form-to-http",

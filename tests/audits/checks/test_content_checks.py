@@ -16,6 +16,8 @@ from audits.checks.content import (
     _optimal_bands,
     _permutations,
     _word_hashes,
+    content_fields_fill,
+    content_page_checks,
     near_duplicate_groups,
     shingle_hashes,
     signature_values,
@@ -26,6 +28,7 @@ from audits.checks.pixels import DESCRIPTION_FONT_PX, TITLE_FONT_PX, text_width_
 from audits.checks.security import header_missing, security_headers_kept
 from audits.checks.urls import repeated_segments, tracking_keys
 from audits.models import Issue
+from crawler.parse import parse_html
 from tests.audits.checks.sites import shared_text
 from tests.audits.checks.test_site_checks import B, audit, mkpage  # noqa: F401 - the audit fixture
 
@@ -141,8 +144,7 @@ def test_near_duplicate_content_from_page_rows(audit):  # noqa: F811
     ],
 )
 def test_soft_404_wording_in_several_languages(title, h1, text):
-    words = text.split()
-    assert soft_404_reason(title, h1, words, len(words))
+    assert soft_404_reason(title, h1, text, len(text.split()))
 
 
 @pytest.mark.parametrize(
@@ -155,7 +157,62 @@ def test_soft_404_wording_in_several_languages(title, h1, text):
 )
 def test_soft_404_twins_do_not_fire(title, h1, words):
     text = ["word"] * 100 + "page not found".split() + ["word"] * (words - 103) if words > 103 else ["word"] * words
-    assert soft_404_reason(title, h1, text, len(text)) == ""
+    assert soft_404_reason(title, h1, " ".join(text), len(text)) == ""
+
+
+def _crawled(body: str, title: str = "Docs") -> tuple[dict, str]:
+    """(page-level findings {type: details}, soft-404 hint) of a parsed page, as the crawl records them."""
+    data = parse_html(f"<html><head><title>{title}</title></head><body>{body}</body></html>".encode(), B + "/p")
+    found: dict = {}
+
+    class Row:
+        pass
+
+    content_page_checks(Row(), data, lambda type_, **details: found.setdefault(type_, details), None)
+    row = Row()
+    content_fields_fill(row, data)
+    return found, row.soft_404_hint
+
+
+def test_lorem_ipsum_in_prose_carries_the_matched_text():
+    text = " ".join(f"w{i}" for i in range(40))
+    found, _ = _crawled(f"<p>{text} Lorem <b>ipsum</b> dolor sit amet, consectetur {text}</p>")
+    excerpt = found["lorem-ipsum"]["text"]
+    assert "Lorem ipsum dolor sit amet" in excerpt
+    assert excerpt.startswith("…") and excerpt.endswith("…") and len(excerpt) < 160  # bounded, cut at words
+    assert found["lorem-ipsum"]["words"] == 86
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<h1>The lorem tag</h1><p>Displays random text.</p><pre><code>{% lorem 2 w %}\nlorem ipsum</code></pre>",
+        "<p>Outputs <code>Lorem ipsum dolor sit amet</code> by default.</p>",
+        "<main><p>Use a filler:</p><pre>lorem ipsum dolor</pre></main><footer>x</footer>",
+    ],
+)
+def test_lorem_ipsum_inside_code_samples_is_not_flagged(body):
+    found, _ = _crawled(body)
+    assert "lorem-ipsum" not in found
+
+
+def test_soft_404_wording_carries_the_words_around_it():
+    _, hint = _crawled("<h1>Shop</h1><p>Sorry, this page does not exist any more. Try the search.</p>")
+    assert hint == "the text says 'Shop Sorry, this page does not exist any more. Try the search.' (12 words)"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<h1>Errors</h1><p>The server answers:</p><pre>404 page not found</pre>",
+        "<h1>get</h1><p>Return <code>page not found</code> when asked.</p>",
+        # Generic wording in running text is prose, not an error page (SciPy's dict.get, issue 27).
+        "<h1>get(key, default)</h1><p>If the key is not found, return the default.</p>",
+    ],
+)
+def test_soft_404_wording_in_code_or_plain_prose_does_not_count(body):
+    _, hint = _crawled(body)
+    assert hint == ""
 
 
 @pytest.mark.django_db

@@ -202,6 +202,14 @@ def test_near_duplicates_at_95_percent_and_not_at_70(crawl):
     assert set(found) - {"/near-a", "/near-b"} <= {"/case/links-250", "/case/links-251"}
 
 
+def test_lorem_ipsum_shows_the_placeholder_text_it_found(crawl):
+    found = crawl.of("lorem-ipsum")
+    assert set(found) == {"/case/lorem"}  # not /case/lorem-in-code, whose lorem ipsum is a code sample
+    # The wording with a little of the text around it, cut at whole words.
+    before = " ".join(f"loremw{i}" for i in range(191, 196))  # the page's filler words
+    assert found["/case/lorem"]["text"] == f"…{before} Lorem ipsum dolor sit amet, consectetur. Home page"
+
+
 def test_soft_404s_by_wording_and_by_tiny_text_on_many_urls(crawl):
     found = crawl.of("soft-404")
     assert set(found) == set(SOFT_404_PATHS)
