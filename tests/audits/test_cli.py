@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from audits.management.commands.audit import _dashboard_link
+from tests.factories import AuditFactory
 from tests.support.canary import PASSWORD, USER, site_and_canary
 from tests.support.workers import CLI_TIMEOUT_S, REPO_ROOT, run_cli, subprocess_env
 
@@ -109,6 +111,12 @@ def test_last_line_gives_the_health_score_issues_by_severity_and_the_dashboard_l
     assert f"health {result['health_score']}/100" in last
     assert re.search(r"issues \d+ critical, \d+ warning, \d+ info", last), last
     assert last.endswith(f"http://127.0.0.1:8000/audits/{result['id']}/")
+
+
+def test_the_dashboard_link_is_the_address_in_dashboard_base_url(settings):
+    settings.DASHBOARD_BASE_URL = "http://127.0.0.1:9000/"  # what `make run PORT=9000` exports
+    audit = AuditFactory()
+    assert _dashboard_link(audit) == f"http://127.0.0.1:9000/audits/{audit.id}/"
 
 
 def test_a_second_run_reuses_the_project_on_that_base_url(small_site, django_user_model):
