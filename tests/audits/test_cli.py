@@ -55,7 +55,12 @@ def test_unreachable_site_exits_1():
 
 @pytest.mark.parametrize(
     "url, code",
-    [("ht!tp://bad url", "invalid_url"), ("ftp://example.com/", "unsupported_scheme"), ("http://", "invalid_url")],
+    [
+        ("ht!tp://bad url", "invalid_url"),
+        ("ftp://example.com/", "unsupported_scheme"),
+        ("javascript:alert(1)", "unsupported_scheme"),
+        ("http://", "invalid_url"),
+    ],
 )
 def test_malformed_url_exits_2_with_one_line(url, code):
     done = run_cli("audit", url, "--json")
