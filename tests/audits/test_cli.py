@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from audits.management.commands.audit import _dashboard_link
+from audits.management.commands.audit import _dashboard_link, bar_line
+from audits.selectors import crawl_bar
 from tests.factories import AuditFactory
 from tests.support.canary import PASSWORD, USER, site_and_canary
 from tests.support.workers import CLI_TIMEOUT_S, REPO_ROOT, run_cli, subprocess_env
@@ -116,6 +117,19 @@ def test_last_line_gives_the_health_score_issues_by_severity_and_the_dashboard_l
     assert f"health {result['health_score']}/100" in last
     assert re.search(r"issues \d+ critical, \d+ warning, \d+ info", last), last
     assert last.endswith(f"http://127.0.0.1:8000/audits/{result['id']}/")
+
+
+def test_the_bar_line_shows_crawled_of_found_and_the_budget_and_is_never_full_while_crawling():
+    width = 30
+    # the counters the issue measured ("94/1 pages" with a full bar): the total never below the pages crawled
+    stale = bar_line(crawl_bar(crawled=94, found=1, budget=500, crawl_state="running"), width)
+    assert stale.endswith("] 94 crawled of 94 found so far (budget 500)") and "#" * width not in stale
+    growing = bar_line(crawl_bar(crawled=94, found=310, budget=500, crawl_state="running"), width)
+    assert growing == f"[{'#' * 9}{'.' * 21}] 94 crawled of 310 found so far (budget 500)"
+    capped = bar_line(crawl_bar(crawled=500, found=900, budget=500, crawl_state="running"), width)
+    assert capped.endswith("] 500 crawled of 500 (the page budget; 900 found)") and "#" * width not in capped
+    done = bar_line(crawl_bar(crawled=500, found=900, budget=500, crawl_state="done"), width)
+    assert done == f"[{'#' * width}] 500 pages crawled"
 
 
 def test_the_dashboard_link_is_the_address_in_dashboard_base_url(settings):
