@@ -24,7 +24,7 @@ from audits.models import Audit, Project
 from audits.patterns import compile_pattern
 from audits.pipeline.lifecycle import audit_delete
 from audits.schedules import schedule_clear
-from crawler.urls import InvalidURL, SiteMatcher, validate_start_url, with_scheme
+from crawler.urls import InvalidURL, SiteMatcher, scheme_typed, validate_start_url, with_scheme
 
 PROJECT_NAME_MAX_CHARS = 200
 USER_AGENT_MAX_CHARS = 300
@@ -273,6 +273,8 @@ def project_validate(*, project: Project | None = None, **fields) -> dict:
     if unknown:
         raise TypeError(f"not project fields: {', '.join(sorted(unknown))}")
     cleaned = {field: _checked(field, value) for field, value in fields.items()}
+    if "base_url" in cleaned:
+        cleaned["http_fallback"] = not scheme_typed(fields["base_url"])
     account = cleaned.get("account") or (project.account if project is not None else None)
     if account is None:
         raise TypeError("a new project needs its account")

@@ -302,6 +302,13 @@ def resolve_public(host: str, port: int) -> list[str]:
     return addresses
 
 
+def scheme_typed(url: str) -> bool:
+    """Whether a person typed a scheme ("https://example.com") rather than a bare host ("example.com",
+    "//example.com"), which with_scheme takes as https."""
+    url = url.strip()
+    return not url.startswith("//") and with_scheme(url) == url
+
+
 def with_scheme(url: str) -> str:
     """What a person typed, with https:// in front when it has no scheme ("example.com/shop", "//example.com");
     InvalidURL("unsupported_scheme") for any scheme but http and https ("javascript:alert(1)", "ftp://x").
