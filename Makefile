@@ -4,6 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements/*.txt | md5sum | cut -c1-12)
 PORT ?= 8000
+# Where the dashboard is really served: `make run`'s processes link there (the CLI's last line, e-mails, webhooks).
+# A DASHBOARD_BASE_URL set in the environment (a proxy, another host) wins.
+DASHBOARD_BASE_URL ?= http://127.0.0.1:$(PORT)
 LIGHTHOUSE_DIR := audits/lighthouse_runner
 LIGHTHOUSE_STAMP := $(LIGHTHOUSE_DIR)/node_modules/.installed-$(shell cat $(LIGHTHOUSE_DIR)/package-lock.json | md5sum | cut -c1-12)
 
@@ -37,6 +40,7 @@ services:
 	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no
 	@for i in $$(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
 
+run: export DASHBOARD_BASE_URL := $(DASHBOARD_BASE_URL)
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py install_watchdog
@@ -55,6 +59,7 @@ run: install
 	  echo; \
 	  echo "Sitewarden: http://127.0.0.1:$(PORT)/  (Ctrl-C stops the web process and the worker; worker log: var/worker.log)"; \
 	  echo "$$login"; \
+	  echo "CLI in another shell: DASHBOARD_BASE_URL=$(DASHBOARD_BASE_URL) $(PY) manage.py audit https://example.com/"; \
 	  wait $$web
 
 # SITEWARDEN_TEST_SLOT=N (1-12) gives a run its own database (sitewarden_N) and Redis db (N), so two

@@ -31,6 +31,9 @@ class Project(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects")
     name = models.CharField(max_length=200)
     base_url = models.URLField(max_length=2048)
+    # Typed without a scheme ("example.com"): stored as https, and discovery falls back to http when https
+    # does not connect (audits.pipeline.discovery), saying so in an event.
+    http_fallback = models.BooleanField(default=False)
     max_pages = models.PositiveIntegerField(default=DEFAULT_MAX_PAGES)
     include_patterns = models.JSONField(default=list, blank=True, help_text="Regular expressions; a URL must match one")
     exclude_patterns = models.JSONField(
@@ -385,6 +388,7 @@ class AuditEvent(models.Model):
         SCHEDULE_SKIPPED = "schedule_skipped"
         URLS_SKIPPED = "urls_skipped"
         EXTRACTION_STOPPED = "extraction_stopped"  # a custom extractor over a page's time budget, once per extractor
+        HTTP_FALLBACK = "http_fallback"  # a base URL typed without a scheme: https did not connect, http did
 
     audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=32, choices=Kind.choices)

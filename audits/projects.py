@@ -24,7 +24,7 @@ from audits.models import Audit, Project
 from audits.patterns import compile_pattern
 from audits.pipeline.lifecycle import audit_delete
 from audits.schedules import schedule_clear
-from crawler.urls import InvalidURL, SiteMatcher, validate_start_url
+from crawler.urls import InvalidURL, SiteMatcher, scheme_typed, validate_start_url, with_scheme
 
 PROJECT_NAME_MAX_CHARS = 200
 USER_AGENT_MAX_CHARS = 300
@@ -99,6 +99,10 @@ def url_checked(url, *, field: str) -> str:
     plus a port from 1 to 65535. AuditRefused(code, message, field=field) otherwise, never another error."""
     if not isinstance(url, str):
         raise AuditRefused("invalid_url", "Enter the address of a website, e.g. https://example.com.", field=field)
+    try:
+        with_scheme(url)  # first: "javascript:alert(1)" is a refused scheme, not a bad port
+    except InvalidURL as exc:
+        raise AuditRefused(exc.code, str(exc), field=field) from exc
     port = _port_text(url)
     if port and (not port.isascii() or not port.isdigit() or not 1 <= int(port) <= PORT_MAX):
         raise AuditRefused("invalid_port", f"The port must be a number from 1 to {PORT_MAX}.", field=field)
@@ -269,6 +273,8 @@ def project_validate(*, project: Project | None = None, **fields) -> dict:
     if unknown:
         raise TypeError(f"not project fields: {', '.join(sorted(unknown))}")
     cleaned = {field: _checked(field, value) for field, value in fields.items()}
+    if "base_url" in cleaned:
+        cleaned["http_fallback"] = not scheme_typed(fields["base_url"])
     account = cleaned.get("account") or (project.account if project is not None else None)
     if account is None:
         raise TypeError("a new project needs its account")

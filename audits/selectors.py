@@ -1,6 +1,8 @@
 """Reads of the audit domain. Reads only: the status read that reconciles (writes) is the service
 `audits.pipeline.reconcile.audit_status_refresh`."""
 
+from dataclasses import dataclass
+
 from django.db import connection
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
@@ -9,6 +11,57 @@ from audits.checks.skips import skip_rule_label, skip_rule_setting, skip_sentenc
 from audits.models import Audit, Issue, Page
 from audits.stats import issue_type_counts, severity_counts
 from scratchpad.models import LinkEdge
+
+CRAWL_PHASES = frozenset({Audit.Phase.DISCOVERY, Audit.Phase.CRAWLING})
+
+
+@dataclass(frozen=True)
+class CrawlBar:
+    """One progress bar's numbers, for the dashboard's live block and the CLI: `value` of `maximum` filled."""
+
+    crawled: int
+    found: int  # URLs known: crawled or queued (never fewer than crawled)
+    budget: int  # the audit's page budget
+    total: int  # what the crawl is heading for: min(budget, found) while it runs; crawled once it is over
+    value: int
+    maximum: int
+    running: bool  # the crawl phase has not ended: the bar is never full
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.value / self.maximum) if self.maximum else 0
+
+    @property
+    def at_budget(self) -> bool:
+        return self.found >= self.budget
+
+
+def crawl_bar(*, crawled: int, found: int, budget: int, crawl_state: str) -> CrawlBar:
+    """Pages crawled against what the crawl is heading for. `crawl_state`: "running" (discovery or the crawl),
+    "done" (the crawl phase ended: later phases, or completed), "stopped" (failed or cancelled).
+
+    While it runs the total is the URLs found so far, up to the page budget, and the bar stays below full: the
+    frontier may still grow, and the last pages are persisted before the phase moves on (crawled = total while
+    running draws one step short). A crawl that is done is full at the pages crawled; a stopped one shows the
+    pages crawled against the URLs known then."""
+    found = max(found, crawled)
+    if crawl_state == "done":
+        return CrawlBar(crawled, found, budget, crawled, crawled, max(crawled, 1), running=False)
+    total = max(min(budget, found), crawled) if budget > 0 else found
+    if crawl_state == "stopped":
+        return CrawlBar(crawled, found, budget, total, crawled, max(total, 1), running=False)
+    return CrawlBar(crawled, found, budget, total, crawled, max(total, crawled + 1), running=True)
+
+
+def audit_crawl_bar(*, audit: Audit) -> CrawlBar:
+    """The audit's crawl bar from its counters (no query: pages_total grows with every persisted batch)."""
+    if audit.status in (Audit.Status.FAILED, Audit.Status.CANCELLED):
+        state = "stopped"
+    elif audit.status == Audit.Status.RUNNING and audit.current_phase in CRAWL_PHASES:
+        state = "running"
+    else:
+        state = "done"
+    return crawl_bar(crawled=audit.pages_crawled, found=audit.pages_total, budget=audit.max_pages, crawl_state=state)
 
 
 def issues_by_type(*, audit: Audit) -> dict[str, int]:

@@ -29,7 +29,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _TYPED_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):(?!\d+(?:[/?#]|$))")
 
 
-_UNSUPPORTED = "Only http and https addresses can be audited, not {}:."
+_UNSUPPORTED = "Only http and https URLs can be audited (not {}:)."
 
 
 class InvalidURL(ValueError):
@@ -302,6 +302,28 @@ def resolve_public(host: str, port: int) -> list[str]:
     return addresses
 
 
+def scheme_typed(url: str) -> bool:
+    """Whether a person typed a scheme ("https://example.com") rather than a bare host ("example.com",
+    "//example.com"), which with_scheme takes as https."""
+    url = url.strip()
+    return not url.startswith("//") and with_scheme(url) == url
+
+
+def with_scheme(url: str) -> str:
+    """What a person typed, with https:// in front when it has no scheme ("example.com/shop", "//example.com");
+    InvalidURL("unsupported_scheme") for any scheme but http and https ("javascript:alert(1)", "ftp://x").
+    The first check of every typed URL, so a refused scheme is never answered with another rule's message."""
+    url = url.strip()
+    if url.startswith("//"):
+        return "https:" + url
+    scheme = _TYPED_SCHEME.match(url)
+    if scheme is None or ("." in scheme.group(1) and "://" not in url):  # "example.com:80a": a host, a bad port
+        return url if "://" in url else "https://" + url
+    if scheme.group(1).lower() not in CRAWLABLE_SCHEMES:
+        raise InvalidURL("unsupported_scheme", _UNSUPPORTED.format(scheme.group(1)))
+    return url
+
+
 def validate_start_url(url: str, *, allow_private: bool) -> str:
     """Normalised start URL or InvalidURL with a stable code and a sentence a person understands.
 
@@ -314,14 +336,7 @@ def validate_start_url(url: str, *, allow_private: bool) -> str:
     url = url.strip()
     if len(url) > limits.MAX_URL_LENGTH:
         raise InvalidURL("url_too_long", f"The address is longer than {limits.MAX_URL_LENGTH} characters.")
-    if url.startswith("//"):
-        url = "https:" + url
-    elif "://" not in url:
-        scheme = _TYPED_SCHEME.match(url)
-        if scheme and scheme.group(1).lower() not in CRAWLABLE_SCHEMES:
-            raise InvalidURL("unsupported_scheme", _UNSUPPORTED.format(scheme.group(1)))
-        if not scheme:
-            url = "https://" + url
+    url = with_scheme(url)
     try:
         parts = urlsplit(url)
     except ValueError:

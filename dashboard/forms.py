@@ -64,8 +64,12 @@ class ProjectForm(forms.ModelForm):
     )
     base_url = forms.CharField(
         label="Base URL",
-        widget=forms.URLInput(attrs={"placeholder": "https://example.com/"}),
-        help_text="Where audits start unless you give another URL of this site. Moving it to another site "
+        # Text, not type=url: a browser would refuse "example.com", which audits.projects takes (https, then http).
+        widget=forms.TextInput(
+            attrs={"placeholder": "https://example.com/", "inputmode": "url", "spellcheck": "false"}
+        ),
+        help_text="Where audits start unless you give another URL of this site. Typed without http:// or "
+        "https://, audits try https first and use http when https does not connect. Moving it to another site "
         "removes the stored basic-auth password.",
     )
     auth_password = forms.CharField(

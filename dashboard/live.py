@@ -1,8 +1,8 @@
 """What the live block says about an audit, running or finished, in words that stay true.
 
-- The denominator never goes backwards: during discovery and the crawl it is the URLs known so far
-  (`audit.pages_total`, which only grows) and is shown as "at least N, still growing" until it reaches the
-  page limit; a finished audit shows the pages crawled, without a denominator.
+- During discovery and the crawl: "n crawled of m found so far (page budget b)", m the URLs known (crawled or
+  queued: `audit.pages_total`, which grows with every persisted batch) up to the page budget, and a bar that is
+  never full while the crawl runs (audits.selectors.crawl_bar); a completed audit shows the pages crawled.
 - During the Lighthouse phase: "n of m runs" (stored LighthouseResult rows against the planned sample).
 - A failed or cancelled audit says where it stopped: the phase (for a cancel, the last phase it entered,
   read from its event log), the pages done, and the error in words.
@@ -19,7 +19,6 @@ from dashboard import selectors
 # The planned Lighthouse sample is fixed once the phase starts (the crawl is over); computing it streams
 # pages, so one answer is kept per audit for the phase's length instead of recomputing it every 2 s poll.
 LIGHTHOUSE_PLAN_CACHE_S = 15 * 60
-GROWING_PHASES = frozenset({Audit.Phase.DISCOVERY, Audit.Phase.CRAWLING})
 
 
 @dataclass(frozen=True)
@@ -88,11 +87,11 @@ def live_progress(*, audit: Audit) -> dict:
     """audit_progress plus the words that keep it honest (see the module docstring)."""
     progress = selectors.audit_progress(audit=audit)
     stopped = stopped_phase(audit=audit)
-    growing = not audit.is_finished and audit.current_phase in GROWING_PHASES and progress["total"] < audit.max_pages
+    bar = progress["bar"]
     progress.update(
         steps=phase_steps(audit=audit, stopped=stopped),
-        growing=growing,
-        at_limit=not audit.is_finished and progress["total"] >= audit.max_pages,
+        growing=bar.running and not bar.at_budget,
+        at_limit=bar.running and bar.at_budget,
         lighthouse=lighthouse_progress(audit=audit),
         stopped_phase=stopped,
         stopped_label=selectors.PHASE_LABELS.get(stopped, stopped),

@@ -56,6 +56,7 @@ from audits.priority import (  # noqa: F401  (the one priority rule, read by the
     issue_summary,
     priority_key,
 )
+from audits.selectors import audit_crawl_bar
 from audits.stats import bar_key, page_stats
 from audits.stats import severity_counts as audit_severity_counts
 from config.cursors import cursor_decode, cursor_encode
@@ -370,11 +371,7 @@ def phase_steps(audit: Audit) -> list[PhaseStep]:
 def audit_progress(*, audit: Audit) -> dict:
     """Everything the live block shows: steps, pages crawled of known, rate, the last crawled URLs."""
     pages = Page.objects.filter(audit=audit)
-    crawled = audit.pages_crawled
-    total = max(audit.pages_total, crawled)
-    if audit.status == Audit.Status.COMPLETED:
-        total = crawled
-    percent = int(100 * crawled / total) if total else 0
+    bar = audit_crawl_bar(audit=audit)
     now = timezone.now()
     feed = []
     if audit.is_finished:
@@ -397,9 +394,11 @@ def audit_progress(*, audit: Audit) -> dict:
     elapsed = (audit.completed_at or now) - started
     return {
         "steps": phase_steps(audit),
-        "crawled": crawled,
-        "total": total,
-        "percent": min(percent, 100),
+        "bar": bar,
+        "crawled": bar.crawled,
+        "total": bar.total,
+        "found": bar.found,
+        "percent": bar.percent,
         "rate": rate,
         "feed": feed,
         "elapsed": elapsed,

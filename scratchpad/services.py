@@ -9,7 +9,7 @@ was paused and taken over writes nothing.
 """
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from django.db import connection, transaction
@@ -228,6 +228,7 @@ class SkipFirst:
 class InsertOutcome:
     skipped: int = 0  # new link-found URLs a trap rule or cap refused (distinct, not known before)
     first: tuple[SkipFirst, ...] = ()
+    queued: int = 0  # new URLs inserted into the frontier (not known before, by this call alone)
 
 
 @dataclass(frozen=True)
@@ -235,6 +236,7 @@ class BatchOutcome:
     finished: int  # URLs moved from leased to done under the key (0 for a replayed batch)
     capped: int  # new URLs skipped by a trap rule or cap
     first_skips: tuple[SkipFirst, ...] = ()
+    queued: int = 0  # new URLs queued: the audit's known URLs grow by this much
 
 
 def frontier_record_batch(
@@ -268,7 +270,7 @@ def frontier_record_batch(
         max_dated_per_pattern=max_dated_per_pattern,
         identical_rule=identical_rule,
     )
-    return BatchOutcome(finished, inserted.skipped, inserted.first)
+    return BatchOutcome(finished, inserted.skipped, inserted.first, inserted.queued)
 
 
 def frontier_purge(*, audit_id) -> int:
@@ -448,8 +450,7 @@ def _insert_new(
         skipped += [(u, SkippedURL.RULE_IDENTICAL_PAGES) for u in over]
     kept, over = _cap_counted(audit_id, kept, "pattern", max_per_pattern, key=lambda u: u.pattern)
     skipped += [(u, SkippedURL.RULE_PATTERN_CAP) for u in over]
-    if kept:
-        _insert_rows(audit_id, sorted(kept, key=lambda u: u.url))
+    queued = _insert_rows(audit_id, sorted(kept, key=lambda u: u.url)) if kept else 0
     # A known URL reached by a shorter path (chunks claim without a barrier between depth layers): its queued row
     # takes the shorter depth, so what it links stays within max_depth and the claim order stays shallow-first.
     linked = [
@@ -462,7 +463,7 @@ def _insert_new(
     sitemap_urls = [u.url for u in unique.values() if u.in_sitemap and u.url in known]
     for part in _batched(sitemap_urls):
         Frontier.objects.filter(audit_id=audit_id, in_sitemap=False, url__in=part).update(in_sitemap=True)
-    return _record_skipped(audit_id, skipped)
+    return replace(_record_skipped(audit_id, skipped), queued=queued)
 
 
 def _trapped_shapes_out(audit_id, new: list[NewURL]) -> tuple[list, list]:
@@ -632,9 +633,10 @@ def _lock_skip_pairs(audit_id, pairs: list[tuple[str, str]]) -> None:
         )
 
 
-def _insert_rows(audit_id, new: list[NewURL]) -> None:
+def _insert_rows(audit_id, new: list[NewURL]) -> int:
+    """Insert the rows of URLs not known yet; how many went in (a row another chunk inserted first does not)."""
     if connection.vendor != "postgresql":
-        Frontier.objects.bulk_create(
+        created = Frontier.objects.bulk_create(
             [
                 Frontier(
                     audit_id=audit_id,
@@ -651,7 +653,7 @@ def _insert_rows(audit_id, new: list[NewURL]) -> None:
             ignore_conflicts=True,
             batch_size=1000,
         )
-        return
+        return len(created)  # SQLite runs one writer at a time: nothing known was in `new`
     # One statement over arrays instead of ORM objects: frontier rows are most of a batch's inserts.
     with connection.cursor() as cursor:
         cursor.execute(
@@ -675,6 +677,7 @@ def _insert_rows(audit_id, new: list[NewURL]) -> None:
                 [u.path_key for u in new],
             ],
         )
+        return cursor.rowcount
 
 
 def _learn_depths(audit_id, linked: list[tuple[str, int]]) -> None:

@@ -3,8 +3,8 @@
 
 from django.conf import settings
 
-from audits.models import Audit
-from audits.pipeline.lifecycle import audit_fail, audit_set_phase
+from audits.models import Audit, AuditEvent
+from audits.pipeline.lifecycle import audit_event, audit_fail, audit_set_phase
 from audits.pipeline.politeness import DiscoveryPacer
 from audits.pipeline.scope import CrawlScope, audit_site_auth, url_pattern
 from audits.pipeline.start import Mode, audit_mode
@@ -28,6 +28,8 @@ def audit_discover(*, audit_id) -> bool:
     pace = DiscoveryPacer(audit)
     if not audit.discovery.get("robots_fetched"):
         final_url, error = _resolve_start_url(session, audit.start_url, pace)
+        if error and audit.config.get("http_fallback") and audit.start_url.startswith("https://"):
+            final_url, error = _http_fallback(audit, session, pace, https_error=error)
         if error:
             audit_fail(
                 audit_id=audit.id,
@@ -138,6 +140,26 @@ def _seed_listed(audit: Audit, scope: CrawlScope, *, config_urls: list[str], sit
         )
         return False
     return audit_set_phase(audit_id=audit.id, phase=Audit.Phase.CRAWLING, discovery=discovery)
+
+
+def _http_fallback(audit: Audit, session, pace, *, https_error: str) -> tuple[str, str | None]:
+    """A base URL typed without a scheme was taken as https, which gave no answer (no connection, a TLS error):
+    try http. When it answers, the audit starts there and an event says which scheme was used and why."""
+    http_url = "http://" + audit.start_url.removeprefix("https://")
+    final_url, error = _resolve_start_url(session, http_url, pace)
+    if error:
+        return final_url, f"{https_error}; over http too: {error}"
+    audit.start_url = http_url
+    audit.save(update_fields=["start_url"])
+    audit_event(
+        audit_id=audit.id,
+        kind=AuditEvent.Kind.HTTP_FALLBACK,
+        message=f"Crawled over http: {http_url} (typed without a scheme; https gave no answer: {https_error})"[:500],
+        https_url="https://" + http_url.removeprefix("http://"),
+        http_url=http_url,
+        https_error=https_error[:300],
+    )
+    return final_url, None
 
 
 def _resolve_start_url(session, url: str, pace) -> tuple[str, str | None]:

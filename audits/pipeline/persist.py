@@ -152,7 +152,11 @@ class BatchPersister:
             )
         # Last, and conditional: this row lock orders the batch against a cancel or a finish.
         running = Audit.objects.filter(id=self.audit_id, status=Audit.Status.RUNNING).update(
-            pages_crawled=F("pages_crawled") + outcome.finished, last_progress_at=timezone.now()
+            pages_crawled=F("pages_crawled") + outcome.finished,
+            # The URLs known (crawled or queued) grow as pages are found, not only between rounds: the progress
+            # bars read crawled against them (audits.selectors.crawl_bar).
+            pages_total=F("pages_total") + outcome.queued,
+            last_progress_at=timezone.now(),
         )
         if not running:
             raise _Fenced

@@ -58,7 +58,8 @@ def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
     if audit is None or politeness_stopped(audit_id):
         return None  # finished elsewhere, or the site kept rate-limiting: finalize with what we have
     stats = frontier_stats(audit_id=audit_id)
-    Audit.objects.filter(id=audit_id).update(pages_total=min(stats.total, audit.max_pages))
+    # The URLs known so far (queued or crawled, beyond the page budget too; the bars cap it by the budget).
+    Audit.objects.filter(id=audit_id).update(pages_total=stats.total)
     if not stats.pending_linked and stats.leased_live:
         # Sitemap-only URLs wait for the link crawl (see frontier_claim), and a dead chunk's live leases
         # come back when they expire: plan again later instead of spinning on empty rounds.

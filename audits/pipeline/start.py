@@ -193,6 +193,8 @@ def audit_start(
         "min_request_interval_ms": project.min_request_interval_ms,
         "max_concurrency": project.max_concurrency,
         "mode": str(mode),
+        # typed without a scheme and started on it: discovery may fall back to http (audits.pipeline.discovery)
+        "http_fallback": project.http_fallback and url == project.base_url,
     }
     if list_urls is not None:
         config["list_urls"] = list_urls

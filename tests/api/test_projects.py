@@ -60,6 +60,7 @@ def test_delete_cancels_running_audits_and_clears_the_schedule(api, project):
     "payload, field, code",
     [
         ({"name": "x", "base_url": "ftp://example.com/"}, "base_url", "unsupported_scheme"),
+        ({"name": "x", "base_url": "javascript:alert(1)"}, "base_url", "unsupported_scheme"),
         ({"name": "x", "base_url": "http://127.0.0.1:1/", "max_pages": 0}, "max_pages", "invalid_max_pages"),
         (
             {"name": "x", "base_url": "http://127.0.0.1:1/", "include_patterns": ["("]},
@@ -72,6 +73,14 @@ def test_delete_cancels_running_audits_and_clears_the_schedule(api, project):
 def test_create_validation_errors(api, payload, field, code):
     body = assert_problem(api.post(PROJECTS, payload, format="json"), 400, "validation_error", field=field)
     assert body["errors"][field][0]["code"] == code
+
+
+@pytest.mark.parametrize("base_url", ["javascript:alert(1)", "ftp://x", "JavaScript://x"])
+def test_unsupported_schemes_are_named_not_taken_for_a_port(api, base_url):
+    response = api.post(PROJECTS, {"name": "x", "base_url": base_url}, format="json")
+    body = assert_problem(response, 400, "validation_error")
+    error = body["errors"]["base_url"][0]
+    assert error["code"] == "unsupported_scheme" and "Only http and https URLs can be audited" in error["message"]
 
 
 def test_private_base_url_refused_when_private_targets_are_off(api, settings):

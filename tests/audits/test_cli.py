@@ -10,6 +10,9 @@ import sys
 
 import pytest
 
+from audits.management.commands.audit import _dashboard_link, bar_line
+from audits.selectors import crawl_bar
+from tests.factories import AuditFactory
 from tests.support.canary import PASSWORD, USER, site_and_canary
 from tests.support.workers import CLI_TIMEOUT_S, REPO_ROOT, run_cli, subprocess_env
 
@@ -53,7 +56,12 @@ def test_unreachable_site_exits_1():
 
 @pytest.mark.parametrize(
     "url, code",
-    [("ht!tp://bad url", "invalid_url"), ("ftp://example.com/", "unsupported_scheme"), ("http://", "invalid_url")],
+    [
+        ("ht!tp://bad url", "invalid_url"),
+        ("ftp://example.com/", "unsupported_scheme"),
+        ("javascript:alert(1)", "unsupported_scheme"),
+        ("http://", "invalid_url"),
+    ],
 )
 def test_malformed_url_exits_2_with_one_line(url, code):
     done = run_cli("audit", url, "--json")
@@ -109,6 +117,25 @@ def test_last_line_gives_the_health_score_issues_by_severity_and_the_dashboard_l
     assert f"health {result['health_score']}/100" in last
     assert re.search(r"issues \d+ critical, \d+ warning, \d+ info", last), last
     assert last.endswith(f"http://127.0.0.1:8000/audits/{result['id']}/")
+
+
+def test_the_bar_line_shows_crawled_of_found_and_the_budget_and_is_never_full_while_crawling():
+    width = 30
+    # the counters the issue measured ("94/1 pages" with a full bar): the total never below the pages crawled
+    stale = bar_line(crawl_bar(crawled=94, found=1, budget=500, crawl_state="running"), width)
+    assert stale.endswith("] 94 crawled of 94 found so far (budget 500)") and "#" * width not in stale
+    growing = bar_line(crawl_bar(crawled=94, found=310, budget=500, crawl_state="running"), width)
+    assert growing == f"[{'#' * 9}{'.' * 21}] 94 crawled of 310 found so far (budget 500)"
+    capped = bar_line(crawl_bar(crawled=500, found=900, budget=500, crawl_state="running"), width)
+    assert capped.endswith("] 500 crawled of 500 (the page budget; 900 found)") and "#" * width not in capped
+    done = bar_line(crawl_bar(crawled=500, found=900, budget=500, crawl_state="done"), width)
+    assert done == f"[{'#' * width}] 500 pages crawled"
+
+
+def test_the_dashboard_link_is_the_address_in_dashboard_base_url(settings):
+    settings.DASHBOARD_BASE_URL = "http://127.0.0.1:9000/"  # what `make run PORT=9000` exports
+    audit = AuditFactory()
+    assert _dashboard_link(audit) == f"http://127.0.0.1:9000/audits/{audit.id}/"
 
 
 def test_a_second_run_reuses_the_project_on_that_base_url(small_site, django_user_model):

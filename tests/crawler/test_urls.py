@@ -152,6 +152,7 @@ def test_validate_start_url_codes():
     assert _code("file:///etc/passwd") == "unsupported_scheme"
     assert _code("javascript:alert(1)") == "unsupported_scheme"
     assert _code("mailto:a@example.com") == "unsupported_scheme"
+    assert _code("JavaScript://x") == "unsupported_scheme"
     assert _code("https://example.com/" + "a" * limits.MAX_URL_LENGTH) == "url_too_long"
 
 

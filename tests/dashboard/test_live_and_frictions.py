@@ -7,14 +7,20 @@ from io import StringIO
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import ApiToken
+from audits.management.commands.audit import bar_line
 from audits.models import Audit, AuditEvent
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
+from audits.selectors import audit_crawl_bar
 from dashboard.live import live_progress
 from tests.dashboard.conftest import make_page
 from tests.factories import AuditEventFactory, AuditFactory, LighthouseResultFactory, ProjectFactory
+from tests.support.sites import serve_routes
 from webhooks.models import Webhook, WebhookDelivery
 
 pytestmark = pytest.mark.django_db
@@ -35,15 +41,80 @@ def _live_html(client, audit) -> str:
 # --- live and finished states -----------------------------------------------------------------------------
 
 
-def test_a_growing_crawl_says_at_least_and_never_a_smaller_total(owner_client, owner):
+def test_a_growing_crawl_says_found_so_far_and_never_a_smaller_total(owner_client, owner):
     audit = _running(owner, pages_crawled=12, pages_total=40)
     html = _live_html(owner_client, audit)
-    assert re.search(r"of\s+at least <span id=\"pages-total\">40</span> pages", html)
-    assert "still growing" in html
-    # pages_total lagging behind the pages crawled never shows a denominator below the numerator
+    assert re.search(
+        r"<strong id=\"pages-crawled\">12</strong> crawled of <span id=\"pages-total\">40</span> found so far", html
+    )
+    assert "page budget 1000" in html and '<progress id="crawl-progress" max="40" value="12"' in html
+    # pages_total lagging behind the pages crawled never shows a denominator below the numerator, nor a full bar
     Audit.objects.filter(id=audit.id).update(pages_crawled=55, pages_total=40)
     html = _live_html(owner_client, audit)
     assert '<span id="pages-total">55</span>' in html and 'data-total="55"' in html
+    assert '<progress id="crawl-progress" max="56" value="55"' in html
+
+
+CRAWLED_OF = r"(\d+)</strong> crawled of <span id=\"pages-total\">(\d+)"
+
+
+def _bar_of(html: str) -> tuple[int, int]:
+    found = re.search(r'<progress id="crawl-progress" max="(\d+)"(?: value="(\d+)")?', html)
+    return int(found.group(1)), int(found.group(2) or 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_live_bar_of_a_real_crawl_with_a_growing_frontier_is_never_full_until_the_crawl_ends(client, owner):
+    """A binary tree of pages on 127.0.0.1: each page links two new ones, so the frontier grows while the crawl
+    runs. Each time the site answers, the live view (and the CLI's bar line) is read as a person would see it."""
+    client.force_login(owner)
+    pages = 63
+    seen: list[tuple[str, int, int, str, str]] = []  # (phase, max, value, text, CLI line)
+
+    def page(number: int):
+        def answer(handler):
+            audit = Audit.objects.filter(status=Audit.Status.RUNNING).first()
+            if audit is not None and number % 4 == 0:
+                html = client.get(reverse("audits:audit-live", args=[audit.id])).content.decode()
+                maximum, value = _bar_of(html)
+                text = re.sub(r"\s+", " ", re.search(r'<p class="progress-text">(.*?)</p>', html, re.S).group(1))
+                seen.append((audit.current_phase, maximum, value, text, bar_line(audit_crawl_bar(audit=audit), 30)))
+            children = [c for c in (2 * number, 2 * number + 1) if c <= pages]
+            body = "".join(f'<a href="/p/{c}">page {c}</a>' for c in children)
+            body = f"<html><head><title>Page {number}</title></head><body><h1>{number}</h1>{body}</body></html>"
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/html; charset=utf-8")
+            handler.send_header("Content-Length", str(len(body.encode())))
+            handler.end_headers()
+            handler.wfile.write(body.encode())
+            connection.close()  # the server's thread: no session left open on the test database
+
+        return answer
+
+    with serve_routes() as site:
+        for number in range(1, pages + 1):
+            site.handle(f"/p/{number}", page(number))
+        site.handle("/", page(1))
+        project = ProjectFactory(owner=owner, base_url=site.url + "/p/1")
+        audit = audit_start(project=project, start_url=site.url + "/p/1", max_pages=1000, dispatch=False)
+        pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED and audit.pages_crawled == pages
+    running = [s for s in seen if s[0] in ("discovery", "crawling")]
+    assert len(running) >= 5, seen
+    for _phase, maximum, value, text, cli in running:
+        assert value < maximum, (maximum, value, text)
+        crawled, found = (
+            int(n) for n in re.search(r"(\d+)</strong> crawled of <span id=\"pages-total\">(\d+)", text).groups()
+        )
+        assert crawled <= found and "found so far" in text, text
+        assert "#" * 30 not in cli and re.search(r"\] \d+ crawled of \d+ found so far \(budget 1000\)", cli), cli
+    # The known URLs grow with each persisted batch, not once per round: the site is ahead of the crawl.
+    counts = [tuple(int(n) for n in re.search(CRAWLED_OF, s[3]).groups()) for s in running]
+    assert sum(found > crawled for crawled, found in counts) >= len(counts) // 2, running
+    assert len({found for _, found in counts}) >= 3, running
+    maximum, value = _bar_of(_live_html(client, audit))
+    assert (maximum, value) == (pages, pages)  # completed: full
 
 
 def test_a_crawl_at_its_page_limit_says_so_instead_of_growing(owner_client, owner):

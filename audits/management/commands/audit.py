@@ -28,7 +28,7 @@ from audits.outages import is_transient_db_error
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start, url_list_lines
 from audits.projects import project_get_or_create, url_checked
-from audits.selectors import audit_summary, audit_urls_skipped, issues_by_severity
+from audits.selectors import CrawlBar, audit_crawl_bar, audit_summary, audit_urls_skipped, issues_by_severity
 
 # How often the watcher reads the audit: a small audit ends in seconds and the CLI's exit is its end to end
 # time (bench/small.py), so it looks often; a read is one row by its primary key.
@@ -287,12 +287,7 @@ class _ProgressBar:
         self.lock = threading.RLock()  # the inline pipeline logs from its own thread
 
     def draw(self, audit: Audit) -> None:
-        total = max(audit.pages_total, audit.pages_crawled, 1)
-        filled = int(self.WIDTH * min(audit.pages_crawled / total, 1))
-        line = (
-            f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {audit.pages_crawled}/{audit.pages_total} pages"
-            f"  {audit.current_phase}"
-        )
+        line = f"{bar_line(audit_crawl_bar(audit=audit), self.WIDTH)}  {audit.current_phase}"
         with self.lock:
             if line == self.last:
                 return
@@ -335,6 +330,18 @@ class _ProgressBar:
                 self.shown = False
             self.stream.write(_last_line(audit, severities, skipped_urls, link=link) + "\n")
             self.stream.flush()
+
+
+def bar_line(bar: CrawlBar, width: int) -> str:
+    """The CLI's bar: "[####......] 94 crawled of 310 found so far (budget 500)"; never full while the crawl
+    runs (bar.value < bar.maximum), "N pages crawled" once it is over."""
+    filled = width * bar.value // bar.maximum
+    drawn = f"[{'#' * filled}{'.' * (width - filled)}]"
+    if not bar.running:
+        return f"{drawn} {bar.crawled} pages crawled" + (f" of {bar.total} known" if bar.total > bar.crawled else "")
+    if bar.at_budget:
+        return f"{drawn} {bar.crawled} crawled of {bar.total} (the page budget; {bar.found} found)"
+    return f"{drawn} {bar.crawled} crawled of {bar.found} found so far (budget {bar.budget})"
 
 
 def _dashboard_link(audit: Audit) -> str:

@@ -1,0 +1,54 @@
+"""audits/pipeline/discovery.py: a base URL typed without a scheme is tried over https, then over http when https
+gives no answer, and the audit's events say which scheme it used; a scheme typed is kept as typed."""
+
+import pytest
+
+from audits.models import Audit, AuditEvent, Page
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.start import audit_start
+from audits.projects import project_create
+from tests.factories import UserFactory, account_of
+from tests.support.sites import serve_routes
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _http_only_site(site) -> None:
+    site.add("/", '<html><head><title>Home</title></head><body><a href="/about">About</a></body></html>')
+    site.add("/about", "<html><head><title>About</title></head><body><h1>About</h1></body></html>")
+
+
+def _audit(base_url: str) -> Audit:
+    owner = UserFactory()
+    project = project_create(account=account_of(owner), owner=owner, name="Site", base_url=base_url)
+    audit = audit_start(project=project, dispatch=False)
+    pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    return audit
+
+
+def test_a_base_url_typed_without_a_scheme_falls_back_to_http_and_says_so():
+    with serve_routes() as site:  # plain http: a TLS handshake with it fails
+        _http_only_site(site)
+        typed = site.url.removeprefix("http://")  # "127.0.0.1:PORT"
+        audit = _audit(typed)
+    assert audit.project.base_url == f"https://{typed}/" and audit.project.http_fallback
+    assert audit.status == Audit.Status.COMPLETED, audit.error_detail
+    assert audit.start_url == f"http://{typed}/"
+    assert set(Page.objects.filter(audit=audit).values_list("url", flat=True)) == {
+        f"http://{typed}/",
+        f"http://{typed}/about",
+    }
+    event = AuditEvent.objects.get(audit=audit, kind=AuditEvent.Kind.HTTP_FALLBACK)
+    assert event.message.startswith(f"Crawled over http: http://{typed}/ (typed without a scheme; https gave no answer")
+    assert event.data["https_url"] == f"https://{typed}/" and event.data["http_url"] == f"http://{typed}/"
+
+
+def test_a_typed_https_is_kept_and_fails_without_falling_back():
+    with serve_routes() as site:
+        _http_only_site(site)
+        audit = _audit(site.url.replace("http://", "https://") + "/")
+    assert not audit.project.http_fallback
+    assert audit.status == Audit.Status.FAILED and audit.error_code == "start_url_unreachable"
+    assert not AuditEvent.objects.filter(audit=audit, kind=AuditEvent.Kind.HTTP_FALLBACK).exists()
+    assert not Page.objects.filter(audit=audit).exists()
