@@ -10,7 +10,8 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from tests.factories import PASSWORD, ProjectFactory, UserFactory
+from tests.dashboard.test_browser import sign_in
+from tests.factories import ProjectFactory, UserFactory
 from tests.support.browser import AXE, chromium_browser, serious_axe_violations
 
 pytestmark = pytest.mark.django_db
@@ -134,11 +135,7 @@ def test_the_tokens_page_and_the_404_page_in_the_browser(live_server):
         tab = browser.new_context().new_page()
         errors: list = []
         tab.on("pageerror", lambda e: errors.append(str(e)))
-        tab.goto(live_server.url + "/")
-        tab.get_by_label("Username").fill("integrator")
-        tab.get_by_label("Password").fill(PASSWORD)
-        tab.get_by_role("button", name="Sign in").click()
-        tab.get_by_role("heading", name="Projects").wait_for()
+        sign_in(tab, live_server, "integrator")
 
         tab.goto(live_server.url + "/tokens/")
         tab.get_by_label("Name").fill("Assistant (reads only)")
