@@ -1,9 +1,7 @@
 """Basic-auth credentials stay home: sent to the project's own origin, never to another one that a redirect
 or robots.txt points at; credentials typed into a URL are refused."""
 
-import base64
 import contextlib
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -13,50 +11,17 @@ from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from crawler.urls import InvalidURL, validate_start_url
 from tests.factories import ProjectFactory
-from tests.support.sites import serve_handler
+from tests.support.canary import BASIC, PASSWORD, USER, serve_recording
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-USER, PASSWORD = "crawler", "s3cret-value"
-EXPECTED = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-
-
-class Recorder(BaseHTTPRequestHandler):
-    """Answers from `routes` (path -> (status, body, headers)), 404 otherwise; records (path, Authorization).
-
-    With `needs_auth`, anything without the project's credentials gets a 401, as a staging site would."""
-
-    protocol_version = "HTTP/1.1"
-    routes: dict = {}
-    seen: list = []
-    needs_auth = False
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        self.seen.append((self.path, self.headers.get("Authorization")))
-        status, body, headers = self.routes.get(self.path, (404, "not found", {}))
-        if self.needs_auth and self.headers.get("Authorization") != EXPECTED:
-            status, body, headers = 401, "<title>Sign in</title>", {"WWW-Authenticate": 'Basic realm="staging"'}
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", headers.pop("Content-Type", "text/html; charset=utf-8"))
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
 
 
 @contextlib.contextmanager
 def two_origins():
-    """Two servers on 127.0.0.1, different ports (so different origins). Yields (a, b) as
-    (base_url, routes, seen) triples; fill the routes before crawling."""
-    a = type("A", (Recorder,), {"routes": {}, "seen": [], "needs_auth": True})
-    b = type("B", (Recorder,), {"routes": {}, "seen": []})
-    with serve_handler(a) as (_, base_a), serve_handler(b) as (_, base_b):
-        yield (base_a, a.routes, a.seen), (base_b, b.routes, b.seen)
+    """The project's site behind basic auth and a canary, on two ports of 127.0.0.1 (so two origins). Yields
+    (a, b) as (base_url, routes, seen) triples; fill the routes before crawling."""
+    with serve_recording(needs_auth=True) as a, serve_recording() as b:
+        yield (a.url, a.routes, a.seen), (b.url, b.routes, b.seen)
 
 
 def _page(*links: str) -> tuple:
@@ -89,7 +54,7 @@ def test_a_start_url_that_redirects_to_another_origin_gets_no_credentials_there(
     assert audit.site_url == base_b + "/"  # the crawl followed the redirect to B...
     assert {"/", "/inner", "/robots.txt"} <= {path for path, _ in seen_b}
     assert [auth for _, auth in seen_b if auth] == []  # ...without ever sending B the credentials
-    assert seen_a and all(auth == EXPECTED for _, auth in seen_a)  # while A, the project's origin, got them
+    assert seen_a and all(auth == BASIC for _, auth in seen_a)  # while A, the project's origin, got them
     assert Page.objects.filter(audit=audit, url=base_b + "/inner", status_code=200).exists()
 
 
@@ -114,7 +79,7 @@ def test_sitemaps_on_another_origin_get_no_credentials_and_the_site_gets_them_ev
     assert {path for path, _ in seen_b} == {"/sitemap.xml", "/moved.xml"}
     assert [auth for _, auth in seen_b if auth] == []
     assert {"/robots.txt", "/sitemap.xml", "/moved-sitemap.xml", "/", "/p1", "/p2", "/p3"} <= {p for p, _ in seen_a}
-    assert all(auth == EXPECTED for _, auth in seen_a)
+    assert all(auth == BASIC for _, auth in seen_a)
     # B's sitemaps were read (their pages were crawled) and every page of A accepted the credentials.
     pages = dict(Page.objects.filter(audit=audit).values_list("url", "status_code"))
     assert pages == {base_a + path: 200 for path in ("/", "/p1", "/p2", "/p3")}
