@@ -129,10 +129,12 @@ SORT_KINDS = {
 
 def sort_caption(sort: str) -> str:
     """The grid's sort in words: "inlinks, most first", "URL, A to Z"."""
-    key = sort.removeprefix("-") if sort.removeprefix("-") in SORT_LABELS else "url"
+    key = sort.removeprefix("-")
+    if key not in SORT_LABELS:  # what _ordering does with an unknown sort
+        key, sort = "url", "url"
     label = SORT_LABELS[key] if key == "url" else SORT_LABELS[key].lower()
     ascending, descending = SORT_DIRECTIONS[SORT_KINDS.get(key, "count")]
-    return f"{label}, {descending if sort.startswith('-') and key != 'url' or sort == '-url' else ascending}"
+    return f"{label}, {descending if sort.startswith('-') else ascending}"
 
 
 # Filters of the text views; `over`/`under` compare with N characters (the view's default N is the check's).

@@ -223,3 +223,20 @@ def test_keyset_pages_of_every_sort_hold_each_page_once_in_order_both_ways(grid,
         page = keyset_paginate(rows, columns=columns, cursor=page.previous_cursor, tag=sort, per_page=2)
         back = [p.url for p in page] + back
     assert back == expected[:-last]
+
+
+@pytest.mark.parametrize(
+    ("sort", "caption"),
+    [
+        ("-inlinks", "inlinks, most first"),
+        ("inlinks", "inlinks, fewest first"),
+        ("url", "URL, A to Z"),
+        ("-url", "URL, Z to A"),
+        ("-status", "status code, highest first"),
+        ("-time", "response time, highest first"),
+        ("bogus", "URL, A to Z"),
+        ("-bogus", "URL, A to Z"),
+    ],
+)
+def test_the_sort_caption_reads_in_words(sort, caption):
+    assert page_reads.sort_caption(sort) == caption
