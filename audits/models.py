@@ -185,6 +185,12 @@ class MostFirstIndex(models.Index):
 
 
 class Page(models.Model):
+    class FoundVia(models.TextChoices):  # scratchpad.models.Frontier.Source's values
+        START = "start", "the start URL"
+        LINK = "link", "a link"
+        SITEMAP = "sitemap", "the sitemap"
+        REDIRECT = "redirect", "a redirect"
+
     class FetchClass(models.TextChoices):
         OK = "ok"
         BLOCKED = "blocked"
@@ -208,6 +214,11 @@ class Page(models.Model):
         null=True, blank=True, help_text="Link depth; empty when seen only in a sitemap"
     )
     in_sitemap = models.BooleanField(default=False)
+    # How the crawl found the page (copied from its frontier row when it is claimed): the start URL, a link (or
+    # canonical, hreflang), the sitemap, a redirect; and the crawled page that led to it, one click closer to the
+    # start. Following found_from page by page gives the crawl path (dashboard.pages.page_crawl_path).
+    found_via = models.CharField(max_length=16, blank=True, choices=FoundVia.choices)
+    found_from = models.TextField(blank=True, help_text="The crawled page that led to this one")
     title = models.TextField(blank=True)
     titles_count = models.PositiveSmallIntegerField(default=0)
     meta_description = models.TextField(null=True, blank=True)

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.models import ApiToken
 from accounts.tokens import TOKEN_EXPIRY_MAX_DAYS
+from audits.checks.registry import CHECKS_BY_TYPE
 from audits.errors import AuditRefused
 from audits.extraction import MAX_EXTRACTORS, extractors_from_text, extractors_to_text
 from audits.models import Page, Project, Schedule
@@ -389,6 +390,13 @@ class PageFilterForm(forms.Form):
         label="Indexable", required=False, choices=[("", "Any"), ("yes", "Yes"), ("no", "No")]
     )
     issue = forms.ChoiceField(label="Has issue", required=False)
+    folder = forms.CharField(
+        label="Folder",
+        required=False,
+        max_length=2000,
+        help_text="A path such as /docs/",
+        widget=forms.TextInput(attrs={"size": 12}),
+    )
     sort = forms.ChoiceField(label="Sort", required=False)
     cols = forms.MultipleChoiceField(
         label="Columns",
@@ -397,6 +405,8 @@ class PageFilterForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
     )
     cols_set = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    IGNORED_UNKNOWN = ("cols", "cols_set")  # a column no longer offered is dropped from the choice, not an error
 
     def __init__(self, *args, issue_types=(), extra_columns=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -442,7 +452,32 @@ class PageFilterForm(forms.Form):
             "fetch_class": data.get("fetch_class", ""),
             "indexable": data.get("indexable", ""),
             "issue_type": data.get("issue", ""),
+            "folder": data.get("folder", ""),
         }
+
+    def unknown_values(self) -> list[str]:
+        """What the query string asked that the grid does not know, in words ("Unknown issue type “x”"): the
+        grid then lists no page rather than ignore a filter and show every page (an unknown sort falls back to
+        the URL order and says so)."""
+        if not self.is_bound or self.is_valid():
+            return []
+        names = {"issue": "issue type", "show": "filter", "fetch_class": "fetch class", "indexable": "indexable value"}
+        messages = []
+        for name, errors in self.errors.items():
+            if name in self.IGNORED_UNKNOWN:
+                continue
+            value = self.data.get(name, "")
+            if name == "issue" and value in CHECKS_BY_TYPE:
+                messages.append(f"No page of this audit has the issue “{CHECKS_BY_TYPE[value].title}”")
+            elif isinstance(self.fields[name], forms.ChoiceField):
+                messages.append(f"Unknown {names.get(name, name)} “{value}”")
+            else:
+                messages.append(f"{self.fields[name].label}: {' '.join(errors)}")
+        return messages
+
+    def filters_known(self) -> bool:
+        """Whether every filter of the query string is known (an unknown sort alone still lists the pages)."""
+        return not self.is_bound or all(name in ("sort", *self.IGNORED_UNKNOWN) for name in self.errors)
 
     def sort_key(self) -> str:
         return self._data().get("sort") or "url"

@@ -11,11 +11,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Length
 from django.http import Http404
 
-from audits.checks.registry import CHECKS_BY_TYPE, PAGE_TYPES, SEVERITIES, CheckSpec
+from audits.checks.registry import CHECKS_BY_TYPE, SEVERITIES, CheckSpec
 from audits.comparison import check_spec
 from audits.evidence import count_label, evidence_columns, evidence_count_unit, evidence_records, flat
 from audits.models import Audit, Issue, LighthouseResult, Page
@@ -58,7 +58,7 @@ COLUMNS = {
         PageColumn("fetch", "Fetch"),
         PageColumn("indexable", "Indexable"),
         PageColumn("depth", "Depth", "depth", True, "Clicks from the start page"),
-        PageColumn("inlinks", "Inlinks", "inlinks", True, "Links to this URL from crawled pages"),
+        PageColumn("inlinks", "Inlinks", "inlinks", True, "Links to this URL from crawled pages, and their pages"),
         PageColumn("title", "Title", "title"),
         PageColumn("title_len", "Title chars", "title_len", True),
         PageColumn("description", "Meta description"),
@@ -109,6 +109,33 @@ SORT_LABELS = {
     "words": "Words",
     "issues": "Issues",
 }
+
+# How a sort reads in words: (ascending, descending) per kind of column.
+SORT_DIRECTIONS = {"text": ("A to Z", "Z to A"), "count": ("fewest first", "most first"),
+                   "value": ("lowest first", "highest first")}  # fmt: skip
+SORT_KINDS = {
+    "url": "text",
+    "title": "text",
+    "h1": "text",
+    "status": "value",
+    "depth": "value",
+    "time": "value",
+    "size": "value",
+    "title_len": "value",
+    "description_len": "value",
+    "h1_len": "value",
+}  # fmt: skip  (the others count things: inlinks, issues, words, H1s)
+
+
+def sort_caption(sort: str) -> str:
+    """The grid's sort in words: "inlinks, most first", "URL, A to Z"."""
+    key = sort.removeprefix("-")
+    if key not in SORT_LABELS:  # what _ordering does with an unknown sort
+        key, sort = "url", "url"
+    label = SORT_LABELS[key] if key == "url" else SORT_LABELS[key].lower()
+    ascending, descending = SORT_DIRECTIONS[SORT_KINDS.get(key, "count")]
+    return f"{label}, {descending if sort.startswith('-') else ascending}"
+
 
 # Filters of the text views; `over`/`under` compare with N characters (the view's default N is the check's).
 TEXT_FILTERS = (
@@ -225,15 +252,43 @@ def columns_for(view: PageView, chosen: list[str] | None, extra: list[PageColumn
 # --- the grid ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class IssueTypeChoice:
+    """One issue type the grid can filter by: every type of the audit whose findings name a page."""
+
+    type: str
+    title: str
+    pages: int  # distinct pages the type's issues name: IssueSummary.pages, the issues table's "pages affected"
+
+    @property
+    def label(self) -> str:
+        return f"{self.title} ({count_label(self.pages, 'pages')})"
+
+
+def page_issue_types(*, audit: Audit) -> tuple[list[IssueTypeChoice], list[str]]:
+    """(the types the "Has issue" filter offers, titles of the site-wide types it cannot offer).
+
+    Every type whose issues name a page is a choice: page checks, link checks (the page holding the link),
+    redirect chains and loops (the first URL of the chain), duplicate and near-duplicate groups (every page of
+    a group has its own row), orphans. Filtering by one lists the pages its issues name (Issue.page), so the
+    grid's count is the issues table's "pages affected" (audits.priority.IssueSummary.pages, the same
+    distinct count). Site-wide findings (no sitemap, a missing security header across the site) name no
+    page: they are left out and said so. Read from the stored counts of a completed audit (audits.stats)."""
+    pages: dict[str, int] = {}
+    site: set[str] = set()
+    for row in issue_type_counts(audit=audit):
+        pages[row["type"]] = pages.get(row["type"], 0) + row["pages"]
+        if row["site"]:
+            site.add(row["type"])
+    choices = [IssueTypeChoice(t, check_spec(t).title, n) for t, n in pages.items() if n]
+    choices.sort(key=lambda c: (c.title.lower(), c.type))
+    site_wide = sorted(check_spec(t).title for t in site if not pages.get(t))
+    return choices, site_wide
+
+
 def page_issue_type_choices(*, audit: Audit) -> list[tuple[str, str]]:
-    """Page-level issue types present in the audit, for the "Has issue" filter (site-wide findings such as
-    duplicate groups or orphan pages are not a property of one page: they have their own screens)."""
-    if page_counts_stored(audit=audit):  # the types of a completed audit's issues were stored at finalize
-        present = {row["type"] for row in issue_type_counts(audit=audit)}
-    else:
-        present = set(Issue.objects.filter(audit=audit, type__in=PAGE_TYPES).order_by().values_list("type", flat=True))
-    types = sorted(present.intersection(PAGE_TYPES))
-    return [(t, CHECKS_BY_TYPE[t].title) for t in types]
+    """The "Has issue" filter's choices: (type, "Title (N pages)") for page_issue_types' types."""
+    return [(c.type, c.label) for c in page_issue_types(audit=audit)[0]]
 
 
 def issues_count_subquery():
@@ -283,10 +338,13 @@ def page_filter(
     indexable: str = "",
     issue_type: str = "",
     url_contains: str = "",
+    folder: str = "",
 ) -> QuerySet:
     """The audit's pages that pass the filters of one view. `show` is one of the view's filters;
     `chars` is N of the over/under filters (the view's default when None); status is "404", "4xx" or
-    "none" (no HTTP answer); indexable is "yes" | "no"."""
+    "none" (no HTTP answer); indexable is "yes" | "no"; issue_type any issue type (the pages its issues
+    name: page_issue_types); folder a path prefix ("/docs/", on the audit's site) or a whole URL prefix
+    ("https://blog.example.com/2024/", for another host of the audit: folder_prefix)."""
     spec = view_for(view)
     pages = Page.objects.filter(audit=audit)
     if spec.html_only:
@@ -330,7 +388,21 @@ def page_filter(
         pages = pages.filter(Exists(Issue.objects.filter(page_id=OuterRef("pk"), type=issue_type)))
     if url_contains:
         pages = pages.filter(url__icontains=url_contains)
+    if folder:
+        pages = pages.filter(url__startswith=folder_prefix(audit=audit, folder=folder))
     return pages
+
+
+def folder_prefix(*, audit: Audit, folder: str) -> str:
+    """The URL prefix of a folder filter: a path ("/docs/") is on the audit's own site (scheme and host of
+    its site URL); a whole URL names its host. A folder always ends with "/", so /doc never matches /docs/."""
+    folder = folder.strip()
+    if not folder.endswith("/"):
+        folder += "/"
+    if folder.startswith("/"):
+        site = urlsplit(audit.site_url or audit.start_url)
+        return f"{site.scheme}://{site.netloc}{folder}"
+    return folder
 
 
 def _ordering(sort: str) -> list:
@@ -384,9 +456,26 @@ def page_counts_stored(*, audit: Audit) -> bool:
     return audit.status == Audit.Status.COMPLETED and bool(audit.stats)
 
 
+def inlink_pages_subquery():
+    """An annotation for a Page queryset: the crawled pages linking to the page (one edge per source page and
+    target: an index-only count on (audit, target_url)); evaluated for the rows on screen only."""
+    return Coalesce(
+        Subquery(
+            LinkEdge.objects.filter(audit_id=OuterRef("audit_id"), target_url=OuterRef("url"))
+            .order_by()
+            .values("target_url")
+            .annotate(n=Count("id"))
+            .values("n")[:1],
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+
+
 def _annotations(counted: bool) -> dict:
     return {
         "inlinks": (lambda: F("inlinks_count")) if counted else page_inlinks_count,
+        "inlink_pages": inlink_pages_subquery,
         "issues_total": (lambda: F("issues_count")) if counted else issues_count_subquery,
         "title_len": lambda: Length("title"),
         "description_len": lambda: Coalesce(Length("meta_description"), Value(0)),
@@ -403,6 +492,8 @@ def page_list(*, pages: QuerySet, columns: list[PageColumn], sort: str = "url", 
     row of the page on screen, the sort's column over the whole filtered set). `counted`: the audit's
     per-page counts are stored (page_counts_stored), so inlinks and issues are plain columns."""
     wanted = {_NEEDS[c.key] for c in columns if c.key in _NEEDS}
+    if "inlinks" in wanted:
+        wanted.add("inlink_pages")  # the cell says "24 links from 7 pages"
     if sort.removeprefix("-") in _NEEDS:
         wanted.add(_NEEDS[sort.removeprefix("-")])
     annotations = {name: make() for name, make in _annotations(counted).items() if name in wanted}
@@ -489,10 +580,66 @@ def page_inlinks(*, page: Page) -> QuerySet:
     )
 
 
+@dataclass(frozen=True)
+class Inlinks:
+    """Links to a page and the pages they are on: "24 links from 7 pages" (a page may link a URL many times)."""
+
+    links: int
+    pages: int
+
+
+def page_inlinks_summary(*, page: Page) -> Inlinks:
+    """The page's inlinks as the grid counts them: links (stored at finalize, else summed now) and linking pages."""
+    pages = page_inlinks_total(page=page)
+    links = page.inlinks_count
+    if links is None:
+        edges = LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url)
+        links = edges.aggregate(n=Coalesce(Sum("link_count"), Value(0)))["n"]
+    return Inlinks(links=links, pages=pages)
+
+
 def page_inlinks_total(*, page: Page) -> int:
     """How many crawled pages link to the page: an index-only count on (audit, target_url), without the join
     `page_inlinks` needs for its order (with it, 1 s for a page 100,000 pages link to)."""
     return LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url).count()
+
+
+CRAWL_PATH_HOPS_MAX = 20  # pages of a crawl path followed back from a page (one indexed query each)
+
+
+@dataclass(frozen=True)
+class PathStep:
+    url: str
+    page_id: object  # None when the URL is not a crawled page of the audit
+
+
+@dataclass(frozen=True)
+class HowFound:
+    via: str  # Page.FoundVia's label ("a link"), "" when the crawl did not record it (an older audit)
+    found_from: PathStep | None  # the crawled page that led to this one
+    path: list[PathStep]  # from the start page (or the first page without a source) to this page
+    cut: bool  # the path is longer than CRAWL_PATH_HOPS_MAX pages: its start is left out
+
+
+def page_how_found(*, page: Page) -> HowFound:
+    """How the crawl found the page and its crawl path: the chain of found_from pages back to the start URL,
+    at most CRAWL_PATH_HOPS_MAX pages (one query each on the (audit, url) index); a loop ends it."""
+    path = [PathStep(page.url, page.id)]
+    seen = {page.url}
+    url, cut = page.found_from, False
+    while url:
+        if len(path) >= CRAWL_PATH_HOPS_MAX:
+            cut = True
+            break
+        if url in seen:
+            break
+        seen.add(url)
+        row = Page.objects.filter(audit_id=page.audit_id, url=url).values_list("id", "found_from").first()
+        path.append(PathStep(url, row[0] if row else None))
+        url = row[1] if row else ""
+    path.reverse()
+    via = Page.FoundVia(page.found_via).label if page.found_via in Page.FoundVia.values else ""
+    return HowFound(via, path[-2] if len(path) > 1 else None, path, cut)
 
 
 # Keyset columns of the two link lists (dashboard.selectors.keyset_paginate): a page links to a target once
@@ -601,6 +748,7 @@ class FieldRow:
 
 URL_FIELDS = {"url", "redirect_url", "canonical_url", "canonical_header"}
 SHOWN_ELSEWHERE = {"id", "audit", "headings", "heading_order", "response_headers", "issues_count"}
+SHOWN_ELSEWHERE |= {"found_from", "found_via"}  # the "How the crawl found it" section
 FIELD_LABELS = {
     "url": "URL",
     "redirect_url": "Redirects to",

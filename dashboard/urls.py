@@ -43,6 +43,7 @@ urlpatterns = [
     path(audit + "pages/", views.audit_pages, name="audit-pages"),
     path(audit + "pages/<uuid:page_id>/", views.page_detail, name="page-detail"),
     path(audit + "pages/export.<slug:fmt>", views.audit_pages_export, name="audit-pages-export"),
+    path(audit + "structure/", views.audit_structure, name="audit-structure"),
     path(audit + "performance/", views.audit_performance, name="audit-performance"),
     path(audit + "performance/<uuid:result_id>/report.json", views.lighthouse_report, name="lighthouse-report"),
     path(

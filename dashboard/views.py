@@ -32,6 +32,7 @@ from dashboard import pages as page_reads
 from dashboard import selectors as dashboard
 from dashboard.forms import ApiTokenForm, AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
 from dashboard.live import live_progress
+from dashboard.structure import site_structure
 
 
 def dashboard_view(view):
@@ -343,19 +344,28 @@ def audit_issue_type_export(request, audit_id, issue_type, fmt):
     return response
 
 
-def _pages_form(request, audit) -> PageFilterForm:
+def _pages_form(request, audit, issue_types=None) -> PageFilterForm:
+    if issue_types is None:
+        issue_types, _site_wide = page_reads.page_issue_types(audit=audit)
     return PageFilterForm(
         request.GET or None,
-        issue_types=page_reads.page_issue_type_choices(audit=audit),
+        issue_types=[(c.type, c.label) for c in issue_types],
         extra_columns=page_reads.extractor_columns(audit=audit),
     )
+
+
+def _filtered_pages(audit, form: PageFilterForm):
+    """The grid's pages for the form's filters; none at all when a filter is unknown (the screen says which)."""
+    pages = page_reads.page_filter(audit=audit, **form.filters())
+    return pages if form.filters_known() else pages.none()
 
 
 @require_GET
 @dashboard_view
 def audit_pages(request, audit_id):
     audit = _audit(request, audit_id)
-    form = _pages_form(request, audit)
+    issue_types, site_wide = page_reads.page_issue_types(audit=audit)
+    form = _pages_form(request, audit, issue_types)
     view = form.page_view
     cookie = page_reads.COLS_COOKIE_PREFIX + view.key
     chosen = form.chosen_columns()
@@ -364,9 +374,9 @@ def audit_pages(request, audit_id):
     columns = page_reads.columns_for(view, chosen, page_reads.extractor_columns(audit=audit))
     sort = form.sort_key()
     filters = form.filters()
-    pages = page_reads.page_filter(audit=audit, **filters)
+    pages = _filtered_pages(audit, form)
     # Keyset pages (a seek, however deep) and no COUNT(*) over the whole audit: the stored counter says it.
-    narrow = page_reads.page_filters_narrow(filters)
+    narrow = page_reads.page_filters_narrow(filters) or not form.filters_known()
     context = {
         "audit": audit,
         "tab": "pages",
@@ -387,6 +397,11 @@ def audit_pages(request, audit_id):
             keys_first=True,  # most sorts have no index: the whole audit is sorted on its keys alone
         ),
         "sort": sort,
+        "sort_caption": page_reads.sort_caption(sort),
+        "unknown": form.unknown_values(),
+        "site_wide_types": site_wide,
+        "issue_choice": next((c for c in issue_types if c.type == filters["issue_type"]), None),
+        "folder": page_reads.folder_prefix(audit=audit, folder=filters["folder"]) if filters["folder"] else "",
     }
     response = render(request, "dashboard/pages.html", context)
     if form.chosen_columns() is not None:  # remember the chooser's ticks for this view
@@ -403,7 +418,7 @@ def audit_pages_export(request, audit_id, fmt):
     if fmt not in ("csv", "json"):
         raise Http404("No such export")
     form = _pages_form(request, audit)
-    pages = page_reads.page_filter(audit=audit, **form.filters())
+    pages = _filtered_pages(audit, form)
     rows = page_reads.page_export_queryset(
         pages=pages, sort=form.sort_key(), counted=page_reads.page_counts_stored(audit=audit)
     )
@@ -436,6 +451,7 @@ def _links_page(request, page, links, columns, param: str, *, total: int | None 
 def page_detail(request, audit_id, page_id):
     audit = _audit(request, audit_id)
     page = page_reads.page_for_audit(audit=audit, page_id=page_id)
+    inlinks = page_reads.page_inlinks_summary(page=page)
     context = {
         "audit": audit,
         "tab": "pages",
@@ -445,17 +461,28 @@ def page_detail(request, audit_id, page_id):
         "outline": page_reads.heading_outline(page),
         "headers": page_reads.response_headers(page),
         "fields": page_reads.page_fields(page),
+        "inlinks_summary": inlinks,
+        "how_found": page_reads.page_how_found(page=page),
         "inlinks": _links_page(
             request,
             page,
             page_reads.page_inlinks(page=page),
             page_reads.INLINK_KEYSET,
             "in",
-            total=page_reads.page_inlinks_total(page=page),
+            total=inlinks.pages,
         ),
         "outlinks": _links_page(request, page, page_reads.page_outlinks(page=page), page_reads.OUTLINK_KEYSET, "out"),
     }
     return render(request, "dashboard/page_detail.html", context)
+
+
+@require_GET
+@dashboard_view
+def audit_structure(request, audit_id):
+    """The folder tree of the audit's pages, each folder a filter of the pages grid."""
+    audit = _audit(request, audit_id)
+    context = {"audit": audit, "tab": "structure", "structure": site_structure(audit=audit)}
+    return render(request, "dashboard/structure.html", context)
 
 
 @require_GET

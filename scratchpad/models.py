@@ -21,6 +21,9 @@ class Frontier(models.Model):
     url = models.TextField()
     depth = models.PositiveIntegerField(null=True, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices)
+    found_from = models.TextField(
+        blank=True, help_text="The crawled page whose link (or redirect, canonical, hreflang) gave the URL its depth"
+    )
     in_sitemap = models.BooleanField(default=False)
     redirect_hops = models.PositiveSmallIntegerField(default=0)
     pattern = models.CharField(max_length=250, blank=True, help_text="URL shape, for the optional per-shape cap")

@@ -38,6 +38,8 @@ class ClaimedURL:
     redirect_hops: int
     handouts: int
     starts: int = 0
+    source: str = ""  # Frontier.Source: how the URL was found
+    found_from: str = ""  # the page that led to it ("" for the start URL and sitemap-only URLs)
 
     @property
     def exhausted(self) -> bool:
@@ -61,6 +63,7 @@ class NewURL:
     trap: str = ""  # the trap rule its shape breaks (crawler.traps.trap_rule), "" when none
     path_key: str = ""  # the URL without its query, when it has one (crawler.traps.path_key)
     dated: bool = False  # it carries a date (crawler.traps.has_date): counted per shape
+    found_from: str = ""  # the crawled page that leads to it (Frontier.found_from)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +145,12 @@ def frontier_claim(
             attempts=F("attempts") + 1,
         )
         claimed = Frontier.objects.filter(id__in=rows).order_by(*_claim_order())
+        fields = ("id", "url", "depth", "in_sitemap", "redirect_hops", "attempts", "starts", "source", "found_from")
         return [
-            ClaimedURL(r.id, r.url, r.depth, r.in_sitemap, r.redirect_hops, r.attempts, r.starts)
-            for r in claimed.only("id", "url", "depth", "in_sitemap", "redirect_hops", "attempts", "starts")
+            ClaimedURL(
+                r.id, r.url, r.depth, r.in_sitemap, r.redirect_hops, r.attempts, r.starts, r.source, r.found_from
+            )
+            for r in claimed.only(*fields)
         ]
 
 
@@ -454,7 +460,7 @@ def _insert_new(
     # A known URL reached by a shorter path (chunks claim without a barrier between depth layers): its queued row
     # takes the shorter depth, so what it links stays within max_depth and the claim order stays shallow-first.
     linked = [
-        (u.url, u.depth)
+        (u.url, u.depth, u.found_from)
         for u in unique.values()
         if u.url in known and u.depth is not None and (known[u.url] is None or u.depth < known[u.url])
     ]
@@ -643,6 +649,7 @@ def _insert_rows(audit_id, new: list[NewURL]) -> int:
                     url=u.url,
                     depth=u.depth,
                     source=u.source,
+                    found_from=u.found_from,
                     in_sitemap=u.in_sitemap,
                     redirect_hops=u.redirect_hops,
                     pattern=u.pattern,
@@ -658,11 +665,14 @@ def _insert_rows(audit_id, new: list[NewURL]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            INSERT INTO {Frontier._meta.db_table} (audit_id, url, depth, source, in_sitemap, redirect_hops,
-                                                   pattern, path_key, state, lease_key, lease_gen, attempts, starts)
-            SELECT %s, t.url, t.depth, t.source, t.in_sitemap, t.hops, t.pattern, t.path_key, %s, '', 0, 0, 0
-            FROM unnest(%s::text[], %s::int[], %s::text[], %s::bool[], %s::int[], %s::text[], %s::text[])
-                 AS t(url, depth, source, in_sitemap, hops, pattern, path_key)
+            INSERT INTO {Frontier._meta.db_table} (audit_id, url, depth, source, found_from, in_sitemap,
+                                                   redirect_hops, pattern, path_key, state, lease_key, lease_gen,
+                                                   attempts, starts)
+            SELECT %s, t.url, t.depth, t.source, t.found_from, t.in_sitemap, t.hops, t.pattern, t.path_key, %s, '',
+                   0, 0, 0
+            FROM unnest(%s::text[], %s::int[], %s::text[], %s::text[], %s::bool[], %s::int[], %s::text[],
+                        %s::text[])
+                 AS t(url, depth, source, found_from, in_sitemap, hops, pattern, path_key)
             ON CONFLICT (audit_id, url) DO NOTHING
             """,
             [
@@ -671,6 +681,7 @@ def _insert_rows(audit_id, new: list[NewURL]) -> int:
                 [u.url for u in new],
                 [u.depth for u in new],
                 [u.source for u in new],
+                [u.found_from for u in new],
                 [u.in_sitemap for u in new],
                 [u.redirect_hops for u in new],
                 [u.pattern for u in new],
@@ -680,33 +691,35 @@ def _insert_rows(audit_id, new: list[NewURL]) -> int:
         return cursor.rowcount
 
 
-def _learn_depths(audit_id, linked: list[tuple[str, int]]) -> None:
-    """Rows found by a link get its depth: sitemap-only ones, and those it reaches by a shorter path."""
+def _learn_depths(audit_id, linked: list[tuple[str, int, str]]) -> None:
+    """Rows found by a link get its depth and the page it came from: sitemap-only ones, and those it reaches
+    by a shorter path (so a page's found_from is always one click closer to the start page)."""
     if connection.vendor != "postgresql":
-        by_depth: dict[int, list[str]] = {}
-        for url, depth in linked:
-            by_depth.setdefault(depth, []).append(url)
-        for depth, depth_urls in by_depth.items():
-            for part in _batched(depth_urls):
+        by_step: dict[tuple[int, str], list[str]] = {}
+        for url, depth, found_from in linked:
+            by_step.setdefault((depth, found_from), []).append(url)
+        for (depth, found_from), step_urls in by_step.items():
+            for part in _batched(step_urls):
                 Frontier.objects.filter(audit_id=audit_id, url__in=part).filter(
                     Q(depth__isnull=True) | Q(depth__gt=depth)
-                ).update(depth=depth)
+                ).update(depth=depth, found_from=found_from)
         return
     # SKIP LOCKED: a row another chunk is updating gets a depth from that chunk; waiting for it would only
     # risk a deadlock.
     table = Frontier._meta.db_table
+    urls = [u for u, _, _ in linked]
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            UPDATE {table} AS f SET depth = t.depth
-            FROM unnest(%s::text[], %s::int[]) AS t(url, depth)
+            UPDATE {table} AS f SET depth = t.depth, found_from = t.found_from
+            FROM unnest(%s::text[], %s::int[], %s::text[]) AS t(url, depth, found_from)
             WHERE f.url = t.url AND (f.depth IS NULL OR f.depth > t.depth) AND f.id IN (
                 SELECT id FROM {table}
                 WHERE audit_id = %s AND url = ANY(%s::text[])
                 FOR UPDATE SKIP LOCKED
             )
             """,
-            [[u for u, _ in linked], [d for _, d in linked], audit_id, [u for u, _ in linked]],
+            [urls, [d for _, d, _ in linked], [f for _, _, f in linked], audit_id, urls],
         )
 
 

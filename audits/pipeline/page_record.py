@@ -52,7 +52,9 @@ def fetch_class_for(result: FetchResult) -> str:
     return Page.FetchClass.OK
 
 
-def _queue(scope: CrawlScope, url: str, depth: int | None, source: str, hops: int = 0) -> NewURL | None:
+def _queue(
+    scope: CrawlScope, url: str, depth: int | None, source: str, hops: int = 0, *, found_from: str = ""
+) -> NewURL | None:
     """The frontier entry for an internal URL a page leads to, or None when the scope refuses it (always in
     list mode: the listed URLs are the audit; links, redirects and canonicals are recorded, not crawled)."""
     if not scope.follow_links:
@@ -60,7 +62,8 @@ def _queue(scope: CrawlScope, url: str, depth: int | None, source: str, hops: in
     url = scope.rewrite(url)
     if not scope.allows(url, depth):
         return None
-    return NewURL(url, depth=depth, source=source, redirect_hops=hops)  # pattern: set once it is known new
+    # pattern: set once it is known new
+    return NewURL(url, depth=depth, source=source, redirect_hops=hops, found_from=found_from)
 
 
 def build_page_record(
@@ -79,6 +82,8 @@ def build_page_record(
         response_time_ms=result.response_time_ms,
         depth=item.depth,
         in_sitemap=item.in_sitemap,
+        found_from=item.found_from,
+        found_via=item.source,
         x_robots_tag=result.headers.get("x-robots-tag", "")[:500],
         response_headers=_stored_headers(result.headers),
         security_headers=security_headers_kept(result.headers) if result.status_code is not None else None,
@@ -97,7 +102,7 @@ def build_page_record(
         target = normalize(result.redirect_url, item.url)
         page.redirect_url = target or result.redirect_url[:2048]
         if target and item.redirect_hops < crawl_limits.MAX_REDIRECT_HOPS:
-            new = _queue(scope, target, item.depth, Source.REDIRECT, item.redirect_hops + 1)
+            new = _queue(scope, target, item.depth, Source.REDIRECT, item.redirect_hops + 1, found_from=item.url)
             discovered += [new] if new else []
     elif result.is_html and result.body and result.status_code and 200 <= result.status_code < 300:
         if rendered_html is not None:
@@ -130,14 +135,14 @@ def build_page_record(
         for link in data.links if page.fetch_class == Page.FetchClass.OK else []:
             edges.append(Edge(page.id, link.url, link.anchor, link.nofollow, link.internal, link.count))
             if follow_all and link.internal and (scope.follow_nofollow or not link.nofollow):
-                new = _queue(scope, link.url, child_depth, Source.LINK)
+                new = _queue(scope, link.url, child_depth, Source.LINK, found_from=item.url)
                 discovered += [new] if new else []
         if page.fetch_class == Page.FetchClass.OK:
             page.internal_links, page.external_links = data.internal_links_total, data.external_links_total
         # Canonical and hreflang targets are crawled too: their answers decide canonical/hreflang issues.
         for extra in [page.canonical_url, *(href for _, href in data.hreflang)]:
             if extra and extra != item.url and scope.is_internal(extra):
-                new = _queue(scope, extra, child_depth, Source.LINK)
+                new = _queue(scope, extra, child_depth, Source.LINK, found_from=item.url)
                 discovered += [new] if new else []
     page.is_indexable = _is_indexable(page)
     issues = page_issues(page, data, result, scope.checks)

@@ -198,7 +198,7 @@ def test_page_detail_pages_inlinks_by_source_url(owner_client, tied, monkeypatch
         response = owner_client.get(url, params)
         inlinks = response.context["inlinks"]
         seen += [link["source_page__url"] for link in inlinks]
-        assert inlinks.total == 22 and "22 linking pages" in response.content.decode()
+        assert inlinks.total == 22 and "22 links from 22 pages" in response.content.decode()
         if not inlinks.has_next:
             break
         params = {"in": inlinks.next_cursor}

@@ -127,23 +127,32 @@ def test_column_chooser_shows_the_ticked_columns_and_remembers_them(owner_client
     assert [c.key for c in reset.context["columns"]] == list(page_reads.VIEWS["titles"].columns)
 
 
-def test_has_issue_filter_offers_page_level_types_only(owner_client, grid):
+def test_has_issue_filter_offers_every_type_naming_a_page_with_its_count(owner_client, grid):
     audit, pages = grid
     response = owner_client.get(reverse("audits:audit-pages", args=[audit.id]))
     choices = dict(response.context["form"].fields["issue"].choices)
-    assert "missing-meta-description" in choices
-    assert "duplicate-title" not in choices  # site-wide: it has its own screen
+    assert choices["missing-meta-description"] == "Missing meta description (1 page)"
+    assert choices["duplicate-title"] == "Duplicate title (1 page)"  # a group finding: each page of it is listed
     filtered = _grid_urls(owner_client, audit, issue="missing-meta-description")
     assert filtered == [pages["a"].url]
 
 
-def test_a_bad_filter_value_is_ignored_not_an_error(owner_client, grid):
+def test_a_bad_filter_value_is_said_and_lists_no_page(owner_client, grid):
     audit, _ = grid
     response = owner_client.get(
         reverse("audits:audit-pages", args=[audit.id]), {"view": "nope", "show": "bogus", "sort": "x", "chars": "-1"}
     )
     assert response.status_code == 200
-    assert response.context["view"].key == "all" and len(response.context["pages"].object_list) == 8
+    assert response.context["view"].key == "all" and len(response.context["pages"].object_list) == 0
+    assert response.context["unknown"] == ["Unknown view “nope”", "Unknown filter “bogus”", "Unknown sort “x”"]
+    assert "showing no pages" in response.content.decode()
+
+
+def test_an_unknown_sort_alone_lists_every_page_in_url_order(owner_client, grid):
+    audit, _ = grid
+    response = owner_client.get(reverse("audits:audit-pages", args=[audit.id]), {"sort": "x"})
+    assert len(response.context["pages"].object_list) == 8 and response.context["unknown"] == ["Unknown sort “x”"]
+    assert "sorted by URL instead" in response.content.decode()
 
 
 def test_pages_of_another_account_are_not_reachable(client, grid, stranger):
@@ -214,3 +223,20 @@ def test_keyset_pages_of_every_sort_hold_each_page_once_in_order_both_ways(grid,
         page = keyset_paginate(rows, columns=columns, cursor=page.previous_cursor, tag=sort, per_page=2)
         back = [p.url for p in page] + back
     assert back == expected[:-last]
+
+
+@pytest.mark.parametrize(
+    ("sort", "caption"),
+    [
+        ("-inlinks", "inlinks, most first"),
+        ("inlinks", "inlinks, fewest first"),
+        ("url", "URL, A to Z"),
+        ("-url", "URL, Z to A"),
+        ("-status", "status code, highest first"),
+        ("-time", "response time, highest first"),
+        ("bogus", "URL, A to Z"),
+        ("-bogus", "URL, A to Z"),
+    ],
+)
+def test_the_sort_caption_reads_in_words(sort, caption):
+    assert page_reads.sort_caption(sort) == caption

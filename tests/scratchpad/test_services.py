@@ -211,6 +211,51 @@ def test_a_shorter_path_lowers_a_queued_urls_depth_and_a_longer_one_does_not():
     assert depths == {"http://127.0.0.1:1/": 0, "http://127.0.0.1:1/deep": 1, "http://127.0.0.1:1/shallow": 1}
 
 
+def test_a_url_keeps_the_page_that_gave_it_its_depth_and_the_claim_hands_it_over():
+    # found_from is set with the row and moves with the depth (a shorter path, a first link to a sitemap URL),
+    # so following it back always walks one click closer to the start page.
+    from audits.models import Page, page_id_for
+
+    base = "http://127.0.0.1:1"
+    audit = AuditFactory()
+    frontier_seed(
+        audit_id=audit.id,
+        urls=[
+            NewURL(f"{base}/", depth=0, source="start"),
+            NewURL(f"{base}/listed", depth=None, source="sitemap", in_sitemap=True),
+            NewURL(f"{base}/deep", depth=5, source="link", found_from=f"{base}/far"),
+        ],
+    )
+    claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=1, lease_s=LEASE_S)
+    assert (claimed[0].url, claimed[0].source, claimed[0].found_from) == (f"{base}/", "start", "")
+    Page.objects.create(id=page_id_for(audit.id, claimed[0].url), audit=audit, url=claimed[0].url, fetch_class="ok")
+    discovered = [
+        NewURL(f"{base}/new", depth=1, source="link", found_from=f"{base}/"),
+        NewURL(f"{base}/listed", depth=1, source="link", found_from=f"{base}/"),
+        NewURL(f"{base}/deep", depth=1, source="link", found_from=f"{base}/"),
+    ]
+    frontier_record_batch(audit_id=audit.id, lease_key="k", done_ids=[claimed[0].id], discovered=discovered, edges=[])
+    rows = {url: (source, found_from) for url, source, found_from in Frontier.objects.filter(audit=audit).values_list(
+        "url", "source", "found_from")}  # fmt: skip
+    assert rows == {
+        f"{base}/": ("start", ""),
+        f"{base}/new": ("link", f"{base}/"),
+        f"{base}/listed": ("sitemap", f"{base}/"),  # found in the sitemap first, reached by a link since
+        f"{base}/deep": ("link", f"{base}/"),  # a shorter path: its source page too
+    }
+    # A longer path changes neither the depth nor where the URL came from.
+    frontier_record_batch(
+        audit_id=audit.id,
+        lease_key="k",
+        done_ids=[],
+        discovered=[NewURL(f"{base}/new", depth=3, source="link", found_from=f"{base}/deep")],
+        edges=[],
+    )
+    assert Frontier.objects.get(audit=audit, url=f"{base}/new").found_from == f"{base}/"
+    claimed = frontier_claim(audit_id=audit.id, lease_key="k2", limit=5, lease_s=LEASE_S)
+    assert {(c.url, c.source, c.found_from) for c in claimed} >= {(f"{base}/listed", "sitemap", f"{base}/")}
+
+
 def test_pattern_cap_drops_new_link_urls_beyond_the_cap_but_not_sitemap_ones():
     audit = AuditFactory()
     frontier_seed(
