@@ -275,4 +275,7 @@ def event_rows(event) -> list[tuple[str, str]]:
     """The payload the sentence does not already say, as (label, value) rows; for an unknown kind, all of it."""
     data = event.data if isinstance(event.data, dict) else {}
     said = _SAID.get(event.kind, set()) if event.kind in SENTENCES else set()
-    return [(_label(key), _value(value)) for key, value in data.items() if key not in said and value not in (None, "")]
+    known = event.kind in SENTENCES
+    # a known kind's zero counts say nothing worth a row ("0 sitemap URLs out of scope"); an unknown kind shows all
+    empty = (None, "", 0, False, [], {}) if known else (None, "")
+    return [(_label(key), _value(value)) for key, value in data.items() if key not in said and value not in empty]

@@ -1,6 +1,9 @@
 """audits/events.py and the events page: every kind of event is told in a sentence of its own, an unknown kind
 lists its payload as labelled rows, and the events of a real crawl read as sentences (never a JSON blob)."""
 
+import os
+from pathlib import Path
+
 import pytest
 from django.urls import reverse
 
@@ -9,8 +12,12 @@ from audits.models import Audit, AuditEvent
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from audits.projects import project_create
-from tests.factories import AuditEventFactory, AuditFactory, account_of
+from tests.dashboard.test_browser import sign_in
+from tests.factories import AuditEventFactory, AuditFactory, UserFactory, account_of
+from tests.support.browser import chromium_browser, serious_axe_violations
 from tests.support.sites import serve_routes
+
+SHOTS = os.environ.get("SHOTS_DIR")
 
 # A payload for each kind, as the code that writes it stores it today.
 PAYLOADS = {
@@ -132,3 +139,35 @@ def test_a_real_crawl_s_events_read_as_sentences_on_the_events_page(owner, owner
     assert "The audit completed: 1 page crawled; the crawl stopped at the page budget of 1." in html
     assert "<dt>Pages seen</dt><dd>2</dd>" in html  # the unknown kind: its payload in words
     assert "<pre" not in html and "&quot;phase&quot;" not in html and '"phase"' not in html
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_events_page_fits_a_phone_and_passes_axe(live_server):
+    owner = UserFactory(username="eve")
+    with serve_routes() as site:
+        site.add("/", '<html><head><title>Home</title></head><body><a href="/about">About</a></body></html>')
+        site.add("/about", "<html><head><title>About</title></head><body><h1>About</h1></body></html>")
+        project = project_create(
+            account=account_of(owner), owner=owner, name="Site", base_url=site.url.removeprefix("http://")
+        )
+        audit = audit_start(project=project, max_pages=1, dispatch=False)
+        pipeline_run_inline(audit.id)
+    for kind in ("lease_expired", "retry", "urls_skipped", "extraction_stopped"):
+        message, data = PAYLOADS[kind]
+        AuditEventFactory(audit=audit, kind=kind, message=message, data=data)
+    AuditEventFactory(audit=audit, kind="from_a_newer_version", message="Something new", data={"pages_seen": 2})
+    with chromium_browser() as browser:
+        for width in (1440, 390):
+            context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+            tab = context.new_page()
+            sign_in(tab, live_server, "eve")
+            tab.goto(f"{live_server.url}{reverse('audits:audit-events', args=[audit.id])}")
+            assert tab.get_by_text("Fell back to http:// because https:// failed").is_visible()
+            overflow = tab.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 0, f"the events page at {width} px overflows by {overflow} px"
+            assert not serious_axe_violations(tab)
+            if SHOTS:
+                Path(SHOTS).mkdir(parents=True, exist_ok=True)
+                tab.screenshot(path=f"{SHOTS}/events-{width}.png", full_page=True)
+            context.close()

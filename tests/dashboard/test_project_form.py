@@ -2,13 +2,17 @@
 next to the field, and stores nothing on a refusal."""
 
 import html
+import os
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
 from audits.checks.registry import CATEGORIES, CHECKS, CHECKS_BY_TYPE, validate_overrides
 from audits.models import Audit, Project
-from tests.factories import ProjectFactory
+from tests.dashboard.test_browser import sign_in
+from tests.factories import ProjectFactory, UserFactory
+from tests.support.browser import chromium_browser, serious_axe_violations
 
 pytestmark = pytest.mark.django_db
 
@@ -246,3 +250,57 @@ def test_a_post_without_the_check_fields_keeps_the_stored_settings(owner_client,
     assert owner_client.post(reverse("audits:project-edit", args=[project.id]), data).status_code == 302
     project.refresh_from_db()
     assert project.name == "Renamed" and project.check_overrides == {"disabled": ["long-url"]}
+
+
+# --- in a browser ------------------------------------------------------------------------------------------
+
+SHOTS = os.environ.get("SHOTS_DIR")
+
+
+def _page_fits(tab) -> int:
+    return tab.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_checks_fields_work_and_fit_in_a_browser(live_server):
+    owner = UserFactory(username="cleo")
+    project = ProjectFactory(
+        owner=owner, name="Shop", check_overrides={"thresholds": {"title-too-long": {"max_chars": 70}}}
+    )
+    errors = []
+    with chromium_browser() as browser:
+        for width in (1440, 390):
+            context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+            tab = context.new_page()
+            tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+            sign_in(tab, live_server, "cleo")
+            tab.goto(f"{live_server.url}/projects/{project.id}/edit/")
+            metadata = tab.locator("#checks-metadata")
+            assert metadata.get_attribute("open") is not None  # it holds a change
+            assert tab.locator("#checks-performance").get_attribute("open") is None
+            tab.locator("#checks-performance > summary").click()
+            slow = tab.locator("#checks-performance fieldset.check-row").first
+            assert slow.get_by_label("Maximum, milliseconds").get_attribute("placeholder") == "1500"
+            assert _page_fits(tab) <= 0, f"the project form at {width} px overflows"
+            assert not serious_axe_violations(tab)
+            if SHOTS:
+                Path(SHOTS).mkdir(parents=True, exist_ok=True)
+                tab.screenshot(path=f"{SHOTS}/project-form-{width}-full.png", full_page=True)
+                tab.locator("#checks-performance").scroll_into_view_if_needed()
+                tab.screenshot(path=f"{SHOTS}/project-form-{width}-performance.png")
+            if width == 390:  # change a few checks as a person would, and save
+                slow.get_by_label("Maximum, milliseconds").fill("900")
+                tab.locator("#checks-performance").get_by_label("Severity").nth(1).select_option("critical")
+                tab.locator("#checks-urls > summary").click()
+                tab.locator("#id_check__long-url__enabled").uncheck()
+                tab.get_by_role("button", name="Save settings").click()
+                tab.wait_for_url(f"{live_server.url}/projects/{project.id}/")
+            assert not errors, errors
+            context.close()
+    project.refresh_from_db()
+    assert project.check_overrides == {
+        "disabled": ["long-url"],
+        "severities": {"large-html": "critical"},
+        "thresholds": {"slow-response": {"max_ms": 900}, "title-too-long": {"max_chars": 70}},
+    }
