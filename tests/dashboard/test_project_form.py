@@ -287,6 +287,9 @@ def test_the_checks_fields_work_and_fit_in_a_browser(live_server):
             if SHOTS:
                 Path(SHOTS).mkdir(parents=True, exist_ok=True)
                 tab.screenshot(path=f"{SHOTS}/project-form-{width}-full.png", full_page=True)
+                tab.locator("#checks-metadata > summary").click()  # closed, to see the categories and one open
+                tab.locator("fieldset.checks").screenshot(path=f"{SHOTS}/project-form-{width}-checks.png")
+                tab.locator("#checks-metadata > summary").click()
                 tab.locator("#checks-performance").scroll_into_view_if_needed()
                 tab.screenshot(path=f"{SHOTS}/project-form-{width}-performance.png")
             if width == 390:  # change a few checks as a person would, and save
