@@ -48,11 +48,14 @@ _DISCOVERY_EVENT_COUNTS = ("sitemap_urls", "sitemap_urls_out_of_scope", "listed_
                            "listed_urls_disallowed", "listed_urls_off_site")  # fmt: skip
 
 
+_DISCOVERY_EVENT_PROBLEMS = ("robots_error", "sitemap_errors", "skipped_patterns")  # texts, lists of texts
+
+
 def _discovery_counts(discovery: dict) -> dict:
     counts = {key: discovery[key] for key in _DISCOVERY_EVENT_COUNTS if isinstance(discovery.get(key), int)}
     if isinstance(discovery.get("sitemaps"), list):
         counts["sitemaps"] = len(discovery["sitemaps"])
-    return counts
+    return counts | {key: discovery[key] for key in _DISCOVERY_EVENT_PROBLEMS if discovery.get(key)}
 
 
 def audit_fail(

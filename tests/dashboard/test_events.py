@@ -171,3 +171,10 @@ def test_the_events_page_fits_a_phone_and_passes_axe(live_server):
                 Path(SHOTS).mkdir(parents=True, exist_ok=True)
                 tab.screenshot(path=f"{SHOTS}/events-{width}.png", full_page=True)
             context.close()
+
+
+def test_what_discovery_could_not_read_is_listed_under_its_sentence():
+    data = {"phase": "crawling", "sitemaps": 1, "sitemap_urls": 0, "sitemap_errors": ["https://a.test/s.xml: HTTP 500"]}
+    event = _event("phase", "Phase crawling", data)
+    assert event_sentence(event) == "Discovery found 1 sitemap with 0 URLs; crawling started."
+    assert event_rows(event) == [("Sitemap problems", "https://a.test/s.xml: HTTP 500")]
