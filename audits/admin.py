@@ -63,6 +63,10 @@ class ProjectAdminForm(forms.ModelForm):
             "min_request_interval_ms", "max_concurrency", "check_overrides", "extractors",
         )  # fmt: skip
         field_classes = {name: SafeJSONField for name in JSON_FIELDS}
+        help_texts = {
+            "check_overrides": 'Only what differs from the defaults: {"disabled": [type, …], "severities": {type: '
+            'severity}, "thresholds": {type: {key: value}}}. The dashboard\'s project settings show them as fields.'
+        }
 
     def project_fields(self) -> dict:
         """The cleaned values as keyword arguments for audits.projects (a blank password is left out)."""
