@@ -133,7 +133,7 @@ def _lease_expired(event, data, audit) -> str:
         )
     if "expired" in data:
         silent = f" after {data['silent_s']:,} s without progress" if "silent_s" in data else ""
-        return f"Worker lost: {_n(data['expired'], 'URL')} held by a worker went back to the queue{silent}"
+        return f"Worker lost: the leases of {_n(data['expired'], 'URL')} being crawled expired{silent}"
     return f"Worker lost: {event.message}"
 
 
@@ -178,7 +178,8 @@ def _failed(event, data, audit) -> str:
 def _cancelled(event, data, audit) -> str:
     if audit is None:
         return "The audit was cancelled; the pages crawled until then are kept"
-    return f"The audit was cancelled; the {_n(audit.pages_crawled, 'page')} crawled until then are kept"
+    kept = "is" if audit.pages_crawled == 1 else "are"
+    return f"The audit was cancelled; the {_n(audit.pages_crawled, 'page')} crawled until then {kept} kept"
 
 
 def _completed(event, data, audit) -> str:

@@ -105,6 +105,19 @@ def test_the_end_of_an_audit_is_told_from_the_audit():
     )
 
 
+@pytest.mark.django_db
+def test_a_cancel_and_an_expired_lease_are_told_in_words():
+    audit = AuditFactory(status=Audit.Status.CANCELLED, pages_crawled=1)
+    assert event_sentence(_event("cancelled", "Cancelled", audit=audit)) == (
+        "The audit was cancelled; the 1 page crawled until then is kept."
+    )
+    expired = _event("lease_expired", "3 leases expired with no progress for 400 s", {"expired": 3, "silent_s": 400})
+    assert (
+        event_sentence(expired)
+        == "Worker lost: the leases of 3 URLs being crawled expired after 400 s without progress."
+    )
+
+
 def test_events_written_before_their_payload_grew_read_from_their_message():
     old = _event("lease_expired", "round 2: re-sent 1 chunk(s) whose run stopped renewing", {"reconciled_by": "heal"})
     assert event_sentence(old) == "Worker lost: round 2: re-sent 1 chunk(s) whose run stopped renewing."
