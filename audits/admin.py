@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from audits.errors import AuditRefused
+from audits.events import event_sentence
 from audits.models import Audit, AuditEvent, Issue, Page, Project, Schedule
 from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.reconcile import reconcile_running_audit
@@ -62,6 +63,10 @@ class ProjectAdminForm(forms.ModelForm):
             "min_request_interval_ms", "max_concurrency", "check_overrides", "extractors",
         )  # fmt: skip
         field_classes = {name: SafeJSONField for name in JSON_FIELDS}
+        help_texts = {
+            "check_overrides": 'Only what differs from the defaults: {"disabled": [type, …], "severities": {type: '
+            'severity}, "thresholds": {type: {key: value}}}. The dashboard\'s project settings show them as fields.'
+        }
 
     def project_fields(self) -> dict:
         """The cleaned values as keyword arguments for audits.projects (a blank password is left out)."""
@@ -124,10 +129,16 @@ class IssueInline(ReadOnlyInline):
     verbose_name_plural = f"issues (first {INLINE_ROWS})"
 
 
+@admin.display(description="what happened")
+def _what_happened(event) -> str:
+    return event_sentence(event)
+
+
 class AuditEventInline(ReadOnlyInline):
     model = AuditEvent
-    fields = ("created_at", "kind", "message", "data")
+    fields = ("created_at", "kind", "what_happened", "data")
     readonly_fields = fields
+    what_happened = staticmethod(_what_happened)
     show_change_link = False
     verbose_name_plural = f"events (first {INLINE_ROWS})"
 
@@ -232,7 +243,9 @@ class IssueAdmin(ReadOnlyAdmin):
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "audit", "kind", "message")
+    list_display = ("created_at", "audit", "kind", "what_happened")
+    list_select_related = ("audit",)
+    what_happened = staticmethod(_what_happened)
     list_filter = ("kind",)
     raw_id_fields = ("audit",)
 

@@ -8,7 +8,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Sum, Va
 from django.db.models.functions import Coalesce
 
 from audits.checks.skips import skip_rule_label, skip_rule_setting, skip_sentence, skipped_url_groups
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, AuditEvent, Issue, Page
 from audits.stats import issue_type_counts, severity_counts
 from scratchpad.models import LinkEdge
 
@@ -95,6 +95,27 @@ def audit_summary(*, audit: Audit) -> dict:
 
 
 SKIP_ISSUE_TYPES = ("crawl-urls-skipped", "max-pages-reached")
+
+
+# Events that changed the audit's course, which a person at the CLI reads before its last line (the phases, the
+# start and the end say nothing the bar and the last line do not).
+NOTABLE_EVENT_KINDS = (
+    AuditEvent.Kind.HTTP_FALLBACK,
+    AuditEvent.Kind.EXTRACTION_STOPPED,
+    AuditEvent.Kind.RETRY,
+    AuditEvent.Kind.LEASE_EXPIRED,
+    AuditEvent.Kind.REVIVED,
+    AuditEvent.Kind.RECONCILED,
+    AuditEvent.Kind.TASK_FAILED,
+    AuditEvent.Kind.SCHEDULE_SKIPPED,
+)
+NOTABLE_EVENTS_MAX = 10  # the first ones: a flapping worker must not bury the last line
+
+
+def audit_events_notable(*, audit: Audit) -> list[AuditEvent]:
+    """The audit's first NOTABLE_EVENTS_MAX events of NOTABLE_EVENT_KINDS, oldest first, their audit loaded."""
+    events = AuditEvent.objects.filter(audit=audit, kind__in=NOTABLE_EVENT_KINDS).select_related("audit")
+    return list(events.order_by("created_at", "id")[:NOTABLE_EVENTS_MAX])
 
 
 def audit_urls_skipped(*, audit: Audit, issue_types: set[str] | None = None) -> list[dict]:

@@ -219,6 +219,7 @@ def _record_task_retry(sender=None, request=None, reason=None, **kwargs):
             kind=AuditEvent.Kind.RETRY,
             message=f"{sender.name} retried: {reason}",
             task=sender.name,
+            reason=str(reason)[:300],
         )
     except Exception as exc:  # while the database is down, the retry itself is the record
         if not is_transient_db_error(exc):

@@ -34,6 +34,11 @@ class SafeJSONField(forms.JSONField):
             return super().to_python(value)
         return parse_json_text(value)
 
+    def prepare_value(self, value):
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        return json.dumps(value, ensure_ascii=False, cls=self.encoder, indent=2)  # one key or item a line
+
     def bound_data(self, data, initial):
         try:
             return super().bound_data(data, initial)

@@ -1,7 +1,7 @@
 """Dashboard forms: projects and their crawl options, starting an audit, schedules, page filters, API tokens."""
 
-import json
 import re
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django import forms
@@ -10,13 +10,12 @@ from django.utils import timezone
 
 from accounts.models import ApiToken
 from accounts.tokens import TOKEN_EXPIRY_MAX_DAYS
-from audits.checks.registry import CHECKS_BY_TYPE
+from audits.checks.registry import CATEGORIES, CHECKS, CHECKS_BY_TYPE, SEVERITIES, CheckSpec, threshold_words
 from audits.errors import AuditRefused
 from audits.extraction import MAX_EXTRACTORS, extractors_from_text, extractors_to_text
 from audits.models import Page, Project, Schedule
 from audits.pipeline.start import Mode, url_list_lines
 from audits.projects import NUMBER_BOUNDS, PROJECT_FIELDS
-from config.forms import parse_json_text
 from dashboard.pages import COLUMNS, SORT_LABELS, VIEWS, view_for
 from dashboard.selectors import REFUSAL_HINTS
 
@@ -80,13 +79,6 @@ class ProjectForm(forms.ModelForm):
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
     )
     clear_auth_password = forms.BooleanField(label="Remove the stored password", required=False)
-    check_overrides = forms.CharField(
-        label="Check settings (JSON)",
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "autocapitalize": "off"}),
-        help_text='Optional: {"thresholds": {"title-too-long": {"max_chars": 70}}, '
-        '"severities": {"missing-h1": "info"}, "disabled": ["long-url"]}',
-    )
     query_keep_keys = forms.CharField(
         label="Query keys to keep",
         required=False,
@@ -136,7 +128,6 @@ class ProjectForm(forms.ModelForm):
             "max_identical_pages_per_pattern",
             "min_request_interval_ms",
             "max_concurrency",
-            "check_overrides",
             "extractors",
         ]
         labels = {
@@ -169,9 +160,7 @@ class ProjectForm(forms.ModelForm):
         else:
             self.fields["auth_password"].help_text = "Stored, never shown again."
             del self.fields["clear_auth_password"]
-        if isinstance(self.initial.get("check_overrides"), dict):
-            overrides = self.initial["check_overrides"]
-            self.initial["check_overrides"] = json.dumps(overrides, indent=2) if overrides else ""
+        self.check_groups = self._add_check_fields(self.instance.check_overrides if self.instance.pk else {})
         if isinstance(self.initial.get("extractors"), list):
             self.initial["extractors"] = extractors_to_text(self.initial["extractors"])
         if isinstance(self.initial.get("query_keep_keys"), list):
@@ -183,9 +172,86 @@ class ProjectForm(forms.ModelForm):
         for name, (low, high) in NUMBER_BOUNDS.items():
             self.fields[name].widget.attrs.update(min=low, max=high)
 
-    def clean_check_overrides(self):
-        raw = (self.cleaned_data.get("check_overrides") or "").strip()
-        return parse_json_text(raw) if raw else {}
+    def _add_check_fields(self, stored) -> list["CheckGroup"]:
+        """Per check: on/off, severity and its thresholds, grouped by category, set from the stored overrides."""
+        stored = stored if isinstance(stored, dict) else {}
+        disabled = set(stored.get("disabled") or [])
+        severities = stored.get("severities") or {}
+        thresholds = stored.get("thresholds") or {}
+        groups = []
+        for category, label in CATEGORIES.items():
+            rows = []
+            for spec in (spec for spec in CHECKS if spec.category == category):
+                names = _check_field_names(spec)
+                self.fields[names.enabled] = forms.BooleanField(label="Run this check", required=False, initial=True)
+                self.initial[names.enabled] = spec.type not in disabled
+                self.fields[names.severity] = forms.ChoiceField(
+                    label="Severity",
+                    required=False,
+                    choices=[("", f"default ({spec.severity})"), *((s, s) for s in SEVERITIES if s != spec.severity)],
+                )
+                self.initial[names.severity] = severities.get(spec.type, "")
+                for key, field_name in names.thresholds.items():
+                    self.fields[field_name] = _threshold_field(spec, key)
+                    self.initial[field_name] = (thresholds.get(spec.type) or {}).get(key)
+                rows.append(CheckRow(spec, names))
+            groups.append(CheckGroup(category, label, rows))
+        self.fields[CHECKS_SHOWN] = forms.BooleanField(required=False, initial=True, widget=forms.HiddenInput)
+        return groups
+
+    def bound_check_groups(self) -> list[dict]:
+        """The check groups with their bound fields, for the template: a group is open when it holds a change or
+        an error, so what differs from the defaults is in sight."""
+        groups = []
+        for group in self.check_groups:
+            rows, changed, errors = [], 0, 0
+            for row in group.rows:
+                enabled, severity = self[row.names.enabled], self[row.names.severity]
+                limits = [self[name] for name in row.names.thresholds.values()]
+                fields = [enabled, severity, *limits]
+                row_changed = (
+                    not enabled.value()
+                    or bool(severity.value())
+                    or any(value not in (None, "") for value in (b.value() for b in limits))
+                )
+                changed += row_changed
+                errors += any(b.errors for b in fields)
+                rows.append(
+                    {
+                        "spec": row.spec,
+                        "enabled": enabled,
+                        "severity": severity,
+                        "thresholds": limits,
+                        "changed": row_changed,
+                    }  # fmt: skip
+                )
+            groups.append({"key": group.key, "label": group.label, "rows": rows, "changed": changed, "errors": errors})
+        return groups
+
+    def _clean_check_overrides(self) -> None:
+        """The check fields as the stored shape, only what differs from the defaults. A post without them (an
+        older form, a script) leaves the stored overrides as they are."""
+        if not self.cleaned_data.get(CHECKS_SHOWN):
+            return
+        overrides: dict = {"thresholds": {}, "severities": {}, "disabled": []}
+        for group in self.check_groups:
+            for row in group.rows:
+                spec, names = row.spec, row.names
+                if not self.cleaned_data.get(names.enabled):
+                    overrides["disabled"].append(spec.type)
+                severity = self.cleaned_data.get(names.severity)
+                if severity and severity != spec.severity:
+                    overrides["severities"][spec.type] = severity
+                for key, field_name in names.thresholds.items():
+                    value = self.cleaned_data.get(field_name)
+                    if value is not None and value != spec.thresholds[key]:
+                        overrides["thresholds"].setdefault(spec.type, {})[key] = value
+        self.cleaned_data["check_overrides"] = {section: value for section, value in overrides.items() if value}
+
+    def clean(self):
+        data = super().clean()
+        self._clean_check_overrides()
+        return data
 
     def clean_extractors(self):
         try:
@@ -215,6 +281,56 @@ class ProjectForm(forms.ModelForm):
     def add_refusal(self, exc) -> None:
         """Show an AuditRefused from audits.projects next to the field it is about, or at the top."""
         self.add_error(exc.field if exc.field in self.fields else None, exc.message)
+
+
+CHECKS_SHOWN = "checks_shown"  # a hidden field: the check fields were on the page that was posted
+
+
+@dataclass(frozen=True)
+class CheckFieldNames:
+    enabled: str
+    severity: str
+    thresholds: dict  # threshold key -> field name
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    spec: CheckSpec
+    names: CheckFieldNames
+
+
+@dataclass(frozen=True)
+class CheckGroup:
+    key: str
+    label: str
+    rows: list
+
+
+def _check_field_names(spec: CheckSpec) -> CheckFieldNames:
+    # Types are kebab-case and keys snake_case, so "__" cannot occur inside either.
+    return CheckFieldNames(
+        enabled=f"check__{spec.type}__enabled",
+        severity=f"check__{spec.type}__severity",
+        thresholds={key: f"check__{spec.type}__{key}" for key in spec.thresholds},
+    )
+
+
+def _threshold_field(spec: CheckSpec, key: str) -> forms.Field:
+    """A number input for one threshold: empty means the default (its placeholder); whole numbers where the
+    default is one; bounded by 0 and by what the crawler can measure (audits.checks.registry judges again)."""
+    default = spec.thresholds[key]
+    limit = spec.threshold_limits.get(key)
+    whole = isinstance(default, int)
+    field_class = forms.IntegerField if whole else forms.FloatField
+    return field_class(
+        label=threshold_words(key),
+        required=False,
+        min_value=0,
+        max_value=limit,
+        # a number input takes no thousands separator: the placeholder is the bare default, the help reads well
+        widget=forms.NumberInput(attrs={"placeholder": str(default), "step": 1 if whole else "any"}),
+        help_text=f"Default {default:,}" if whole else f"Default {default:g}",
+    )
 
 
 URL_LIST_FILE_MAX_BYTES = 2 * 1024 * 1024  # 10,000 URLs of ~200 characters

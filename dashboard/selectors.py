@@ -624,7 +624,8 @@ def evidence_by_target_page(*, audit: Audit, issue_type: str, number) -> dict | 
 
 
 def audit_events(*, audit: Audit) -> QuerySet:
-    return AuditEvent.objects.filter(audit=audit).order_by("created_at", "id")
+    """The audit's events, oldest first, with their audit loaded (audits.events' sentences read it)."""
+    return AuditEvent.objects.filter(audit=audit).select_related("audit").order_by("created_at", "id")
 
 
 # --- comparison -------------------------------------------------------------------------------------------

@@ -38,9 +38,10 @@ def render_catalogue() -> str:
         "<!-- Generated from audits/checks/registry.py by `python manage.py write_check_catalogue`; do not edit. -->",
         "",
         f"{len(CHECKS)} issue types: " + ", ".join(f"{counts[s]} {s}" for s in SEVERITIES) + ".",
-        "Severities, thresholds and whether a type runs at all can be overridden per project "
-        '(`check_overrides`: `{"thresholds": {type: {key: value}}, "severities": {type: severity}, '
-        '"disabled": [type, …]}`).',
+        "Severities, thresholds and whether a type runs at all can be overridden per project: in the dashboard's "
+        "project settings (Checks: one section per category, each check with a tick, a severity and its thresholds; "
+        "only what differs from the defaults is saved), or through the API as `check_overrides`: "
+        '`{"thresholds": {type: {key: value}}, "severities": {type: severity}, "disabled": [type, …]}`.',
         "",
         f"Health score: {HEALTH_FORMULA}",
         "",

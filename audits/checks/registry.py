@@ -633,6 +633,33 @@ SITE_TYPES = tuple(s.type for s in CHECKS if s.scope == _S)
 LIGHTHOUSE_TYPES = tuple(s.type for s in CHECKS if s.scope == _L)
 
 
+# What a threshold key measures, in words, by its unit suffix (keys are unit-named: max_ms, min_words, …);
+# the project form labels its inputs with it. A new suffix without words fails tests/audits/checks.
+THRESHOLD_UNITS = {
+    "ms": "milliseconds",
+    "chars": "characters",
+    "px": "pixels",
+    "kb": "KB",
+    "bytes": "bytes",
+    "words": "words",
+    "depth": "clicks from the start page",
+    "links": "links",
+    "params": "query parameters",
+    "hops": "redirects",
+    "pct": "% similar",
+    "pages": "pages",
+    "score": "Lighthouse score (0–100)",
+    "cls": "CLS",
+    "jump": "heading levels skipped",
+}
+
+
+def threshold_words(key: str) -> str:
+    """A threshold key in words, e.g. max_ms "Maximum, milliseconds", min_similarity_pct "Minimum, % similar"."""
+    bound = {"max": "Maximum", "min": "Minimum"}.get(key.split("_", 1)[0], "Limit")
+    return f"{bound}, {THRESHOLD_UNITS.get(key.rsplit('_', 1)[-1], key.replace('_', ' '))}"
+
+
 def spec_for(issue_type: str) -> CheckSpec:
     try:
         return CHECKS_BY_TYPE[issue_type]

@@ -38,8 +38,24 @@ def audit_set_phase(*, audit_id, phase: str, **fields) -> bool:
         current_phase=phase, last_progress_at=timezone.now(), **fields
     )
     if updated and current != phase:
-        audit_event(audit_id=audit_id, kind=EventKind.PHASE, message=f"Phase {phase}", phase=phase)
+        found = _discovery_counts(fields["discovery"]) if "discovery" in fields else {}
+        audit_event(audit_id=audit_id, kind=EventKind.PHASE, message=f"Phase {phase}", phase=phase, **found)
     return bool(updated)
+
+
+# What discovery found, copied to the event that ends it so the event log can say it (audits.events).
+_DISCOVERY_EVENT_COUNTS = ("sitemap_urls", "sitemap_urls_out_of_scope", "listed_urls", "listed_urls_seeded",
+                           "listed_urls_disallowed", "listed_urls_off_site")  # fmt: skip
+
+
+_DISCOVERY_EVENT_PROBLEMS = ("robots_error", "sitemap_errors", "skipped_patterns")  # texts, lists of texts
+
+
+def _discovery_counts(discovery: dict) -> dict:
+    counts = {key: discovery[key] for key in _DISCOVERY_EVENT_COUNTS if isinstance(discovery.get(key), int)}
+    if isinstance(discovery.get("sitemaps"), list):
+        counts["sitemaps"] = len(discovery["sitemaps"])
+    return counts | {key: discovery[key] for key in _DISCOVERY_EVENT_PROBLEMS if discovery.get(key)}
 
 
 def audit_fail(

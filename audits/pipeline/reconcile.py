@@ -66,6 +66,7 @@ def reconcile_running_audit(
             kind=AuditEvent.Kind.LEASE_EXPIRED,
             message=f"{expired} leases expired with no progress for {silent_s} s",
             expired=expired,
+            silent_s=silent_s,
         )
     failure = audit.events.filter(kind=AuditEvent.Kind.TASK_FAILED).order_by("-created_at").first()
     if failure is not None:
@@ -84,6 +85,8 @@ def reconcile_running_audit(
                 f"{audit.current_phase} (revival {audit.revivals + 1})",
                 reconciled_by=reconciled_by,
                 phase=audit.current_phase,
+                silent_s=silent_s,
+                revival=audit.revivals + 1,
             )
             audit.refresh_from_db()
             pipeline_revive(audit)
@@ -111,11 +114,19 @@ def audit_heal(audit: Audit, *, reconciled_by: str) -> Heal:
     heal = round_heal(audit=audit)
     if heal.action == "resent":
         audit_event(
-            audit_id=audit.id, kind=AuditEvent.Kind.LEASE_EXPIRED, message=heal.detail, reconciled_by=reconciled_by
+            audit_id=audit.id,
+            kind=AuditEvent.Kind.LEASE_EXPIRED,
+            message=heal.detail,
+            reconciled_by=reconciled_by,
+            **heal.data,
         )
     elif heal.action == "advanced":
         audit_event(
-            audit_id=audit.id, kind=AuditEvent.Kind.RECONCILED, message=heal.detail, reconciled_by=reconciled_by
+            audit_id=audit.id,
+            kind=AuditEvent.Kind.RECONCILED,
+            message=heal.detail,
+            reconciled_by=reconciled_by,
+            **heal.data,
         )
     return heal
 
@@ -167,7 +178,12 @@ def _fail(audit: Audit, reconciled_by: str, code: str, detail: str) -> Verdict:
     failed = audit_fail(audit_id=audit.id, code=code, detail=detail, reconciled_by=reconciled_by)
     if failed:
         audit_event(
-            audit_id=audit.id, kind=AuditEvent.Kind.RECONCILED, message=detail[:500], reconciled_by=reconciled_by
+            audit_id=audit.id,
+            kind=AuditEvent.Kind.RECONCILED,
+            message=detail[:500],
+            reconciled_by=reconciled_by,
+            reason="failed",
+            code=code,
         )
         return Verdict(str(audit.id), "failed", code)
     audit.refresh_from_db()

@@ -9,7 +9,7 @@ a chunk whose run died or whose message was lost, and closes a round whose callb
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
@@ -114,6 +114,7 @@ def round_close_if_done(*, audit_id, round_no: int) -> bool:
 class Heal:
     action: str  # none | advanced | resent
     detail: str = ""
+    data: dict = field(default_factory=dict)  # for the event log's sentence: round, chunks, lease_s, reason
 
 
 def round_heal(*, audit: Audit) -> Heal:
@@ -137,12 +138,20 @@ def round_heal(*, audit: Audit) -> Heal:
             and round_advance(audit_id=audit_id, from_round=round_no)
         ):
             round_dispatch(audit_id=audit_id, round_no=round_no + 1)
-            return Heal("advanced", f"round {round_no} had no chunk and its re-plan never came")
+            return Heal(
+                "advanced",
+                f"round {round_no} had no chunk and its re-plan never came",
+                {"round": round_no, "reason": "replan_lost"},
+            )
         return Heal("none")
     if all(c.state == CrawlChunk.State.DONE for c in chunks):
         if round_advance(audit_id=audit_id, from_round=round_no):
             round_dispatch(audit_id=audit_id, round_no=round_no + 1)
-            return Heal("advanced", f"round {round_no}: every chunk done, its callback never ran")
+            return Heal(
+                "advanced",
+                f"round {round_no}: every chunk done, its callback never ran",
+                {"round": round_no, "reason": "callback_lost"},
+            )
         return Heal("none")
     resent = []
     for chunk in chunks:
@@ -158,5 +167,9 @@ def round_heal(*, audit: Audit) -> Heal:
             resent.append(chunk.lease_key)
     if resent:
         logger.info("crawl chunks re-sent", extra={"audit_id": audit_id, "lease_keys": resent})
-        return Heal("resent", f"round {round_no}: re-sent {len(resent)} chunk(s) whose run stopped renewing")
+        return Heal(
+            "resent",
+            f"round {round_no}: re-sent {len(resent)} chunk(s) whose run stopped renewing",
+            {"round": round_no, "chunks": len(resent), "lease_s": settings.CRAWL_LEASE_DURATION_S},
+        )
     return Heal("none")

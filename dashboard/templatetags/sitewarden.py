@@ -1,11 +1,12 @@
 """Template helpers for the dashboard. Crawled text is never marked safe: these build markup with
 format_html, which escapes every argument, and link a crawled URL only when it is http(s)."""
 
-import json
 from datetime import timedelta
 
 from django import template
 from django.utils.html import format_html
+
+from audits import events
 
 register = template.Library()
 
@@ -26,8 +27,18 @@ def crawled_link(url, text=None):
 
 
 @register.filter
-def pretty_json(value) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+def event_sentence(event) -> str:
+    return events.event_sentence(event)
+
+
+@register.filter
+def event_label(kind) -> str:
+    return events.event_label(kind)
+
+
+@register.filter
+def event_rows(event) -> list[tuple[str, str]]:
+    return events.event_rows(event)
 
 
 @register.filter

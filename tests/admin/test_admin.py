@@ -313,3 +313,21 @@ def test_project_admin_change_refusal_keeps_the_row(admin_client, project):
     assert "already have a project" in str(response.context["adminform"].form.errors["name"])
     project.refresh_from_db()
     assert project.name != "Taken" and project.max_pages != 7
+
+
+def test_events_say_what_happened_in_the_admin(admin_client, project):
+    audit = AuditFactory(project=project)
+    AuditEvent.objects.create(
+        audit=audit, kind="lease_expired", message="m", data={"round": 4, "chunks": 2, "lease_s": 60}
+    )
+    said = "Worker lost: 2 crawl chunks of round 4 stopped reporting for over 60 s and were handed to another worker."
+    assert said in admin_client.get("/admin/audits/auditevent/").content.decode()
+    assert said in admin_client.get(f"/admin/audits/audit/{audit.id}/change/").content.decode()
+
+
+def test_the_admin_shows_check_overrides_as_indented_json_with_words_on_their_shape(admin_client, project):
+    project.check_overrides = {"disabled": ["long-url"]}
+    project.save()
+    page = admin_client.get(f"/admin/audits/project/{project.id}/change/").content.decode()
+    assert "{\n  &quot;disabled&quot;: [\n    &quot;long-url&quot;\n  ]\n}</textarea>" in page
+    assert "The dashboard's project settings show them as fields." in page  # the admin marks help safe

@@ -1,5 +1,6 @@
 """`manage.py audit` as a person runs it: exit codes, JSON on stdout, one-line reasons on stderr."""
 
+import io
 import json
 import os
 import pty
@@ -10,8 +11,10 @@ import sys
 
 import pytest
 
-from audits.management.commands.audit import _dashboard_link, bar_line
-from audits.selectors import crawl_bar
+from audits.events import event_sentence
+from audits.management.commands.audit import _dashboard_link, _ProgressBar, bar_line
+from audits.models import AuditEvent
+from audits.selectors import audit_events_notable, crawl_bar
 from tests.factories import AuditFactory
 from tests.support.canary import PASSWORD, USER, site_and_canary
 from tests.support.workers import CLI_TIMEOUT_S, REPO_ROOT, run_cli, subprocess_env
@@ -223,3 +226,16 @@ def test_on_a_terminal_log_lines_do_not_run_into_the_progress_bar(small_site):
     assert logged, lines[-5:]
     assert all(" pages  " not in line and not line.startswith("[") for line in logged), logged
     assert lines[-1] == "" and " completed: " in lines[-2]  # the bar ended before the last line
+
+
+def test_events_that_changed_the_audit_s_course_are_said_before_the_last_line():
+    audit = AuditFactory(status="completed", pages_crawled=2)
+    fallback = {"https_url": "https://a.test/", "http_url": "http://a.test/", "https_error": "SSL error"}
+    AuditEvent.objects.create(audit=audit, kind="phase", message="Phase crawling", data={"phase": "crawling"})
+    AuditEvent.objects.create(audit=audit, kind="http_fallback", message="Crawled over http", data=fallback)
+    notes = [event_sentence(e) for e in audit_events_notable(audit=audit)]
+    stream = io.StringIO()
+    _ProgressBar(stream).close(audit, {"critical": 0}, [], link="http://x/", notes=notes)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "note: Fell back to http:// because https:// failed: SSL error. Crawled http://a.test/."
+    assert len(lines) == 2 and lines[1].startswith(f"audit {audit.id} completed: 2 pages")  # no note for the phase

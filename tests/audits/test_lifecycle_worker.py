@@ -13,6 +13,7 @@ import redis
 from django.conf import settings
 
 from accounts.selectors import credits_used_this_month
+from audits.events import event_sentence
 from audits.models import Audit, AuditEvent, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.lifecycle import audit_cancel
@@ -140,7 +141,14 @@ def test_sigkill_worker_restarted_10s_later_heals_from_its_leases(site_root, wor
         )
         assert audit.status == "completed", (audit.error_code, audit.error_detail)
         assert audit.revivals == 0, "healed from its leases, not revived after silence"
-        assert AuditEvent.objects.filter(audit=audit, kind="lease_expired", message__contains="re-sent").exists()
+        lost = AuditEvent.objects.filter(audit=audit, kind="lease_expired", message__contains="re-sent").first()
+        assert lost is not None
+        # the events page and the CLI say it in words (audits.events)
+        assert re.fullmatch(
+            r"Worker lost: \d+ crawl chunks? of round \d+ stopped reporting for over \d+ s and (was|were) handed "
+            r"to another worker\.",
+            event_sentence(lost),
+        ), event_sentence(lost)
         _assert_same_as_undisturbed(audit, base)
 
 

@@ -42,20 +42,7 @@ URL = st.one_of(
     ),
     st.text(max_size=30).map(lambda path: "http://127.0.0.1:1/" + path.replace("\\", "/")),
 )
-JSON_TEXT = st.one_of(
-    st.sampled_from(
-        [
-            '{"disabled": ["a\\u0000"]}',
-            '{"disabled": ["\\ud800"]}',
-            '{"\\udfff": 1}',
-            '{"thresholds": {"title-too-long": {"max_chars": 99999999999999999999999}}}',
-            '{"thresholds": {"title-too-long": {"max_chars": 1e400}}}',
-            "[" * 5000,
-            "9" * 5000,
-        ]
-    ),
-    st.text(max_size=30),
-)
+SEVERITY = st.sampled_from(["", "critical", "warning", "info", "x", "\x00"])
 EXTRACTORS = st.one_of(
     TEXT, st.sampled_from(["p | css | h1", "p | xpath | //a[", "p | regex | (", "p | css | h1 | contains \x00"])
 )
@@ -106,7 +93,13 @@ PROJECT_FORM = _form(
         "max_identical_pages_per_pattern": NUMBER,
         "min_request_interval_ms": NUMBER,
         "max_concurrency": NUMBER,
-        "check_overrides": JSON_TEXT,
+        # the checks' fields: the marker, a whole-number, a bounded and a decimal threshold, a severity, a tick
+        "checks_shown": st.sampled_from(["True", "False", "", "x"]),
+        "check__title-too-long__max_chars": NUMBER,
+        "check__large-html__max_bytes": NUMBER,
+        "check__poor-cls__max_cls": st.one_of(NUMBER, st.sampled_from(["0.25", "1e400", "nan", "-0.1", "inf"])),
+        "check__missing-h1__severity": SEVERITY,
+        "check__long-url__enabled": st.sampled_from(["on", ""]),
         "extractors": EXTRACTORS,
     }
 )

@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from audits.checks.registry import CHECKS
 from audits.models import Audit, Project, Schedule
 from dashboard.selectors import ERROR_EXPLANATIONS
 from scratchpad.models import LinkEdge
@@ -356,22 +357,21 @@ def test_project_create_edit_and_write_only_password(owner_client, owner):
     )
 
 
-def test_project_check_settings_are_validated_json(owner_client, owner):
+def test_project_check_settings_are_fields_not_json(owner_client, owner):
     base = {"name": "Checks", "base_url": "https://c.test/", "max_pages": "10", "query_policy": "keep"}
     base.update(max_urls_per_pattern="100", render_budget_pages="1", min_request_interval_ms="0", max_concurrency="2")
     traps = {"max_path_segments": "15", "calendar_years_ahead": "3", "max_dated_urls_per_pattern": "1000"}
     base.update(traps, max_query_variants_per_path="500", max_identical_pages_per_pattern="100")
+    checks = {f"check__{spec.type}__enabled": "on" for spec in CHECKS if spec.type != "long-url"}
     url = reverse("audits:project-create")
-    bad_json = owner_client.post(url, {**base, "check_overrides": "{disabled: [}"})
-    assert "not valid JSON" in str(bad_json.context["form"].errors["check_overrides"])
-    unknown = owner_client.post(url, {**base, "check_overrides": '{"disabled": ["no-such-check"]}'})
-    assert unknown.context["form"].errors["check_overrides"]
-    owner_client.post(url, {**base, "check_overrides": '{"disabled": ["long-url"]}'})
+    bad = owner_client.post(url, {**base, **checks, "checks_shown": "True", "check__title-too-long__max_chars": "x"})
+    assert "Enter a whole number." in str(bad.context["form"].errors["check__title-too-long__max_chars"])
+    owner_client.post(url, {**base, **checks, "checks_shown": "True"})
     project = Project.objects.get(name="Checks")
     assert project.check_overrides == {"disabled": ["long-url"]}
-    assert (
-        "&quot;long-url&quot;" in owner_client.get(reverse("audits:project-edit", args=[project.id])).content.decode()
-    )
+    page = owner_client.get(reverse("audits:project-edit", args=[project.id])).content.decode()
+    assert 'name="check__long-url__enabled" id="id_check__long-url__enabled">' in page  # shown unticked
+    assert "&quot;long-url&quot;" not in page and "check_overrides" not in page
 
 
 @pytest.mark.parametrize("name", ["audit-detail", "audit-issues", "audit-compare", "page-detail", "audit-events"])

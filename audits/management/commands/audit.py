@@ -23,12 +23,20 @@ from django.db import close_old_connections, connection, transaction
 from django.urls import reverse
 
 from audits.errors import AuditRefused
+from audits.events import event_sentence
 from audits.models import Audit
 from audits.outages import is_transient_db_error
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start, url_list_lines
 from audits.projects import project_get_or_create, url_checked
-from audits.selectors import CrawlBar, audit_crawl_bar, audit_summary, audit_urls_skipped, issues_by_severity
+from audits.selectors import (
+    CrawlBar,
+    audit_crawl_bar,
+    audit_events_notable,
+    audit_summary,
+    audit_urls_skipped,
+    issues_by_severity,
+)
 
 # How often the watcher reads the audit: a small audit ends in seconds and the CLI's exit is its end to end
 # time (bench/small.py), so it looks often; a read is one row by its primary key.
@@ -147,7 +155,8 @@ class Command(BaseCommand):
             summary = _with_database(lambda: audit_summary(audit=audit), bar)
             severities = _with_database(lambda: issues_by_severity(audit=audit), bar)
             skipped = _with_database(lambda: audit_urls_skipped(audit=audit), bar)
-            bar.close(audit, severities, skipped, link=link)
+            notes = _with_database(lambda: [event_sentence(e) for e in audit_events_notable(audit=audit)], bar)
+            bar.close(audit, severities, skipped, link=link, notes=notes)
         if json:
             self.stdout.write(_json_dumps(summary))
         return_code = EXIT_COMPLETED if audit.status == Audit.Status.COMPLETED else EXIT_FAILED
@@ -321,13 +330,18 @@ class _ProgressBar:
     def owning_log_lines(self) -> "_LogLinesAboveBar":
         return _LogLinesAboveBar(self)
 
-    def close(self, audit: Audit, severities: dict[str, int], skipped_urls: list[dict] = (), *, link: str) -> None:
-        """End the bar; the last line: outcome, pages, health score, issues by severity, what was skipped (rule,
-        count, the setting that raises it), the dashboard link."""
+    def close(
+        self, audit: Audit, severities: dict[str, int], skipped_urls: list[dict] = (), *, link: str, notes=()
+    ) -> None:
+        """End the bar; a line per note (what changed the audit's course, as the events page says it); the last
+        line: outcome, pages, health score, issues by severity, what was skipped (rule, count, the setting that
+        raises it), the dashboard link."""
         with self.lock:
             if self.shown:
                 self.stream.write("\n")
                 self.shown = False
+            for note in notes:
+                self.stream.write(f"note: {note}\n")
             self.stream.write(_last_line(audit, severities, skipped_urls, link=link) + "\n")
             self.stream.flush()
 

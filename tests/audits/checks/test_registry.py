@@ -13,6 +13,7 @@ from audits.checks import (
     make_issue,
     validate_overrides,
 )
+from audits.checks.registry import THRESHOLD_UNITS, threshold_words
 from audits.models import Audit, issue_id_for
 
 # The catalogue's tables (CHECKS.md), type -> (severity, scope), with the thresholds it names.
@@ -182,3 +183,13 @@ def test_make_issue():
     with pytest.raises(KeyError):
         make_issue(audit_id, "not-a-check", settings=settings)
     assert CHECKS_BY_TYPE["title-too-long"].thresholds == {"max_chars": 60}
+
+
+def test_every_threshold_key_reads_in_words():
+    """The project form labels each threshold input with these words: a key with a new unit suffix needs them."""
+    for spec in CHECKS:
+        for key in spec.thresholds:
+            assert key.rsplit("_", 1)[-1] in THRESHOLD_UNITS, f"{spec.type}.{key}: no words for its unit"
+            assert threshold_words(key).startswith(("Maximum, ", "Minimum, ")), key
+    assert threshold_words("max_ms") == "Maximum, milliseconds"
+    assert threshold_words("min_similarity_pct") == "Minimum, % similar"
