@@ -355,6 +355,7 @@ def project_get_or_create(*, owner, name: str | None, base_url: str) -> Project:
     `base_url` is on that project's site, else one named after its host and port (127.0.0.1 and
     127.0.0.1:8001 are two sites: an audit starts on its project's site only)."""
     account = account_get_or_create_for_user(user=owner)
+    typed = base_url  # a new project gets it as typed: without a scheme, https falls back to http
     if name is None:
         base_url = url_checked(base_url, field="base_url")
         same_site = Project.objects.filter(account=account, base_url=base_url).order_by("id").first()
@@ -369,7 +370,7 @@ def project_get_or_create(*, owner, name: str | None, base_url: str) -> Project:
     project = Project.objects.filter(account=account, name=name).first()
     if project is not None:
         return project
-    return project_create(account=account, owner=owner, name=name, base_url=base_url)
+    return project_create(account=account, owner=owner, name=name, base_url=typed)
 
 
 def project_delete(*, project: Project) -> None:

@@ -239,3 +239,17 @@ def test_events_that_changed_the_audit_s_course_are_said_before_the_last_line():
     lines = stream.getvalue().splitlines()
     assert lines[0] == "note: Fell back to http:// because https:// failed: SSL error. Crawled http://a.test/."
     assert len(lines) == 2 and lines[1].startswith(f"audit {audit.id} completed: 2 pages")  # no note for the phase
+
+
+def test_a_url_typed_without_a_scheme_falls_back_to_http_and_says_so(small_site):
+    from audits.models import Audit, Project
+
+    base, _ = small_site  # http only: https to it fails
+    typed = base.removeprefix("http://") + "/"
+    done = run_cli("audit", typed, "--max-pages", "3", "--inline")
+    assert done.returncode == 0, done.stderr
+    project = Project.objects.get()
+    assert project.http_fallback and project.base_url == "https://" + typed
+    audit = Audit.objects.get(project=project)
+    assert (audit.status, audit.site_url) == ("completed", base + "/")
+    assert "note: Fell back to http:// because https:// failed" in done.stderr

@@ -131,7 +131,9 @@ class Command(BaseCommand):
         with transaction.atomic():
             owner = _cli_owner()
             # Without --project: the project already on this base URL (made in the dashboard, say), else a new one.
-            proj = project_get_or_create(owner=owner, name=project, base_url=start_url)
+            # The URL as typed: a new project on a scheme-less URL falls back to http when https does not answer.
+            typed = site if url is not None else start_url
+            proj = project_get_or_create(owner=owner, name=project, base_url=typed)
             audit = audit_start(
                 project=proj,
                 start_url=start_url,
