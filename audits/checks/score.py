@@ -44,7 +44,8 @@ SCORE_FORMULA_WORDS = (
     f"warning and {DEDUCTION_POINTS[INFO]} for a notice when it affects every page, so a warning on half of the "
     f"pages takes off {DEDUCTION_POINTS[WARNING] / 2:g} points. A problem with the whole site, such as a missing "
     "sitemap, counts as affecting every page. The score never drops below 0 and is rounded to a whole number. "
-    "Pages without errors is the share of crawled pages that have no error at all."
+    "Errors are the issues marked critical, notices those marked info. Pages without errors is the share of "
+    "crawled pages that have no error at all."
 )
 HEALTH_FORMULA = SCORE_FORMULA_WORDS  # the name every screen and the report imported before issue 25
 
@@ -65,7 +66,7 @@ class Deduction:
     pages: int  # distinct crawled pages affected (0 for a site-wide finding)
     site_wide: bool
     share: float  # 0-1 of the crawled pages
-    points: float  # DEDUCTION_POINTS[severity] × share, to 0.1 point
+    points: float  # DEDUCTION_POINTS[severity] × share, to 0.01 point
 
     @property
     def percent(self) -> float:
@@ -139,7 +140,7 @@ def _score(totals: dict[str, dict], pages: int) -> tuple[int | None, list[Deduct
                 pages=t["pages"],
                 site_wide=site_wide,
                 share=float(share),
-                points=round(float(points), 1),
+                points=round(float(points), 2),
             )
         )
     out.sort(key=lambda d: (-d.points, -d.pages, d.type))

@@ -83,7 +83,7 @@ def test_anonymous_is_sent_to_sign_in(client, results):
 
 def test_overview_shows_health_formula_severities_and_chart(owner_client, results):
     html = owner_client.get(reverse("audits:audit-detail", args=[results.audit.id])).content.decode()
-    assert "internal URLs crawled with no critical issue" in html  # HEALTH_FORMULA
+    assert "The site starts at 100 points" in html  # SCORE_FORMULA_WORDS, under "How is this calculated?"
     assert re.search(r'<span class="n">1</span> critical', html)
     assert re.search(r'<span class="n">3</span> warning', html)
     assert "<svg" in html and "Missing meta description" in html
