@@ -1,5 +1,6 @@
 """The overview in Chromium: the health score and its pages without errors are on the first screen of a phone
-(390 x 844) and of a desktop (1440 x 900), its breakdown opens in words without overflow, and a running audit's live bar is never drawn full."""
+(390 x 844) and of a desktop (1440 x 900), its breakdown opens in words without overflow, and a running audit's
+live bar is never drawn full."""
 
 import pytest
 from django.urls import reverse
