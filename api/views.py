@@ -31,6 +31,7 @@ from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
 from audits.projects import project_create, project_delete, project_update
 from audits.schedules import schedule_clear, schedule_set
+from audits.checks.score import score_breakdown
 from audits.selectors import audit_urls_skipped, issues_by_type
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create, webhook_delete, webhook_update
@@ -156,8 +157,11 @@ class AuditDetail(ApiMixin, generics.RetrieveDestroyAPIView):
         audit = audit_status_refresh(audit_id=self.audit_or_404(pk).id)
         counts = issues_by_type(audit=audit) if audit.is_finished else None
         skipped = audit_urls_skipped(audit=audit)
+        score = score_breakdown(audit=audit) if audit.health_score is not None else None
         return Response(
-            s.AuditDetailSerializer(audit, context={"issues_by_type": counts, "urls_skipped": skipped}).data
+            s.AuditDetailSerializer(
+                audit, context={"issues_by_type": counts, "urls_skipped": skipped, "score": score}
+            ).data
         )
 
     def destroy(self, request, pk):

@@ -200,6 +200,20 @@ def _stored(audit: Audit) -> dict | None:
     return stored
 
 
+def score_breakdown_stored(*, audit: Audit) -> ScoreBreakdown | None:
+    """The whole audit's breakdown from what finalize stored, without a query; None when nothing of this
+    formula is stored (a running, failed or cancelled audit). Lists of audits read this one."""
+    stored = _stored(audit)
+    if stored is None:
+        return None
+    return score_breakdown_from(
+        audit=audit,
+        rows=audit.stats["issue_types"],
+        pages=stored["pages"],
+        pages_without_errors=stored["pages_without_errors"],
+    )
+
+
 def score_breakdown(*, audit: Audit, pages: QuerySet | None = None) -> ScoreBreakdown:
     """The audit's score and its breakdown. `pages` (a Page queryset) restricts it to those pages, for a segment
     or a folder: issues of other pages and site-wide findings are then left out.
