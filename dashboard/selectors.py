@@ -512,7 +512,8 @@ def overview(*, audit: Audit) -> dict:
     delta = None
     if previous is not None and same_formula(audit, previous):
         delta = audit.health_score - previous.health_score
-    breakdown = score_breakdown(audit=audit)
+    # A failed or cancelled audit was never scored: its pages are not the whole site, so no breakdown either.
+    breakdown = score_breakdown(audit=audit) if audit.health_score is not None else None
     history = health_history(audit=audit)
     return {
         "previous": previous,
@@ -521,7 +522,7 @@ def overview(*, audit: Audit) -> dict:
         # The previous audit was scored by an older formula: its score is not set beside this one.
         "previous_other_formula": previous is not None and delta is None and previous.health_score is not None,
         "score": breakdown,
-        "score_deductions": breakdown.deductions[:SCORE_DEDUCTIONS_SHOWN],
+        "score_deductions": breakdown.deductions[:SCORE_DEDUCTIONS_SHOWN] if breakdown else [],
         "top_issues": summary[:TOP_ISSUES_OVERVIEW],
         "issue_types_total": len(summary),
         "issue_types": {row.type for row in summary},

@@ -179,6 +179,8 @@ def test_failed_audit_explains_its_code_and_keeps_partial_results(owner_client, 
     assert ERROR_EXPLANATIONS[code] in html.replace("&#x27;", "'")
     assert "boom &lt;b&gt;detail&lt;/b&gt;" in html
     assert "step-failed" in html
+    # never scored: no breakdown made up from its partial pages
+    assert "Not scored: the audit did not complete" in html and 'id="error-free"' not in html
     pages = owner_client.get(reverse("audits:audit-pages", args=[audit.id]))
     assert len(pages.context["pages"].object_list) == 1
 
