@@ -225,3 +225,16 @@ def test_a_crawled_clean_site_scores_100():
     assert list(Issue.objects.filter(audit=audit).values_list("type", flat=True)) == []
     assert audit.health_score == 100
     assert score_breakdown(audit=audit).error_free_percent == 100.0
+
+
+def test_a_restricted_or_running_audit_costs_two_queries_whatever_its_size(audit, pages, django_assert_num_queries):
+    for p in pages:
+        _issue(audit, "missing-h1", "warning", p)
+    with django_assert_num_queries(2):  # pages without errors; issue rows per type
+        score_breakdown(audit=audit, pages=Page.objects.filter(url__contains="/page-"))
+    with django_assert_num_queries(2):
+        score_breakdown(audit=audit)
+    for _ in range(40):
+        _issue(audit, "server-error", "critical", PageFactory(audit=audit))
+    with django_assert_num_queries(2):
+        assert score_breakdown(audit=audit, pages=Page.objects.all()).pages == PAGES + 40
