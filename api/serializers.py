@@ -5,6 +5,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audits.checks.registry import CHECKS_BY_TYPE
+from audits.checks.score import score_breakdown_stored
 from audits.extraction import MAX_EXTRACTORS
 from audits.limits import MAX_LIST_URLS
 from audits.models import Audit, Issue, Page, Project, Schedule
@@ -90,16 +91,50 @@ class ProjectSerializer(serializers.ModelSerializer):
         return bool(getattr(obj, "auth_password_cleared", False))  # set by audits.projects.project_update
 
 
+class CategoryScoreSerializer(serializers.Serializer):
+    category = serializers.CharField()
+    label = serializers.CharField()
+    score = serializers.IntegerField(help_text="The score's formula over the category's issue types only")
+    issues = serializers.IntegerField(help_text="Issue rows of the category")
+
+
+class ScoreSerializer(serializers.Serializer):
+    """audits.checks.score.ScoreBreakdown on the wire."""
+
+    score = serializers.IntegerField(allow_null=True, help_text="0-100; null when no page was crawled")
+    formula_version = serializers.IntegerField(help_text="Version of the score formula (docs/CHECKS.md)")
+    pages = serializers.IntegerField()
+    pages_without_errors = serializers.IntegerField(help_text="Crawled pages with no critical issue")
+    error_free_percent = serializers.FloatField(help_text="pages_without_errors of pages, 0-100")
+    categories = CategoryScoreSerializer(many=True)
+    words = serializers.CharField(help_text="The score in one plain sentence")
+
+
+def _score_data(breakdown) -> dict | None:
+    return None if breakdown is None else ScoreSerializer(breakdown).data
+
+
 class AuditSerializer(serializers.ModelSerializer):
+    score = serializers.SerializerMethodField(
+        help_text="The score's breakdown (pages without errors, a score per category) as stored when the audit "
+        "completed; null before, and for an audit never scored. The audit's own endpoint counts it when not stored."
+    )
+
     class Meta:
         model = Audit
         fields = [
             "id", "project", "start_url", "site_url", "status", "current_phase", "scheduled", "config",
-            "pages_crawled", "pages_total", "crawl_round", "revivals", "health_score", "error_code",
-            "error_detail", "failed_phase", "reconciled_by", "lighthouse_note", "created_at", "started_at",
-            "completed_at", "last_progress_at",
+            "pages_crawled", "pages_total", "crawl_round", "revivals", "health_score", "score_formula", "score",
+            "error_code", "error_detail", "failed_phase", "reconciled_by", "lighthouse_note", "created_at",
+            "started_at", "completed_at", "last_progress_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+    @extend_schema_field(ScoreSerializer(allow_null=True))
+    def get_score(self, obj):
+        if "score" in self.context:
+            return _score_data(self.context["score"])
+        return _score_data(score_breakdown_stored(audit=obj))
 
 
 class AuditDetailSerializer(AuditSerializer):

@@ -25,6 +25,7 @@ from api.schema import ApiAutoSchema
 from api.services import audit_cancel_checked
 from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
+from audits.checks.score import score_breakdown
 from audits.models import Audit, Issue, Page, Project, Schedule
 from audits.pipeline.lifecycle import audit_delete
 from audits.pipeline.reconcile import audit_status_refresh
@@ -156,8 +157,11 @@ class AuditDetail(ApiMixin, generics.RetrieveDestroyAPIView):
         audit = audit_status_refresh(audit_id=self.audit_or_404(pk).id)
         counts = issues_by_type(audit=audit) if audit.is_finished else None
         skipped = audit_urls_skipped(audit=audit)
+        score = score_breakdown(audit=audit) if audit.health_score is not None else None
         return Response(
-            s.AuditDetailSerializer(audit, context={"issues_by_type": counts, "urls_skipped": skipped}).data
+            s.AuditDetailSerializer(
+                audit, context={"issues_by_type": counts, "urls_skipped": skipped, "score": score}
+            ).data
         )
 
     def destroy(self, request, pk):

@@ -2,6 +2,7 @@
 paste into a ticket. The numbers are the shared report's (dashboard.report) and the priority order is the one
 rule of audits.priority, so the assistant, the dashboard, the share page and the PDF say the same thing."""
 
+from audits.checks.score import score_breakdown
 from audits.models import Audit
 from dashboard.report import report_summary
 from dashboard.selectors import error_explanation
@@ -15,6 +16,7 @@ def audit_report_markdown(*, audit: Audit) -> str:
     data = report_summary(audit=audit)
     counts = data["severity_counts"]
     score = data["score"] if data["score"] is not None else "—"
+    breakdown = score_breakdown(audit=audit) if audit.health_score is not None else None
     lines = [
         f"# Audit of {data['project_name']}",
         "",
@@ -23,7 +25,8 @@ def audit_report_markdown(*, audit: Audit) -> str:
         f"- Started: {audit.created_at:%Y-%m-%d %H:%M} UTC"
         + (f", finished {audit.completed_at:%Y-%m-%d %H:%M} UTC" if audit.completed_at else ""),
         f"- Pages crawled: {data['pages']}",
-        f"- Health score: {score} / 100 ({data['health_formula']})",
+        f"- Health score: {breakdown.words if breakdown else f'{score} / 100'}",
+        f"- How the score is calculated: {data['health_formula']}",
         f"- Issues: {counts['critical']} critical, {counts['warning']} warnings, {counts['info']} notices",
         "",
     ]

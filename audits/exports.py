@@ -31,6 +31,7 @@ import xlsxwriter
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 
 from audits.checks.registry import CATEGORIES
+from audits.checks.score import SCORE_FORMULA_WORDS, score_breakdown
 from audits.comparison import check_spec
 from audits.evidence import (
     LIST_SEPARATOR,
@@ -332,11 +333,18 @@ def issues_xlsx_write(audit: Audit, output) -> None:
         written[issue_type] = _xlsx_type_sheet(audit, issue_type, workbook.add_worksheet(name), bold)
 
     day = audit.started_at or audit.created_at
+    score = score_breakdown(audit=audit)
     rows: list[tuple] = [
         ("Site", audit.start_url),
         ("Audit date", day.date().isoformat()),
         ("Health score", audit.health_score if audit.health_score is not None else "not scored"),
         ("Pages crawled", audit.pages_crawled),
+        ("Pages without errors", score.pages_without_errors, f"{score.error_free_percent:g} %"),
+        ("The score in words", score.words),
+        ("How the score is calculated", SCORE_FORMULA_WORDS),
+        (),
+        ("Category", "Score", "Issues"),
+        *((c.label, c.score, c.issues) for c in score.categories),
         (),
         ("Severity", "Issues"),
         *((severity, n) for severity, n in issues_by_severity(audit=audit).items()),

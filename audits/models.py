@@ -126,6 +126,11 @@ class Audit(models.Model):
     pages_total = models.PositiveIntegerField(default=0)
     crawl_round = models.PositiveIntegerField(default=0)
     health_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    score_formula = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Version of the score formula health_score was computed with (audits.checks.score)",
+    )
     error_code = models.CharField(max_length=64, blank=True)
     error_detail = models.CharField(max_length=500, blank=True)
     failed_phase = models.CharField(max_length=16, blank=True)

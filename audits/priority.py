@@ -13,10 +13,12 @@ from audits.checks.registry import CATEGORIES, SEVERITIES, CheckSpec
 from audits.comparison import check_spec
 from audits.evidence import count_label, evidence_count_unit
 from audits.models import Audit, Issue, Page
-from audits.stats import issue_type_counts
+from audits.stats import issue_type_counts, issue_type_totals
 
 # A critical must outrank almost anything else: an info finding on every page (1.0) weighs about what a critical
 # on 1 % of the pages does, and a warning on every page (10) outranks a critical on fewer than 10 % of them.
+# The health score weighs severities otherwise, so that warnings and notices move it (audits.checks.score:
+# DEDUCTION_POINTS, with the reasons); both read a type's share of pages the same way (SITE_WIDE_SHARE).
 SEVERITY_WEIGHTS = {"critical": 100, "warning": 10, "info": 1}
 SITE_WIDE_SHARE = 1.0  # a finding about the whole site (no sitemap, crawl stopped) counts as affecting every page
 PRIORITY_RULE = (
@@ -82,15 +84,7 @@ def issue_summary(*, audit: Audit, previous: Audit | None = None, pages_crawled:
     (the counts per type of a completed audit are stored: audits.stats)."""
     if pages_crawled is None:
         pages_crawled = Page.objects.filter(audit=audit).count()
-    merged: dict[str, dict] = {}
-    # A capped link check adds an info marker of the same type: the larger severity group wins.
-    for r in issue_type_counts(audit=audit):
-        m = merged.setdefault(r["type"], {"severity": r["severity"], "n": 0, "pages": 0, "site": 0, "top": 0})
-        if r["n"] > m["top"]:
-            m["severity"], m["top"] = r["severity"], r["n"]
-        m["n"] += r["n"]
-        m["pages"] += r["pages"]
-        m["site"] += r["site"]
+    merged = issue_type_totals(issue_type_counts(audit=audit))
     new_counts: dict[str, int] = {}
     if previous is not None:
         before = Issue.objects.filter(audit=previous, type=OuterRef("type"), page_url=OuterRef("page_url"))

@@ -81,6 +81,22 @@ def issue_type_rows(*, audit_id) -> list[dict]:
     return sorted((dict(r) for r in rows), key=lambda r: (r["type"], r["severity"]))
 
 
+def issue_type_totals(rows) -> dict[str, dict]:
+    """issue_type_rows merged per type: {type: {"severity", "n", "pages", "site"}}. A capped link check adds an
+    info marker of the same type, so a type may come in two severity groups: the larger group's severity wins.
+    audits.priority ranks and audits.checks.score scores from these totals."""
+    merged: dict[str, dict] = {}
+    top: dict[str, int] = {}
+    for r in rows:
+        m = merged.setdefault(r["type"], {"severity": r["severity"], "n": 0, "pages": 0, "site": 0})
+        if r["n"] > top.get(r["type"], 0):
+            m["severity"], top[r["type"]] = r["severity"], r["n"]
+        m["n"] += r["n"]
+        m["pages"] += r["pages"]
+        m["site"] += r["site"]
+    return merged
+
+
 def audit_stats_count(*, audit_id) -> dict:
     """What finalize stores on Audit.stats: page_stats_count's figures and `issue_types` (issue_type_rows)."""
     return {**page_stats_count(audit_id=audit_id), "issue_types": issue_type_rows(audit_id=audit_id)}

@@ -30,6 +30,7 @@ from django.utils import timezone
 from accounts.models import Account
 from accounts.selectors import credits_used_this_month
 from audits.checks.registry import SEVERITIES, CheckSpec
+from audits.checks.score import SCORE_FORMULA_VERSION, score_breakdown
 from audits.comparison import (  # noqa: F401  (the dashboard's reads, in one namespace for its views)
     COMPARE_KINDS,
     CompareRow,
@@ -449,6 +450,7 @@ def issue_types(*, audit: Audit, with_preview: bool = False) -> list[IssueType]:
 
 TOP_ISSUES_OVERVIEW = 5  # issue types under "what to fix first"
 HEALTH_HISTORY_AUDITS = 12  # completed audits of the project drawn in the health trend
+SCORE_DEDUCTIONS_SHOWN = 8  # issue types listed under "How is this calculated?", most points first
 EVIDENCE_LONG_CELL_CHARS = 40  # longer cells (and URLs) may break anywhere instead of widening the table
 ISSUE_SORTS = {  # ?sort= key -> IssueSummary attribute ("-key" sorts descending)
     "priority": "priority",
@@ -483,14 +485,20 @@ def filter_issue_summary(rows: list, *, severity: str = "", category: str = "") 
 
 
 def health_history(*, audit: Audit) -> list:
-    """The project's last completed audits up to this one (oldest first): (id, created_at, health_score)."""
+    """The project's last completed audits up to this one (oldest first): (id, created_at, health_score,
+    score_formula). A score is only comparable with one of the same formula (same_formula)."""
     audits = (
         Audit.objects.filter(project_id=audit.project_id, created_at__lte=audit.created_at)
         .filter(Q(status=Audit.Status.COMPLETED) | Q(id=audit.id))
         .order_by("-created_at")
-        .values_list("id", "created_at", "health_score")[:HEALTH_HISTORY_AUDITS]
+        .values_list("id", "created_at", "health_score", "score_formula")[:HEALTH_HISTORY_AUDITS]
     )
     return list(reversed(list(audits)))
+
+
+def same_formula(a: Audit, b: Audit) -> bool:
+    """Whether two audits' scores can be compared: both scored, by the same formula (audits.checks.score)."""
+    return a.health_score is not None and b.health_score is not None and a.score_formula == b.score_formula
 
 
 def overview(*, audit: Audit) -> dict:
@@ -502,12 +510,19 @@ def overview(*, audit: Audit) -> dict:
     summary = issue_summary(audit=audit, previous=previous, pages_crawled=pages)
     counts = severity_counts(audit=audit)
     delta = None
-    if previous is not None and previous.health_score is not None and audit.health_score is not None:
+    if previous is not None and same_formula(audit, previous):
         delta = audit.health_score - previous.health_score
+    # A failed or cancelled audit was never scored: its pages are not the whole site, so no breakdown either.
+    breakdown = score_breakdown(audit=audit) if audit.health_score is not None else None
+    history = health_history(audit=audit)
     return {
         "previous": previous,
         "pages": pages,
         "health_delta": delta,
+        # The previous audit was scored by an older formula: its score is not set beside this one.
+        "previous_other_formula": previous is not None and delta is None and previous.health_score is not None,
+        "score": breakdown,
+        "score_deductions": breakdown.deductions[:SCORE_DEDUCTIONS_SHOWN] if breakdown else [],
         "top_issues": summary[:TOP_ISSUES_OVERVIEW],
         "issue_types_total": len(summary),
         "issue_types": {row.type for row in summary},
@@ -515,7 +530,8 @@ def overview(*, audit: Audit) -> dict:
         "per_page": {s: round(n / pages, 1) if pages else None for s, n in counts.items()},
         "priority_rule": PRIORITY_RULE,
         "severity_weights": SEVERITY_WEIGHTS,
-        "history": health_history(audit=audit),
+        "history": history,
+        "history_other_formula": history_other_formula(audit=audit, history=history),
         "page_charts": page_distributions(audit=audit),
     }
 
@@ -564,12 +580,25 @@ def overview_charts(*, audit: Audit, data: dict, pages_url: str, audit_url) -> d
         if key == "depth":
             bars = [charts.Bar(b.label.replace("Depth ", ""), b.value, b.css, b.href) for b in bars]
         out[key] = draw(f"chart-{key}", chart["title"], bars)
+    # Only the scores of this audit's formula are drawn: a line from one formula to another would show a jump
+    # the site never made. The audits left out are said under the chart (history_other_formula).
     points = [
         charts.Point(created.strftime("%b %d"), score, audit_url(audit_id), audit_id == audit.id)
-        for audit_id, created, score in data["history"]
+        for audit_id, created, score, formula in data["history"]
+        if formula == trend_formula(audit)
     ]
     out["history"] = charts.line_chart("chart-history", "Health score over the last audits", points)
     return out
+
+
+def trend_formula(audit: Audit) -> int:
+    """The formula whose scores the audit's trend draws: its own, or today's for an audit never scored."""
+    return audit.score_formula if audit.health_score is not None else SCORE_FORMULA_VERSION
+
+
+def history_other_formula(*, audit: Audit, history: list) -> int:
+    """Audits of the trend scored by another formula than this one's, so left out of its chart."""
+    return sum(1 for _id, _created, score, formula in history if score is not None and formula != trend_formula(audit))
 
 
 def evidence_page(*, audit: Audit, issue_type: str, number) -> dict:

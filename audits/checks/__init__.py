@@ -4,7 +4,8 @@ Public API used by the pipeline:
 - CheckSettings.for_audit(audit): thresholds, severities and disabled checks with project overrides.
 - page_issues(page, data, result, settings) -> list[Issue]: unsaved Issue rows for one fetched page.
 - run_site_checks(audit) -> None: set-based site checks, idempotent.
-- health_score(audit_id) -> (score or None, pages counted); HEALTH_FORMULA says how, for display.
+- health_score(audit_id) -> (score or None, pages counted); score_breakdown(audit=, pages=) -> ScoreBreakdown;
+  SCORE_FORMULA_WORDS says how, in words, for display (audits.checks.score).
 - validate_overrides(dict) -> dict: the strict check of a project's overrides (ValueError when wrong).
 
 Each name is imported from its module on first use (PEP 562): a process that only reads the catalogue (the
@@ -22,6 +23,9 @@ _SOURCES = {
     "validate_overrides": "registry",
     "HEALTH_FORMULA": "score",
     "health_score": "score",
+    "score_breakdown": "score",
+    "ScoreBreakdown": "score",
+    "SCORE_FORMULA_WORDS": "score",
     "PAGE_CHECK_TYPES": "page",
     "page_issues": "page",
     "SITE_CHECK_TYPES": "site",

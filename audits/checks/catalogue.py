@@ -5,7 +5,7 @@ cannot drift from the checks the code runs.
 """
 
 from audits.checks.registry import CATEGORIES, CHECKS, SCOPES, SEVERITIES
-from audits.checks.score import HEALTH_FORMULA
+from audits.checks.score import DEDUCTION_POINTS, SCORE_FORMULA_VERSION, SCORE_FORMULA_WORDS, SEVERITY_WORDS
 
 CATALOGUE_PATH = "docs/CHECKS.md"
 
@@ -43,7 +43,16 @@ def render_catalogue() -> str:
         "only what differs from the defaults is saved), or through the API as `check_overrides`: "
         '`{"thresholds": {type: {key: value}}, "severities": {type: severity}, "disabled": [type, …]}`.',
         "",
-        f"Health score: {HEALTH_FORMULA}",
+        f"## Health score (formula version {SCORE_FORMULA_VERSION})",
+        "",
+        SCORE_FORMULA_WORDS,
+        "",
+        "| severity | called in reports | points off when it affects every page |",
+        "|---|---|---|",
+        *(f"| {s} | {SEVERITY_WORDS[s]} | {DEDUCTION_POINTS[s]} |" for s in SEVERITIES),
+        "",
+        "Each category's score is the same formula over the category's issue types only. Why these weights: "
+        "`audits/checks/score.py`.",
         "",
     ]
     for scope in SCOPES:

@@ -2,7 +2,8 @@
 (pipeline.depth), site checks over the whole crawl, health score, completion (credits settled, event, signal,
 the frontier dropped)."""
 
-from audits.checks import health_score, run_site_checks
+from audits.checks import run_site_checks
+from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_count, score_breakdown_from
 from audits.models import Audit, Page
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase
@@ -44,10 +45,18 @@ def audit_finalize(*, audit_id) -> bool:
     # Statistics taken before the counts existed say they are all NULL: the grid's sorts on them would then
     # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).
     planner_statistics_refresh(Page)
-    score, _ = health_score(audit_id)
     # The completed audit's pages and issues no longer change: its screens read these figures instead of
     # aggregating them on every request.
     stats = audit_stats_count(audit_id=audit_id)
+    _pages, clean = pages_without_errors_count(Page.objects.filter(audit_id=audit_id))
+    score = score_breakdown_from(
+        audit=audit, rows=stats["issue_types"], pages=stats["pages"], pages_without_errors=clean
+    )
+    stats["score"] = score.as_stats()
     return audit_complete(  # drops the frontier
-        audit_id=audit_id, pages_crawled=stats["pages"], health_score=score, stats=stats
+        audit_id=audit_id,
+        pages_crawled=stats["pages"],
+        health_score=score.score,
+        score_formula=SCORE_FORMULA_VERSION,
+        stats=stats,
     )

@@ -7,7 +7,9 @@ from django.utils import timezone
 
 from accounts.models import CreditEntry, Plan
 from api.errors import REFUSAL_STATUS, refusal_status
+from audits.checks.score import SCORE_FORMULA_VERSION, score_breakdown
 from audits.models import Audit
+from audits.stats import audit_stats_count
 from tests.api.conftest import assert_problem
 from tests.factories import AuditFactory, ProjectFactory
 from tests.support.canary import PASSWORD, USER, site_and_canary
@@ -158,3 +160,22 @@ def test_other_accounts_audits_are_not_found(api, other_api, project, results):
     assert_problem(other_api.delete(f"/api/v1/audits/{results.id}/"), 404, "not_found")
     running.refresh_from_db()
     assert running.status == "running" and Audit.objects.filter(id=results.id).exists()
+
+
+def test_an_audit_exposes_its_score_breakdown(api, results):
+    """Three criticals on one page of three each (3 x 25 / 3) and a warning on one (8 / 3): 100 - 27.67 = 72; every
+    page has an error. The audit's endpoint counts it; a list reads what finalize stored, and nothing else."""
+    body = api.get(f"/api/v1/audits/{results.id}/").json()
+    score = body["score"]
+    assert (score["score"], score["formula_version"], score["pages"]) == (72, SCORE_FORMULA_VERSION, 3)
+    assert (score["pages_without_errors"], score["error_free_percent"]) == (0, 0.0)
+    categories = {c["category"]: (c["score"], c["issues"]) for c in score["categories"]}
+    assert categories["links"] == (92, 1) and categories["metadata"] == (89, 2) and categories["security"] == (100, 0)
+    assert score["words"].startswith("72 out of 100: most points are taken off by ")
+    listed = api.get("/api/v1/audits/", {"project": results.project_id}).json()["results"]
+    assert listed[0]["score"] is None  # nothing stored: a list does not count every audit's pages
+    stats = audit_stats_count(audit_id=results.id)  # what finalize stores
+    stats["score"] = score_breakdown(audit=results).as_stats()
+    Audit.objects.filter(id=results.id).update(stats=stats, score_formula=SCORE_FORMULA_VERSION)
+    listed = api.get("/api/v1/audits/", {"project": results.project_id}).json()["results"]
+    assert listed[0]["score"] == score and listed[0]["score_formula"] == SCORE_FORMULA_VERSION

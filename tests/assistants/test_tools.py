@@ -171,6 +171,11 @@ def test_resources_catalogue_one_check_and_the_report(results):
     assert '"how_to_fix"' in one.contents[0].text and '"severity": "critical"' in one.contents[0].text
     text = report.contents[0].text
     assert text.startswith(f"# Audit of {results.project.name}") and "`broken-page`" in text
+    # the score with its sentence (pages without errors among it), then the formula in words on a line of its own
+    # two errors on one page of three each: 100 - 2 x 25 / 3 (the fixture's stored 80 is no formula's: the sentence
+    # is counted from its issues)
+    assert "- Health score: 83 out of 100: " in text and "1 of 3 pages (33.3 %) have no error." in text
+    assert "- How the score is calculated: The site starts at 100 points." in text
 
 
 def _listed_tools() -> list:

@@ -123,6 +123,12 @@ def test_workbook_has_an_overview_and_one_sheet_per_type(audit, tmp_path):
     assert overview[0][:2] == ("Site", audit.start_url)
     assert overview[2][:2] == ("Health score", 71) and overview[3][:2] == ("Pages crawled", 3)
     assert ("critical", 2) in [row[:2] for row in overview] and ("info", 5) in [row[:2] for row in overview]
+    assert overview[4][:3] == ("Pages without errors", 2, "66.7 %")  # the home page has the broken link
+    assert overview[5][1].endswith("2 of 3 pages (66.7 %) have no error.") and "starts at 100" in overview[6][1]
+    start = [row[:3] for row in overview].index(("Category", "Score", "Issues")) + 1
+    categories = {row[0]: row[1:3] for row in overview[start : start + 12]}
+    assert categories["URLs"] == (100, 0) and categories["Security"] == (98, 1)  # HSTS, site-wide notice: -2
+    assert categories["Content"] == (95, 2)  # missing H1 on 2 of 3 pages: 8 x 2/3 = 5.33 off
     header = overview.index(next(r for r in overview if r[0] == "Issue type"))
     types = {row[0]: row for row in overview[header + 1 :]}
     assert set(types) == set(counts)

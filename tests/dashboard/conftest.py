@@ -9,6 +9,7 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
+from audits.checks.score import SCORE_FORMULA_VERSION
 from audits.models import Audit, AuditEvent, Issue, Page
 from scratchpad.models import LinkEdge
 from tests.factories import (
@@ -52,6 +53,7 @@ def finished_audit(project, *, days_ago=0, status=Audit.Status.COMPLETED, **fiel
         "pages_crawled": 3,
         "pages_total": 3,
         "health_score": 67,
+        "score_formula": SCORE_FORMULA_VERSION,  # as finalize stores it
     }
     values.update(fields)
     audit = AuditFactory(project=project, start_url=SITE + "/", **values)

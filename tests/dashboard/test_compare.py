@@ -104,6 +104,14 @@ def test_the_baseline_is_chosen_among_the_projects_completed_audits(owner_client
     for bad in (failed.id, elsewhere.id, audit.id, "not-a-uuid"):
         assert owner_client.get(url + f"?base={bad}").status_code == 404, bad
 
+    # two scores of one formula are set side by side; of two formulas, they are said not to be comparable
+    assert 'id="formula-differs"' not in chosen.content.decode()
+    Audit.objects.filter(id=oldest.id).update(score_formula=1)
+    assert (
+        ", scored by different formulas: not comparable"
+        in owner_client.get(url + f"?base={oldest.id}").content.decode()
+    )
+
     # the first audit has no earlier one: nothing chosen, but the later ones are offered
     first = owner_client.get(reverse("audits:audit-compare", args=[oldest.id]))
     assert first.context["previous"] is None

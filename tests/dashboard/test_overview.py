@@ -6,8 +6,10 @@ import re
 import pytest
 from django.urls import reverse
 
+from audits.checks.score import SCORE_FORMULA_WORDS
+from audits.models import Audit
 from dashboard import charts
-from tests.dashboard.conftest import make_issue, make_page
+from tests.dashboard.conftest import finished_audit, make_issue, make_page
 from tests.dashboard.test_issues import planted  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db
@@ -21,9 +23,54 @@ def test_overview_answers_what_to_fix_first(owner_client, planted):  # noqa: F81
     evidence = reverse("audits:audit-issue-type", args=[planted.id, "missing-meta-description"])
     assert f'href="{evidence}"' in html
     assert "(50.0% of crawled)" in html and "whole site" in html
-    assert "severity weight" in html and "internal URLs crawled with no critical issue" in html
+    assert "severity weight" in html and SCORE_FORMULA_WORDS in html
     # warnings per page next to the score: 10 warnings over 20 pages
     assert re.search(r"<dt>Warnings per page</dt><dd>0\.5</dd>", html)
+
+
+def test_overview_shows_the_score_breakdown_beside_the_score(owner_client, planted):  # noqa: F811
+    """Pages without errors, the sentence, the formula in words with the largest deductions, and the categories:
+    1 critical on 1 page of 20 (-1.25), a warning on 10 (-4), a notice on every page (-2), a site-wide one (-2)."""
+    html = owner_client.get(reverse("audits:audit-detail", args=[planted.id])).content.decode()
+    assert re.search(
+        r'id="error-free" title="19 of 20 pages have no error"><strong>95 %</strong> '
+        r'<span class="muted">of pages without errors</span>',
+        html,
+    )
+    assert "19 of 20 pages (95 %) have no error" in html  # the sentence under the score says it too
+    assert (
+        "91 out of 100: most points are taken off by Missing meta description (a warning on 50 % of the pages, −4)"
+        in html
+    )
+    how = html[html.index('id="score-how"') : html.index("</details>", html.index('id="score-how"'))]
+    assert "How is this calculated?" in how and SCORE_FORMULA_WORDS in how
+    rows = re.findall(
+        r'<tr><th scope="row"><a href="[^"]+/issues/([a-z-]+)/?"[^<]*>[^<]+</a>.*?<td class="num">−([\d.]+)</td></tr>',
+        how,
+    )
+    assert rows == [
+        ("missing-meta-description", "4"),
+        ("missing-viewport", "2"),
+        ("sitemap-missing", "2"),
+        ("missing-title", "1.25"),
+    ]
+    categories = dict(re.findall(r'\?category=([a-z_]+)">[^<]+</a> <span class="health [a-z]+">(\d+)</span>', html))
+    # missing title (1.25), meta description (4) and viewport (2) are metadata: 92.75, half up
+    assert (categories["metadata"], categories["crawlability"]) == ("93", "98")  # the missing sitemap: 2
+    assert categories["security"] == "100"
+
+
+def test_the_trend_leaves_out_audits_scored_by_another_formula(owner_client, planted):  # noqa: F811
+    older = finished_audit(planted.project, days_ago=10, health_score=100)
+    Audit.objects.filter(id=older.id).update(score_formula=1)
+    html = owner_client.get(reverse("audits:audit-detail", args=[planted.id])).content.decode()
+    desc = re.search(r'<desc id="chart-history-d">([^<]*)</desc>', html).group(1)
+    assert ": 100" not in desc and ": 60; " in desc  # the same formula's audits are drawn, the older one is not
+    assert re.search(r'id="history-formula-note">1 earlier audit scored by an older formula is left out', html)
+    previous = finished_audit(planted.project, days_ago=1, health_score=95)
+    Audit.objects.filter(id=previous.id).update(score_formula=1)
+    html = owner_client.get(reverse("audits:audit-detail", args=[planted.id])).content.decode()
+    assert "was scored by an older formula: not compared" in html and "▲" not in html
 
 
 def test_overview_charts_render_as_accessible_svg(owner_client, planted):  # noqa: F811

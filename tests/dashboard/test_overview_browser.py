@@ -1,5 +1,6 @@
-"""The overview in Chromium: the health score is on the first screen of a phone (390 x 844) and of a desktop
-(1440 x 900), and a running audit's live bar is never drawn full."""
+"""The overview in Chromium: the health score and its pages without errors are on the first screen of a phone
+(390 x 844) and of a desktop (1440 x 900), its breakdown opens in words without overflow, and a running audit's
+live bar is never drawn full."""
 
 import pytest
 from django.urls import reverse
@@ -34,6 +35,30 @@ def test_the_health_score_is_on_the_first_screen(browser, live_server, results, 
     score = tab.locator("#summary .score .health")
     box = score.bounding_box()
     assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, box
+    assert tab.evaluate("document.documentElement.scrollWidth") <= width
+    assert serious_axe_violations(tab) == []
+    context.close()
+
+
+@pytest.mark.parametrize("width, height", SCREENS)
+def test_the_score_breakdown_opens_in_words_without_overflow(browser, live_server, results, width, height):
+    """Pages without errors sits beside the score on the first screen; "How is this calculated?" opens the formula
+    in words and the deductions, and the page still fits its width (axe-core: nothing serious)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(UI_TIMEOUT_MS)
+    tab = context.new_page()
+    sign_in(tab, live_server, "owner")
+    tab.goto(live_server.url + reverse("audits:audit-detail", args=[results.audit.id]), wait_until="networkidle")
+    box = tab.locator("#error-free").bounding_box()
+    assert box is not None and box["y"] + box["height"] <= height, box
+    assert not tab.locator("#score-how p").is_visible()
+    tab.locator("#score-how summary").click()
+    assert "The site starts at 100 points" in tab.locator("#score-how p").first.inner_text()
+    assert tab.locator("#score-how table.deductions tbody tr").count() == 4
+    assert tab.locator(".category-scores li").count() >= 10
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(SCREENSHOTS / f"overview-score-breakdown-{width}.png"), full_page=True)
+    tab.locator("#summary .ov-score").screenshot(path=str(SCREENSHOTS / f"overview-score-card-{width}.png"))
     assert tab.evaluate("document.documentElement.scrollWidth") <= width
     assert serious_axe_violations(tab) == []
     context.close()

@@ -84,7 +84,7 @@ def test_anonymous_is_sent_to_sign_in(client, results):
 
 def test_overview_shows_health_formula_severities_and_chart(owner_client, results):
     html = owner_client.get(reverse("audits:audit-detail", args=[results.audit.id])).content.decode()
-    assert "internal URLs crawled with no critical issue" in html  # HEALTH_FORMULA
+    assert "The site starts at 100 points" in html  # SCORE_FORMULA_WORDS, under "How is this calculated?"
     assert re.search(r'<span class="n">1</span> critical', html)
     assert re.search(r'<span class="n">3</span> warning', html)
     assert "<svg" in html and "Missing meta description" in html
@@ -180,6 +180,8 @@ def test_failed_audit_explains_its_code_and_keeps_partial_results(owner_client, 
     assert ERROR_EXPLANATIONS[code] in html.replace("&#x27;", "'")
     assert "boom &lt;b&gt;detail&lt;/b&gt;" in html
     assert "step-failed" in html
+    # never scored: no breakdown made up from its partial pages
+    assert "Not scored: the audit did not complete" in html and 'id="error-free"' not in html
     pages = owner_client.get(reverse("audits:audit-pages", args=[audit.id]))
     assert len(pages.context["pages"].object_list) == 1
 

@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections, connection, transaction
 from django.urls import reverse
 
+from audits.checks.score import score_breakdown_stored
 from audits.errors import AuditRefused
 from audits.events import event_sentence
 from audits.models import Audit
@@ -366,6 +367,9 @@ def _dashboard_link(audit: Audit) -> str:
 
 def _last_line(audit: Audit, severities: dict[str, int], skipped_urls: list[dict] = (), *, link: str) -> str:
     score = "-" if audit.health_score is None else f"{audit.health_score}/100"
+    breakdown = score_breakdown_stored(audit=audit)  # stored at finalize: no query
+    if breakdown is not None and breakdown.score is not None:
+        score += f" ({breakdown.error_free_percent:g} % of pages without errors)"
     issues = ", ".join(f"{n} {severity}" for severity, n in severities.items())
     outcome = audit.status if not audit.error_code else f"{audit.status} ({audit.error_code})"
     skipped = "".join(f"; {s['message']}" for s in skipped_urls)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from audits.checks import health_score, run_site_checks
+from audits.checks import health_score, run_site_checks, score_breakdown
 from audits.models import Audit, Issue
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.finalize import audit_finalize
@@ -76,9 +76,18 @@ def test_health_score_on_a_known_site():
         (base + "/missing", "broken-page"),
     }
     assert Issue.objects.filter(audit=audit, page__isnull=True, type="sitemap-missing").exists()
-    # 5 URLs crawled (/, /a, /b, /c, /missing), 2 without a critical issue: round(100 * 2 / 5).
-    assert audit.health_score == 40
-    assert health_score(audit.id) == (40, 5)
+    site_wide = set(Issue.objects.filter(audit=audit, page__isnull=True).values_list("type", "severity"))
+    assert site_wide == {
+        ("sitemap-missing", "info"),
+        ("missing-referrer-policy", "info"),
+        ("missing-x-content-type-options", "info"),
+        ("missing-x-frame-options", "info"),
+    }
+    # 5 URLs crawled (/, /a, /b, /c, /missing): 3 critical types on 1 page each (3 x 25 / 5 = 15 points) and
+    # 4 site-wide notices (4 x 2 = 8 points) take 23 off; 2 of the 5 pages have no critical issue.
+    assert audit.health_score == 77
+    assert health_score(audit.id) == (77, 5)
+    assert score_breakdown(audit=audit).pages_without_errors == 2
 
 
 def test_page_limit_reported_and_orphans_not_judged():

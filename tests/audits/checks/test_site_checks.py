@@ -413,7 +413,7 @@ def test_project_overrides_disable_reseverity_and_rethreshold(audit):
     assert [i.severity for i in issues(audit, "broken-internal-link")] == ["warning"]
 
 
-def test_health_score_counts_pages_with_critical_issues(audit):
+def test_health_score_counts_every_severity_and_site_wide_findings(audit):
     assert health_score(audit.id) == (None, 0)
     pages = [mkpage(audit, f"/p{n}") for n in range(8)]
     Issue.objects.create(
@@ -428,6 +428,8 @@ def test_health_score_counts_pages_with_critical_issues(audit):
     Issue.objects.create(
         id=page_id_for(audit.id, "i4"), audit=audit, page=None, type="redirect-loop", severity="critical"
     )
-    assert health_score(audit.id) == (88, 8)  # 7/8 = 87.5, rounded half up
+    # Two criticals on 1 of 8 pages (2 x 25 / 8), a warning on 1 of 8 (8 / 8) and a site-wide critical (25):
+    # 100 - 6.25 - 1 - 25 = 67.75, rounded half up.
+    assert health_score(audit.id) == (68, 8)
     other = AuditFactory()
     assert health_score(other.id) == (None, 0)
