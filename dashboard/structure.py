@@ -11,8 +11,9 @@ one query per scored folder (folder_score), for at most STRUCTURE_SCORED_FOLDERS
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
+from audits.checks.score import score_breakdown
 from audits.models import Audit, Issue, Page
 from dashboard.pages import folder_prefix
 
@@ -24,14 +25,10 @@ STRUCTURE_FETCH_ROWS = 5000  # rows per fetch of the database cursor
 
 
 def folder_score(*, audit: Audit, pages: QuerySet) -> int | None:
-    """A folder's score, 0-100 (None without pages): for now audits.checks.score.health_score's rule (the share
-    of pages with no critical issue, half up) restricted to `pages`, a Page queryset of the audit. The one place
-    the structure screen scores a folder: the audit's score formula replaces this body when it takes pages."""
-    critical = Issue.objects.filter(page_id=OuterRef("pk"), severity=Issue.Severity.CRITICAL)
-    row = pages.aggregate(pages=Count("id"), healthy=Count("id", filter=~Q(Exists(critical))))
-    if not row["pages"]:
-        return None
-    return (200 * row["healthy"] + row["pages"]) // (2 * row["pages"])
+    """A folder's score, 0-100 (None without pages): the audit's score formula (audits.checks.score) restricted
+    to `pages`, a Page queryset of the audit; site-wide findings belong to no folder. The one place the structure
+    screen scores a folder."""
+    return score_breakdown(audit=audit, pages=pages).score
 
 
 @dataclass

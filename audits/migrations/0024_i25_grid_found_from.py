@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("audits", "0022_i25_progress_http_fallback"),
+        ("audits", "0023_i25_score_formula"),
     ]
 
     operations = [
