@@ -232,3 +232,33 @@ def test_the_printed_pdf_holds_the_client_report(client_report, paper):
 
     shots = _pdftoppm(body, f"report-{paper}")
     assert len(shots) == len(pages)
+
+
+# The printable width of each paper at 96 px an inch: the sheet less dashboard.pdf.PDF_MARGIN's 12 mm a side.
+PRINT_WIDTH_PX = {"A4": round((210 - 24) / 25.4 * 96), "Letter": round((215.9 - 24) / 25.4 * 96)}
+
+
+@pytest.mark.browser
+@pytest.mark.django_db
+def test_nothing_in_the_printed_layout_is_wider_than_the_paper(client_report):
+    """The printed HTML laid out for print at each paper's printable width: no horizontal overflow, and no card,
+    URL or chart reaches past the right edge (what Chromium would clip off the page)."""
+    from tests.support.browser import chromium_browser
+
+    html = pdf.report_html(report_summary(audit=client_report.audit))
+    with chromium_browser() as browser:
+        tab = browser.new_page()
+        tab.set_content(html)
+        tab.emulate_media(media="print")
+        for paper, width in PRINT_WIDTH_PX.items():
+            tab.set_viewport_size({"width": width, "height": 1000})
+            overflow = tab.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 0, (paper, overflow)
+            past = tab.evaluate(
+                """(w) => [...document.querySelectorAll(
+                        '.report-cover, .top-issue, .example-url, .share-chart, .change-totals li, table')]
+                    .filter(e => e.getBoundingClientRect().right > w + 0.5).map(e => e.className || e.tagName)""",
+                width,
+            )
+            assert past == [], (paper, past)
+            assert tab.locator(".example-url").count() >= 10
