@@ -24,7 +24,7 @@ from audits.report_pdfs import report_pdf_open, report_pdf_request
 from dashboard import pdf
 from dashboard.report import EXAMPLE_URLS, TOP_ISSUES, report_summary
 from dashboard.tasks import render_report_pdf
-from tests.dashboard.conftest import finished_audit, make_issue, make_page
+from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory
 
 SHOTS = Path("/tmp/report-shots")
@@ -67,6 +67,16 @@ def client_report(results):
     for i in range(EXTRA_PAGES):
         page = make_page(audit, f"/blog/{LONG_SEGMENT}{i:02d}", title=f"Post {i}")
         make_issue(audit, page, "missing-h1", "warning")
+    make_issue(
+        audit,
+        results.home,
+        "broken-internal-link",
+        "critical",
+        target_url=SITE + "/old-pricing",
+        status_code=404,
+        anchor_text="Pricing",
+        links=2,
+    )
     Audit.objects.filter(id=audit.id).update(pages_crawled=3 + EXTRA_PAGES)
     report_branding_save(
         account=results.project.account,
@@ -96,16 +106,19 @@ def test_the_report_context_has_examples_changes_and_branding(client_report, dja
     assert broken.examples == [{"url": client_report.missing.url, "target": "", "detail": "Status: 404"}]
     thin = next(t for t in top if t.type == "thin-content")
     assert thin.examples[0]["detail"] == "Words: 40"
+    link = next(t for t in top if t.type == "broken-internal-link")
+    assert link.examples[0]["url"] == client_report.home.url  # the page the link is on, and where it points
+    assert link.examples[0]["target"] == SITE + "/old-pricing" and "Pricing" in link.examples[0]["detail"]
     site = next(t for t in top if t.type == "sitemap-missing")
     assert site.examples[0]["url"] == ""  # a site-wide finding: "The whole site"
 
     changes = report["changes"]
     assert not changes["first"] and changes["previous"].id == client_report.previous.id
     by_type = {r.type: (r.new, r.fixed) for r in changes["rows"]}
-    # new: the meta description of /about, the thin page, the broken page, the missing sitemap, 14 missing H1s;
+    # new: the meta description of /about, the thin page, the broken page and link, the missing sitemap, 14 H1s;
     # fixed: the short title of / (crawled again); the H1 of /gone is not fixed: /gone was not crawled this time
     assert by_type["title-too-short"] == (0, 1) and by_type["missing-h1"] == (EXTRA_PAGES, 0)
-    assert (changes["new"], changes["fixed"]) == (4 + EXTRA_PAGES, 1)
+    assert (changes["new"], changes["fixed"]) == (5 + EXTRA_PAGES, 1)
 
     b = report["branding"]
     assert (b.name, b.paper_size, b.accent) == ("Northwind SEO Partners", "A4", "#ffd700")
@@ -226,8 +239,8 @@ def test_the_printed_pdf_holds_the_client_report(client_report, paper):
     for issue in report["top_issues"]:
         assert issue.spec.title in text, issue.type
         for example in issue.examples:
-            if example["url"]:
-                assert example["url"].replace(" ", "") in squeezed, (issue.type, example["url"])
+            for url in (example["url"], example["target"]):
+                assert url.replace(" ", "") in squeezed, (issue.type, url)
     assert "And 4 more" in text
 
     shots = _pdftoppm(body, f"report-{paper}")
@@ -262,3 +275,31 @@ def test_nothing_in_the_printed_layout_is_wider_than_the_paper(client_report):
             )
             assert past == [], (paper, past)
             assert tab.locator(".example-url").count() >= 10
+
+
+@pytest.mark.django_db
+def test_score_categories_formula_and_segments_render_when_the_context_has_them(client_report):
+    """The score module's breakdown and the segments are wired in at merge: the templates already render them
+    (per-category rows, the formula in words at the end, a per-segment table), and nothing when absent."""
+    report = report_summary(audit=client_report.audit)
+    bare = pdf.report_html(report)
+    assert "Score per category" not in bare and "How the score is calculated" not in bare
+    assert "Score per section" not in bare
+
+    report["score_section"].update(
+        categories=[
+            {"category": "content", "label": "Content", "score": 72, "issues": 31},
+            {"category": "links", "label": "Links", "score": 95, "issues": 2},
+        ],
+        formula_words="Every problem lowers the score by how serious it is and how many pages it affects.",
+        pages_without_errors=12,
+        error_free_percent=70.6,
+    )
+    report["segments"] = [{"label": "/blog/", "score": 61, "pages": 14, "issues": 14}]
+    html = pdf.report_html(report)
+    assert "Score per category" in html and ">Content</th>" in html and ">72</span>" in html
+    assert "How the score is calculated" in html and "how many pages it affects." in html
+    assert "70.6 % of the crawled pages (12 of 17) have no error" in html
+    assert "Score per section of the site" in html and ">/blog/</th>" in html
+    cover = html[html.index('class="report-cover"') : html.index('class="report-summary"')]
+    assert "How the score is calculated" not in cover  # the formula is never on the first page
