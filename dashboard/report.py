@@ -5,11 +5,16 @@ rule every "fix first" list uses) each with its fix and example URLs with their 
 charts. Bounded reads: grouped queries plus one LIMITed query per top issue. Nothing in it names another object
 (no ids, no links into the dashboard)."""
 
+import hashlib
+import json
+
+from django.core.cache import cache
+
 from accounts.branding import branding_for_account
 from audits import stats as audit_stats
 from audits.checks.registry import SEVERITIES
 from audits.checks.score import HEALTH_FORMULA
-from audits.comparison import comparison_summary
+from audits.comparison import check_spec, comparison_summary
 from audits.evidence import evidence_queryset, finding_summary
 from audits.models import Audit
 from audits.priority import PRIORITY_RULE, top_issues
@@ -18,6 +23,7 @@ from dashboard.selectors import previous_audit
 TOP_ISSUES = 10  # issue types listed in the report
 EXAMPLE_URLS = 10  # example findings (URL and evidence) shown under each top issue
 CHANGE_TYPES_MAX = 20  # issue types listed in "new and fixed since the previous audit"
+REPORT_CHANGES_CACHE_S = 7 * 24 * 3600  # a comparison of two ended audits is kept this long (it cannot change)
 # The score in words, by band (lowest score of the band, words): what a client reads first.
 SCORE_BANDS = (
     (90, "good: few problems, and none that hold the site back much"),
@@ -112,21 +118,43 @@ def report_score(audit: Audit) -> dict:
     }
 
 
+def _changes_cache_key(audit: Audit, previous: Audit) -> str:
+    """Names one comparison of two ended audits: their ids and what their finalize stored (a new finalize of
+    either, with other figures, is another key)."""
+    parts = [str(audit.id), str(previous.id)]
+    for one in (audit, previous):
+        parts += [one.completed_at.isoformat() if one.completed_at else "", json.dumps(one.stats, sort_keys=True)]
+    return "report-changes:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
 def report_changes(*, audit: Audit) -> dict:
     """New and fixed since the previous completed audit of the project (audits.comparison: four grouped
-    queries), per issue type and in total; `first` when there is no earlier audit to compare with."""
+    queries), per issue type (dicts of type, title, new, fixed) and in total; `first` when there is no earlier
+    audit. Two ended audits do not change, so their comparison is counted once and kept in the cache: the PDF's
+    fingerprint is worked out on every request for it (dashboard.share), and must stay cheap."""
     previous = previous_audit(audit=audit)
     if previous is None:
         return {"first": True, "previous": None, "rows": [], "more": 0, "new": 0, "fixed": 0}
-    rows = [r for r in comparison_summary(audit=audit, previous=previous) if r.new or r.fixed]
-    rows.sort(key=lambda r: (-(r.new + r.fixed), r.type))
+    key = _changes_cache_key(audit, previous) if audit.is_finished else None
+    counted = cache.get(key) if key else None
+    if counted is None:
+        counted = [
+            (r.type, r.new, r.fixed) for r in comparison_summary(audit=audit, previous=previous) if r.new or r.fixed
+        ]
+        counted.sort(key=lambda r: (-(r[1] + r[2]), r[0]))
+        if key:
+            cache.set(key, counted, REPORT_CHANGES_CACHE_S)
+    rows = [
+        {"type": issue_type, "title": check_spec(issue_type).title, "new": new, "fixed": fixed}
+        for issue_type, new, fixed in counted[:CHANGE_TYPES_MAX]
+    ]
     return {
         "first": False,
         "previous": previous,
-        "rows": rows[:CHANGE_TYPES_MAX],
-        "more": max(0, len(rows) - CHANGE_TYPES_MAX),
-        "new": sum(r.new for r in rows),
-        "fixed": sum(r.fixed for r in rows),
+        "rows": rows,
+        "more": max(0, len(counted) - CHANGE_TYPES_MAX),
+        "new": sum(r[1] for r in counted),
+        "fixed": sum(r[2] for r in counted),
     }
 
 
