@@ -6,6 +6,7 @@ A logo is PNG or JPEG only, recognised by its bytes (never by its name or declar
 that can carry script, so it is refused whatever it is called."""
 
 import base64
+import io
 import re
 import struct
 from dataclasses import dataclass
@@ -91,7 +92,8 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
 
 def logo_check(data: bytes) -> str:
     """The content type of a logo upload (image/png or image/jpeg), or AuditRefused(invalid_branding) saying why.
-    Told apart by the file's own bytes and its image header (Pillow is not a dependency of the product)."""
+    Told apart by the file's own bytes and its image header, and checked whole by Pillow where it is installed
+    (it is not a dependency of the product)."""
 
     def refuse(message: str):
         return AuditRefused(ErrorCode.INVALID_BRANDING, message, field="logo")
@@ -108,7 +110,23 @@ def logo_check(data: bytes) -> str:
         raise refuse("The logo file is damaged: its image size cannot be read.")
     if max(size) > LOGO_MAX_SIDE_PX:
         raise refuse(f"The logo is {size[0]}×{size[1]} px; at most {LOGO_MAX_SIDE_PX} px on a side.")
+    if not _pillow_accepts(data):
+        raise refuse("The logo file is damaged: it cannot be read as an image.")
     return content_type
+
+
+def _pillow_accepts(data: bytes) -> bool:
+    """Pillow's own check of the whole file where Pillow is installed (it is not a dependency); True without it."""
+    try:
+        from PIL import Image  # why: optional; the header checks above stand alone
+    except ImportError:
+        return True
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.verify()
+    except Exception:  # Pillow raises many types for a bad file; any of them means "not an image we accept"
+        return False
+    return True
 
 
 def colour_check(value: str) -> str:

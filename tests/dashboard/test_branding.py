@@ -28,8 +28,12 @@ SHOTS = Path("/tmp/report-shots")
 SVG = b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
 
 
-def jpeg_bytes(width: int = 20, height: int = 10) -> bytes:
-    """A JPEG's start: SOI, a JFIF APP0 and a baseline start-of-frame with its size (what logo_check reads)."""
+# A real 48×16 JPEG (Chromium's screenshot of two coloured boxes), so Pillow, where installed, accepts it too.
+JPEG = (Path(__file__).parent / "fixtures" / "logo.jpg").read_bytes()
+
+
+def jpeg_header(width: int, height: int) -> bytes:
+    """A JPEG's start: SOI, a JFIF APP0 and a baseline start-of-frame with its size (what logo_check reads first)."""
     app0 = b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
     sof0 = b"\xff\xc0" + struct.pack(">HBHHB", 11, 8, height, width, 1) + b"\x01\x11\x00"
     return b"\xff\xd8" + app0 + sof0 + b"\xff\xd9"
@@ -75,7 +79,7 @@ def test_the_screen_is_in_the_navigation_and_saves_the_branding(owner_client, ow
     _post(
         owner_client,
         name="Northwind Digital",
-        logo=SimpleUploadedFile("l.jpg", jpeg_bytes(), content_type="image/jpeg"),
+        logo=SimpleUploadedFile("logo.jpg", JPEG, content_type="image/jpeg"),
     )
     assert ReportBranding.objects.get(id=row.id).logo_type == "image/jpeg"
 
@@ -103,6 +107,7 @@ def test_the_screen_is_in_the_navigation_and_saves_the_branding(owner_client, ow
         ({"logo": ("logo.png", SVG, "image/png")}, "logo", "SVG"),  # its name and type say PNG; its bytes do not
         ({"logo": ("logo.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 40, "image/png")}, "logo", "damaged"),
         ({"logo": ("huge.png", png_bytes(5000, 10), "image/png")}, "logo", "at most 4000 px"),
+        ({"logo": ("huge.jpg", jpeg_header(100, 9000), "image/jpeg")}, "logo", "100×9000 px"),
     ],
 )
 def test_bad_branding_is_refused_beside_its_field(owner_client, owner, fields, field, message):
@@ -127,7 +132,7 @@ def test_the_service_checks_everything_itself(owner):
                 account=account, **{"name": "", "contact": "", "accent_color": "#000000", "paper_size": "A4", **bad}
             )
         assert refused.value.code == "invalid_branding" and refused.value.status == 400
-    assert logo_check(jpeg_bytes()) == "image/jpeg" and logo_check(png_bytes()) == "image/png"
+    assert logo_check(JPEG) == "image/jpeg" and logo_check(png_bytes()) == "image/png"
     assert not ReportBranding.objects.exists()
 
 
