@@ -230,3 +230,38 @@ def test_branding_screen_and_branded_report_in_the_browser(live_server, owner, t
         _check(reader, "shared-branded")
         assert errors == []
         context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_generated_branding_input_never_answers_5xx(owner_client):
+    """Hypothesis through the branding form (tests/dashboard/test_forms_fuzz.py's way): any text, colour, paper and
+    file bytes (including ones that start like a PNG or a JPEG) get a saved branding or a form error, never a 5xx."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.dashboard.test_forms_fuzz import TEXT
+
+    magic = st.sampled_from([b"", b"\x89PNG\r\n\x1a\n", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", b"\xff\xd8\xff", b"<svg"])
+    logo = st.one_of(st.none(), st.tuples(magic, st.binary(max_size=300)).map(lambda parts: parts[0] + parts[1]))
+    colour = st.one_of(TEXT, st.from_regex(r"\A#[0-9a-fA-F]{6}\Z"), st.sampled_from(["#ffffff", "#ffffff\x00"]))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        name=TEXT,
+        contact=TEXT,
+        accent=colour,
+        paper=st.one_of(st.sampled_from(["A4", "Letter"]), TEXT),
+        data=logo,
+        remove=st.booleans(),
+    )
+    def post(name, contact, accent, paper, data, remove):
+        fields = {"name": name, "contact": contact, "accent_color": accent, "paper_size": paper}
+        if data is not None:
+            fields["logo"] = SimpleUploadedFile("logo.png", data, content_type="image/png")
+        if remove:
+            fields["remove_logo"] = "on"
+        response = owner_client.post(URL, fields)
+        assert response.status_code in (302, 400), response.status_code
+
+    post()
