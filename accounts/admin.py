@@ -152,20 +152,22 @@ class ReportBrandingAdminForm(forms.ModelForm):
         model = ReportBranding
         fields = ("account", "name", "contact", "accent_color", "paper_size")
 
-    def clean(self):
-        data = super().clean()
-        upload = data.get("logo_upload")
-        data["logo_bytes"] = upload.read() if upload else None
-        account = data.get("account")
-        if account is not None and not self.errors:
-            try:
-                # Checked now so an error shows on the form; saved for real in save_model.
-                colour_check(data.get("accent_color", ""))
-                if data["logo_bytes"] is not None:
-                    logo_check(data["logo_bytes"])
-            except AuditRefused as exc:
-                field = {"logo": "logo_upload"}.get(exc.field, exc.field)
-                self.add_error(field if field in self.fields else None, exc.message)
+    # Checked here so an error shows beside its field; saved for real (and checked again) in save_model.
+    def clean_accent_color(self):
+        try:
+            return colour_check(self.cleaned_data.get("accent_color", ""))
+        except AuditRefused as exc:
+            raise forms.ValidationError(exc.message) from exc
+
+    def clean_logo_upload(self):
+        upload = self.cleaned_data.get("logo_upload")
+        if not upload:
+            return None
+        data = upload.read()
+        try:
+            logo_check(data)
+        except AuditRefused as exc:
+            raise forms.ValidationError(exc.message) from exc
         return data
 
 
@@ -177,6 +179,9 @@ class ReportBrandingAdmin(admin.ModelAdmin):
     search_fields = ("account__name", "name")
     raw_id_fields = ("account",)
 
+    def get_readonly_fields(self, request, obj=None):
+        return ("account",) if obj is not None else ()  # a branding stays with its account
+
     @admin.display(boolean=True, description="logo")
     def has_logo(self, obj):
         return bool(obj.logo_type)
@@ -184,12 +189,12 @@ class ReportBrandingAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
         saved = report_branding_save(
-            account=data["account"],
+            account=data.get("account") or obj.account,
             name=data.get("name", ""),
             contact=data.get("contact", ""),
             accent_color=data["accent_color"],
             paper_size=data["paper_size"],
-            logo=data.get("logo_bytes"),
+            logo=data.get("logo_upload"),
             remove_logo=data.get("remove_logo", False),
         )
         obj.pk = saved.pk

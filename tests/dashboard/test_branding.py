@@ -166,6 +166,14 @@ def test_the_admin_writes_through_the_service(owner):
     row = ReportBranding.objects.get(account=account)
     assert (row.name, row.accent_color, row.logo_type) == ("Ops", "#abcdef", "image/png")
 
+    change = reverse("admin:accounts_reportbranding_change", args=[row.id])
+    assert client.get(change).status_code == 200
+    edited = {"name": "Ops team", "contact": "ops@x.test", "accent_color": "#ABCDEF", "paper_size": "Letter"}
+    assert client.post(change, edited).status_code == 302
+    row.refresh_from_db()
+    assert (row.name, row.accent_color, row.paper_size, row.logo_type) == ("Ops team", "#abcdef", "Letter", "image/png")
+    assert ReportBranding.objects.count() == 1
+
 
 # --- in a real browser ----------------------------------------------------------------------------------------
 
