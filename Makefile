@@ -10,7 +10,7 @@ DASHBOARD_BASE_URL ?= http://127.0.0.1:$(PORT)
 LIGHTHOUSE_DIR := audits/lighthouse_runner
 LIGHTHOUSE_STAMP := $(LIGHTHOUSE_DIR)/node_modules/.installed-$(shell cat $(LIGHTHOUSE_DIR)/package-lock.json | md5sum | cut -c1-12)
 
-.PHONY: install services run test test-fast bench chaos lint format clean lighthouse-install
+.PHONY: install services run test test-fast bench chaos lint format clean lighthouse-install test-tools
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -31,6 +31,16 @@ lighthouse-install: $(LIGHTHOUSE_STAMP)
 	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
 	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "lighthouse-install: install Chromium and set CHROME_PATH (no apt-get here)"; exit 1; fi; \
+	fi
+
+# Poppler's pdftoppm, with which the report tests render the printed PDF's pages to images
+# (tests/dashboard/test_report.py), installed the way Chromium is.
+test-tools:
+	@if ! command -v pdftoppm >/dev/null; then \
+	  if command -v apt-get >/dev/null; then \
+	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
+	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils; \
+	  else echo "test-tools: install poppler-utils (pdftoppm); no apt-get here"; exit 1; fi; \
 	fi
 
 # PostgreSQL and Redis for the tests and the benchmark: started only when they are not answering.
@@ -64,7 +74,7 @@ run: install
 
 # SITEWARDEN_TEST_SLOT=N (1-12) gives a run its own database (sitewarden_N) and Redis db (N), so two
 # runs on one machine do not flush each other; see config/settings/test.py.
-test: install services lighthouse-install
+test: install services lighthouse-install test-tools
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
 

@@ -7,7 +7,8 @@ expiry are chosen when a token is made and never changed afterwards (make a new 
 from django import forms
 from django.contrib import admin, messages
 
-from accounts.models import Account, ApiToken, CreditEntry, Membership, Plan
+from accounts.branding import colour_check, logo_check, report_branding_save
+from accounts.models import Account, ApiToken, CreditEntry, Membership, Plan, ReportBranding
 from accounts.selectors import credits_used_this_month
 from accounts.tokens import token_create, token_expiry_check, token_revoke
 from audits.errors import AuditRefused
@@ -135,3 +136,65 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         revoked = sum(token_revoke(token=token) for token in queryset)
         self.message_user(request, f"{revoked} token(s) revoked.", messages.SUCCESS)
+
+
+# --- report branding -------------------------------------------------------------------------------------------
+
+
+class ReportBrandingAdminForm(forms.ModelForm):
+    """The admin's branding form: every value goes through accounts.branding.report_branding_save (the one write
+    path), which checks the colour and recognises the logo by its bytes."""
+
+    logo_upload = forms.FileField(required=False, label="Logo", help_text="PNG or JPEG, at most 512 KB")
+    remove_logo = forms.BooleanField(required=False)
+
+    class Meta:
+        model = ReportBranding
+        fields = ("account", "name", "contact", "accent_color", "paper_size")
+
+    # Checked here so an error shows beside its field; saved for real (and checked again) in save_model.
+    def clean_accent_color(self):
+        try:
+            return colour_check(self.cleaned_data.get("accent_color", ""))
+        except AuditRefused as exc:
+            raise forms.ValidationError(exc.message) from exc
+
+    def clean_logo_upload(self):
+        upload = self.cleaned_data.get("logo_upload")
+        if not upload:
+            return None
+        data = upload.read()
+        try:
+            logo_check(data)
+        except AuditRefused as exc:
+            raise forms.ValidationError(exc.message) from exc
+        return data
+
+
+@admin.register(ReportBranding)
+class ReportBrandingAdmin(admin.ModelAdmin):
+    form = ReportBrandingAdminForm
+    list_display = ("account", "name", "accent_color", "paper_size", "has_logo", "updated_at")
+    list_select_related = ("account",)
+    search_fields = ("account__name", "name")
+    raw_id_fields = ("account",)
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("account",) if obj is not None else ()  # a branding stays with its account
+
+    @admin.display(boolean=True, description="logo")
+    def has_logo(self, obj):
+        return bool(obj.logo_type)
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        saved = report_branding_save(
+            account=data.get("account") or obj.account,
+            name=data.get("name", ""),
+            contact=data.get("contact", ""),
+            accent_color=data["accent_color"],
+            paper_size=data["paper_size"],
+            logo=data.get("logo_upload"),
+            remove_logo=data.get("remove_logo", False),
+        )
+        obj.pk = saved.pk

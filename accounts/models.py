@@ -118,3 +118,36 @@ class ApiToken(models.Model):
     @property
     def read_only(self) -> bool:
         return self.scope != self.Scope.FULL
+
+
+class ReportBranding(models.Model):
+    """How an account's client reports (the shared page and its PDF) present it: the name and contact line on the
+    cover, a logo, an accent colour and the PDF's paper size. Written through accounts.branding only."""
+
+    class PaperSize(models.TextChoices):
+        A4 = "A4", "A4"
+        LETTER = "Letter", "US Letter"
+
+    account = models.OneToOneField(Account, on_delete=models.CASCADE, related_name="report_branding")
+    name = models.CharField(max_length=120, blank=True, help_text="Who prepared the report, on its cover")
+    contact = models.CharField(max_length=200, blank=True, help_text="A contact line under the name")
+    accent_color = models.CharField(max_length=7, default="#1f4e79", help_text="#rrggbb")
+    # The logo's bytes (PNG or JPEG, at most accounts.branding.LOGO_MAX_BYTES): embedded in the report as a data:
+    # URI, because the PDF's printer fetches nothing, so a new logo is a new report fingerprint.
+    logo = models.BinaryField(blank=True, default=b"", editable=False)
+    logo_type = models.CharField(max_length=16, blank=True, editable=False, help_text="image/png or image/jpeg")
+    paper_size = models.CharField(max_length=8, choices=PaperSize.choices, default=PaperSize.A4)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(accent_color__regex=r"^#[0-9a-f]{6}$"), name="branding_accent_color_hex"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(logo_type__in=["", "image/png", "image/jpeg"]), name="branding_logo_type_known"
+            ),
+        ]
+
+    def __str__(self):
+        return f"Report branding of {self.account}"

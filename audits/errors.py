@@ -31,6 +31,7 @@ class ErrorCode(StrEnum):
     COMPARISON_SAME_AUDIT = "comparison_same_audit", HTTPStatus.BAD_REQUEST
     COMPARISON_PROJECT_MISMATCH = "comparison_project_mismatch", HTTPStatus.BAD_REQUEST
     INVALID_CURSOR = "invalid_cursor", HTTPStatus.BAD_REQUEST  # a keyset cursor not signed for this list
+    INVALID_BRANDING = "invalid_branding", HTTPStatus.BAD_REQUEST  # a report branding's colour, logo or paper
     # 402: a quota that money or the next month lifts (a client must tell it from a permission problem)
     INSUFFICIENT_CREDITS = "insufficient_credits", HTTPStatus.PAYMENT_REQUIRED
     # 403: the plan does not allow it

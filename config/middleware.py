@@ -25,7 +25,18 @@ REDOC_POLICY = (
     "img-src 'self' data:; connect-src 'self'; worker-src blob:; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
-VIEW_POLICIES = {"api:docs": SWAGGER_POLICY, "api:redoc": REDOC_POLICY}
+# The client report (shared page and the owner's preview) sets the account's accent colour in one <style> element
+# carrying the nonce: the values are #rrggbb checked by accounts.branding, and nothing else is admitted.
+REPORT_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-{nonce}'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+VIEW_POLICIES = {
+    "api:docs": SWAGGER_POLICY,
+    "api:redoc": REDOC_POLICY,
+    "shared-report": REPORT_POLICY,
+    "audits:audit-report-preview": REPORT_POLICY,
+}
 
 NONCE_BYTES = 18
 

@@ -25,7 +25,15 @@ PDF_WAIT_FOR_SLOT_S = 10  # a print waits this long for a free slot, then gives 
 PDF_TIMEOUT_S = 60  # launch + load + print, after which the request gives up
 PDF_STEP_TIMEOUT_MS = 30_000  # Playwright's own bound on each step
 PDF_STYLESHEETS = ("sitewarden.css", "sitewarden/share.css")
-PDF_MARGIN = {"top": "14mm", "bottom": "14mm", "left": "12mm", "right": "12mm"}
+PDF_MARGIN = {"top": "14mm", "bottom": "16mm", "left": "12mm", "right": "12mm"}  # the footer sits in the bottom one
+# "Page 3 of 12" at the foot of every page, filled in by Chromium (printToPDF's footerTemplate: its own small page,
+# styles inline, fonts not inherited). The paper itself is the HTML's @page size (print.html, preferCSSPageSize), so
+# the account's A4 or Letter is part of the fingerprint.
+PDF_HEADER_TEMPLATE = "<span></span>"
+PDF_FOOTER_TEMPLATE = (
+    '<div style="width:100%;font-size:8pt;color:#57606a;text-align:center;font-family:sans-serif">'
+    'Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>'
+)
 # On top of the product's base flags (headless is Playwright's to set): names resolve to nothing and any
 # request that got past the route handler would meet a closed port on loopback, never the network.
 PDF_CHROMIUM_FLAGS = (
@@ -59,7 +67,8 @@ def report_html(report: dict) -> str:
 
 def html_fingerprint(html: str) -> str:
     """What names a stored PDF: the sha256 of the HTML it was printed from. Any change the PDF would show (the
-    project's name, the audit's figures, the template, the CSS) is a new fingerprint, so a new print."""
+    project's name, the audit's figures, the account's branding — its logo is a data: URI in the HTML, its paper
+    the @page size —, the template, the CSS) is a new fingerprint, so a new print."""
     return hashlib.sha256(html.encode()).hexdigest()
 
 
@@ -126,7 +135,14 @@ def _print_with_chromium(html: str, out: dict) -> None:
                 page = context.new_page()
                 page.set_content(html, wait_until="load")
                 page.emulate_media(media="print")
-                out["pdf"] = page.pdf(format="A4", print_background=True, margin=PDF_MARGIN)
+                out["pdf"] = page.pdf(
+                    print_background=True,
+                    margin=PDF_MARGIN,
+                    prefer_css_page_size=True,
+                    display_header_footer=True,
+                    header_template=PDF_HEADER_TEMPLATE,
+                    footer_template=PDF_FOOTER_TEMPLATE,
+                )
             finally:
                 browser.close()
     except Error as exc:

@@ -1,15 +1,40 @@
-"""The report a person can be sent: score, top issues by priority (audits.priority, the rule every "fix first"
-list uses) and charts of one audit, read in a few grouped queries. Shown on the public share page
-(dashboard/share.py) and printed to PDF (dashboard/pdf.py); nothing in it names another object (no ids, no
-links into the dashboard)."""
+"""The report a person can be sent, one context for its two renderings (the public share page, dashboard/share.py,
+and the PDF, dashboard/pdf.py): a cover with the account's branding (accounts.branding), the score in words, what
+is new and fixed since the previous audit (audits.comparison), the top issues by priority (audits.priority, the
+rule every "fix first" list uses) each with its fix and example URLs with their evidence (audits.evidence), and
+charts. Bounded reads: grouped queries plus one LIMITed query per top issue. Nothing in it names another object
+(no ids, no links into the dashboard)."""
 
+import hashlib
+import json
+
+from django.core.cache import cache
+
+from accounts.branding import branding_for_account
 from audits import stats as audit_stats
 from audits.checks.registry import SEVERITIES
 from audits.checks.score import HEALTH_FORMULA
+from audits.comparison import check_spec, comparison_summary
+from audits.evidence import evidence_queryset, finding_summary
 from audits.models import Audit
 from audits.priority import PRIORITY_RULE, top_issues
+from dashboard.selectors import previous_audit
 
 TOP_ISSUES = 10  # issue types listed in the report
+EXAMPLE_URLS = 10  # example findings (URL and evidence) shown under each top issue
+CHANGE_TYPES_MAX = 20  # issue types listed in "new and fixed since the previous audit"
+REPORT_CHANGES_CACHE_S = 7 * 24 * 3600  # a comparison of two ended audits is kept this long (it cannot change)
+# The score in words, by band (lowest score of the band, words): what a client reads first.
+SCORE_BANDS = (
+    (90, "good: few problems, and none that hold the site back much"),
+    (70, "fair: the site works, but several problems are worth fixing"),
+    (50, "in need of work: problems affect a large part of the site"),
+    (0, "poor: serious problems affect much of the site"),
+)
+PRIORITY_IN_WORDS = (
+    "Ranked by how serious each problem is and how many of the crawled pages it affects; a problem with the "
+    "whole site counts as affecting every page."
+)
 
 CHART_W = 400  # px of an SVG chart's viewBox; it scales down to its box on a phone
 CHART_LABEL_W = 130  # px of the label column
@@ -66,25 +91,111 @@ def page_charts(*, audit: Audit, stats: dict | None = None) -> list[dict]:
     return charts
 
 
+def score_in_words(score: int | None) -> str:
+    """One sentence a client understands, without a formula."""
+    if score is None:
+        return "No score: the audit crawled no page it could score."
+    words = next(text for low, text in SCORE_BANDS if score >= low)
+    return f"The site scores {score} out of 100, which is {words}."
+
+
+def report_score(audit: Audit) -> dict:
+    """The score section of the report: the score, a sentence in words, and (when known) the share of pages
+    without errors, a score per category and the formula in words. The one place the report reads the score from.
+
+    # TODO(issue 25, at merge): read audits.checks.score.score_breakdown(audit=audit) here: its .score,
+    # .pages_without_errors, .error_free_percent, .categories (category, label, score, issues) and
+    # SCORE_FORMULA_WORDS fill the keys below, which the templates already render when present.
+    """
+    score = audit.health_score
+    return {
+        "score": score,
+        "words": score_in_words(score),
+        "pages_without_errors": None,
+        "error_free_percent": None,
+        "categories": [],  # dicts of category, label, score, issues
+        "formula_words": "",
+    }
+
+
+def _changes_cache_key(audit: Audit, previous: Audit) -> str:
+    """Names one comparison of two ended audits: their ids and what their finalize stored (a new finalize of
+    either, with other figures, is another key)."""
+    parts = [str(audit.id), str(previous.id)]
+    for one in (audit, previous):
+        parts += [one.completed_at.isoformat() if one.completed_at else "", json.dumps(one.stats, sort_keys=True)]
+    return "report-changes:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def report_changes(*, audit: Audit) -> dict:
+    """New and fixed since the previous completed audit of the project (audits.comparison: four grouped
+    queries), per issue type (dicts of type, title, new, fixed) and in total; `first` when there is no earlier
+    audit. Two ended audits do not change, so their comparison is counted once and kept in the cache: the PDF's
+    fingerprint is worked out on every request for it (dashboard.share), and must stay cheap."""
+    previous = previous_audit(audit=audit)
+    if previous is None:
+        return {"first": True, "previous": None, "rows": [], "more": 0, "new": 0, "fixed": 0}
+    key = _changes_cache_key(audit, previous) if audit.is_finished else None
+    counted = cache.get(key) if key else None
+    if counted is None:
+        counted = [
+            (r.type, r.new, r.fixed) for r in comparison_summary(audit=audit, previous=previous) if r.new or r.fixed
+        ]
+        counted.sort(key=lambda r: (-(r[1] + r[2]), r[0]))
+        if key:
+            cache.set(key, counted, REPORT_CHANGES_CACHE_S)
+    rows = [
+        {"type": issue_type, "title": check_spec(issue_type).title, "new": new, "fixed": fixed}
+        for issue_type, new, fixed in counted[:CHANGE_TYPES_MAX]
+    ]
+    return {
+        "first": False,
+        "previous": previous,
+        "rows": rows,
+        "more": max(0, len(counted) - CHANGE_TYPES_MAX),
+        "new": sum(r[1] for r in counted),
+        "fixed": sum(r[2] for r in counted),
+    }
+
+
+def issue_examples(*, audit: Audit, issue_type: str) -> list[dict]:
+    """Up to EXAMPLE_URLS findings of a type, in the evidence table's order, each as its URL, the target it points
+    at (where its type has one) and its evidence in words (audits.evidence.finding_summary, the long export's)."""
+    examples = []
+    for _id, _page_id, page_url, details in evidence_queryset(audit=audit, issue_type=issue_type)[:EXAMPLE_URLS]:
+        target, detail = finding_summary(issue_type, page_url, details)
+        examples.append({"url": page_url, "target": target, "detail": detail})
+    return examples
+
+
 def report_summary(*, audit: Audit) -> dict:
-    """Everything the shared report and its PDF show: no query over the pages and issues of a completed audit
-    (audits.stats, stored at finalize), two grouped ones for any other."""
+    """Everything the shared report and its PDF show: grouped queries over the audit (stored at finalize for a
+    completed one), the comparison with the previous audit, and one LIMITed query per top issue for its
+    examples. `segments` stays None until segments are wired in (the templates render them when it is a list)."""
     stats = audit_stats.page_stats(audit=audit)
     pages = stats["pages"]
     severity = dict.fromkeys(SEVERITIES, 0)
     severity.update(audit_stats.severity_counts(audit=audit))
     issues = top_issues(audit=audit, pages_crawled=pages, limit=TOP_ISSUES)
+    for issue in issues:
+        issue.examples = issue_examples(audit=audit, issue_type=issue.type)
+        issue.more_examples = max(0, issue.count - len(issue.examples))
     return {
         "audit": audit,
         "project_name": audit.project.name,
+        "branding": branding_for_account(account_id=audit.project.account_id),
         "score": audit.health_score,
-        "health_formula": HEALTH_FORMULA,
+        "score_section": report_score(audit),
+        "health_formula": HEALTH_FORMULA,  # the assistants' Markdown report; the client report says it in words
         "priority_rule": PRIORITY_RULE,
+        "priority_words": PRIORITY_IN_WORDS,
         "pages": pages,
         "severity_counts": severity,
         "issues_total": sum(severity.values()),
         "warnings_per_page": round(severity["warning"] / pages, 1) if pages else None,
         "top_issues": issues,
+        "changes": report_changes(audit=audit),
+        "segments": None,  # a list of dicts (label, score, pages, issues) once audits.segments is merged
         "charts": page_charts(audit=audit, stats=stats),
         "partial": audit.status != Audit.Status.COMPLETED,
     }

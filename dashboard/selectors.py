@@ -58,11 +58,11 @@ from audits.priority import (  # noqa: F401  (the one priority rule, read by the
     priority_key,
 )
 from audits.selectors import audit_crawl_bar
+from audits.stats import CHARTS as PAGE_CHART_BUCKETS
 from audits.stats import bar_key, page_stats
 from audits.stats import severity_counts as audit_severity_counts
 from config.cursors import cursor_decode, cursor_encode
 from dashboard import charts
-from dashboard.report import CHARTS as PAGE_CHART_BUCKETS
 
 PAGE_SIZE = 50  # rows per page of every long list
 CURSOR_SALT = "dashboard.keyset"  # the dashboard's cursors are no good to the API, and the other way round
@@ -553,7 +553,7 @@ def page_distributions(*, audit: Audit, stats: dict | None = None) -> dict:
     """Status codes, crawl depth, indexability and response times of the pages (audits.stats: stored
     for a completed audit, one aggregate query otherwise).
 
-    The buckets are the shared report's (dashboard.report.CHARTS), so the overview and the report agree.
+    The buckets are the shared report's (audits.stats.CHARTS), so the overview and the report agree.
     """
     counts = (stats or page_stats(audit=audit))["bars"]
     out = {}

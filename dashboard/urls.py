@@ -3,7 +3,7 @@
 from django.urls import path
 
 from config import converters  # noqa: F401  (registers <id:…>)
-from dashboard import share, views, webhooks_views
+from dashboard import branding, share, views, webhooks_views
 
 app_name = "audits"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("tokens/", views.api_tokens, name="api-tokens"),
     path("tokens/<id:token_id>/revoke/", views.api_token_revoke, name="api-token-revoke"),
+    path("settings/report-branding/", branding.report_branding, name="report-branding"),
     path("projects/new/", views.project_create, name="project-create"),
     path("projects/<id:project_id>/", views.project_detail, name="project-detail"),
     path("projects/<id:project_id>/edit/", views.project_edit, name="project-edit"),

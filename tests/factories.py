@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from accounts.models import Account, ApiToken, CreditEntry, Membership, Plan
+from accounts.models import Account, ApiToken, CreditEntry, Membership, Plan, ReportBranding
 from accounts.tokens import PREFIX_CHARS, TOKEN_SCHEME
 from audits.models import (
     Audit,
@@ -81,6 +81,18 @@ def account_of(user) -> Account:
     """The user's account; a personal one on the default plan the first time (as the product does)."""
     membership = Membership.objects.filter(user=user).select_related("account").first()
     return membership.account if membership else MembershipFactory(user=user).account
+
+
+class ReportBrandingFactory(factory.django.DjangoModelFactory):
+    """An account's report branding, without a logo (tests that need one save it through accounts.branding)."""
+
+    class Meta:
+        model = ReportBranding
+
+    account = factory.SubFactory(AccountFactory)
+    name = factory.Sequence(lambda n: f"Agency {n}")
+    contact = "hello@agency.test"
+    accent_color = "#1f4e79"
 
 
 class ApiTokenFactory(factory.django.DjangoModelFactory):

@@ -90,6 +90,7 @@ SCREENS: list[Screen] = [
     Screen("events", "audit-events", lambda w: [w.audit.id]),
     Screen("compare", "audit-compare", lambda w: [w.audit.id]),
     Screen("tokens", "api-tokens"),
+    Screen("report-branding", "report-branding"),
     Screen("share", "audit-share", lambda w: [w.audit.id]),
     Screen("report-preview", "audit-report-preview", lambda w: [w.audit.id]),
     Screen("shared-report", path=lambda w: reverse("shared-report", args=[w.share_token]), signed_in=False),
