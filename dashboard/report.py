@@ -7,13 +7,14 @@ charts. Bounded reads: grouped queries plus one LIMITed query per top issue. Not
 
 import hashlib
 import json
+from dataclasses import asdict
 
 from django.core.cache import cache
 
 from accounts.branding import branding_for_account
 from audits import stats as audit_stats
 from audits.checks.registry import SEVERITIES
-from audits.checks.score import HEALTH_FORMULA
+from audits.checks.score import HEALTH_FORMULA, SCORE_FORMULA_WORDS, score_breakdown, score_reasons
 from audits.comparison import check_spec, comparison_summary
 from audits.evidence import evidence_queryset, finding_summary
 from audits.models import Audit
@@ -100,21 +101,30 @@ def score_in_words(score: int | None) -> str:
 
 
 def report_score(audit: Audit) -> dict:
-    """The score section of the report: the score, a sentence in words, and (when known) the share of pages
-    without errors, a score per category and the formula in words. The one place the report reads the score from.
-
-    # TODO(issue 25, at merge): read audits.checks.score.score_breakdown(audit=audit) here: its .score,
-    # .pages_without_errors, .error_free_percent, .categories (category, label, score, issues) and
-    # SCORE_FORMULA_WORDS fill the keys below, which the templates already render when present.
-    """
-    score = audit.health_score
+    """The score section of the report: the score, a sentence in words, the share of pages without errors, a
+    score per category and the formula in words (audits.checks.score, the one formula). The one place the
+    report reads the score from."""
+    breakdown = score_breakdown(audit=audit)
+    # The score finalize stored is the one every screen shows (the same formula: they differ only on rows
+    # written by hand); the breakdown gives the reasons, pages without errors and the categories.
+    score = audit.health_score if audit.health_score is not None else breakdown.score
+    if score is None:
+        return {
+            "score": None,
+            "words": score_in_words(None),
+            "pages_without_errors": None,
+            "error_free_percent": None,
+            "categories": [],
+            "formula_words": SCORE_FORMULA_WORDS,
+        }
+    reasons = score_reasons(breakdown)
     return {
         "score": score,
-        "words": score_in_words(score),
-        "pages_without_errors": None,
-        "error_free_percent": None,
-        "categories": [],  # dicts of category, label, score, issues
-        "formula_words": "",
+        "words": f"{score_in_words(score)} {reasons[0].upper()}{reasons[1:]}.",
+        "pages_without_errors": breakdown.pages_without_errors,
+        "error_free_percent": breakdown.error_free_percent,
+        "categories": [asdict(c) for c in breakdown.categories],  # dicts of category, label, score, issues
+        "formula_words": SCORE_FORMULA_WORDS,
     }
 
 

@@ -270,10 +270,18 @@ def score_words(b: ScoreBreakdown) -> str:
     """One plain sentence about the score: what took the most points off, and the pages without errors."""
     if b.score is None:
         return "Not scored: no page was crawled."
-    plural = "s" if b.pages != 1 else ""
-    clean = f"{b.pages_without_errors} of {b.pages} page{plural} ({b.error_free_percent:g} %) have no error"
     if not b.deductions:
-        return f"100 out of 100: no issue was found on the {b.pages} page{plural} crawled."
+        return f"100 out of 100: {score_reasons(b)}."
+    return f"{b.score} out of 100: {score_reasons(b)}."
+
+
+def score_reasons(b: ScoreBreakdown) -> str:
+    """Why the score is what it is, as the end of a sentence: the issue types that took the most points off
+    and the pages without errors ("most points are taken off by …; 511 of 529 pages (96.6 %) have no error")."""
+    plural = "s" if b.pages != 1 else ""
+    if not b.deductions:
+        return f"no issue was found on the {b.pages} page{plural} crawled"
+    clean = f"{b.pages_without_errors} of {b.pages} page{plural} ({b.error_free_percent:g} %) have no error"
     named = [
         f"{d.title} (a{'n' if SEVERITY_WORDS.get(d.severity, 'notice')[0] == 'e' else ''} "
         f"{SEVERITY_WORDS.get(d.severity, 'notice')} on {_reach(d)}, −{d.points:g})"
@@ -282,4 +290,4 @@ def score_words(b: ScoreBreakdown) -> str:
     rest = len(b.deductions) - len(named)
     others = f" and {rest} other issue type{'s' if rest != 1 else ''}" if rest else ""
     lead = " and ".join(named) if not rest else ", ".join(named)
-    return f"{b.score} out of 100: most points are taken off by {lead}{others}; {clean}."
+    return f"most points are taken off by {lead}{others}; {clean}"

@@ -11,6 +11,7 @@ import struct
 import subprocess
 import unicodedata
 import zlib
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.branding import accent_on_white, contrast_ratio, readable_text_on, report_branding_save
 from accounts.models import ReportBranding
+from audits.checks.score import score_breakdown
 from audits.models import Audit, ReportPdf
 from audits.report_pdfs import report_pdf_open, report_pdf_request
 from dashboard import pdf
@@ -77,7 +79,10 @@ def client_report(results):
         anchor_text="Pricing",
         links=2,
     )
+    # As finalize would: the stored score is the formula's on these rows (the fixture's own 67 is not).
     Audit.objects.filter(id=audit.id).update(pages_crawled=3 + EXTRA_PAGES)
+    Audit.objects.filter(id=audit.id).update(health_score=score_breakdown(audit=audit).score)
+    audit.refresh_from_db()
     report_branding_save(
         account=results.project.account,
         name="Northwind SEO Partners",
@@ -133,7 +138,12 @@ def test_the_report_context_has_examples_changes_and_branding(client_report, dja
     assert (b.name, b.paper_size, b.accent) == ("Northwind SEO Partners", "A4", "#ffd700")
     assert b.logo_data_uri.startswith("data:image/png;base64,")
     assert b.accent_text == "#000000" and contrast_ratio(b.accent_ink, "#ffffff") >= 4.5
-    assert report["segments"] is None and report["score_section"]["categories"] == []
+    section = report["score_section"]
+    breakdown = score_breakdown(audit=audit)
+    assert section["score"] == breakdown.score == audit.health_score
+    assert section["categories"] == [asdict(c) for c in breakdown.categories] and len(section["categories"]) > 5
+    assert section["pages_without_errors"] == breakdown.pages_without_errors
+    assert report["segments"] is None
     assert len(top) <= TOP_ISSUES
 
 
@@ -160,7 +170,7 @@ def test_colours_stay_readable():
 def test_the_first_page_says_the_score_in_words_without_formula_symbols(client_report):
     html = pdf.report_html(report_summary(audit=client_report.audit))
     cover = html[html.index('class="report-cover"') : html.index('class="report-summary"')]
-    assert "The site scores 67 out of 100" in cover
+    assert f"The site scores {client_report.audit.health_score} out of 100" in cover
     assert "Prepared by" in cover and "Northwind SEO Partners" in cover and "ada@northwind.test" in cover
     for jargon in ("×", "=", "weight", "share of crawled"):
         assert jargon not in cover.replace('="', ""), jargon
@@ -239,7 +249,7 @@ def test_the_printed_pdf_holds_the_client_report(client_report, paper):
     assert "Shop" in cover and "https://site.test/" in cover
     assert audit.created_at.strftime("%-d %B %Y") in cover
     assert "Prepared by" in cover and "Northwind SEO Partners" in cover and "ada@northwind.test" in cover
-    assert "The site scores 67 out of 100" in cover
+    assert f"The site scores {client_report.audit.health_score} out of 100" in cover
     assert "×" not in cover and "weight" not in cover
 
     report = report_summary(audit=audit)
@@ -291,6 +301,7 @@ def test_score_categories_formula_and_segments_render_when_the_context_has_them(
     """The score module's breakdown and the segments are wired in at merge: the templates already render them
     (per-category rows, the formula in words at the end, a per-segment table), and nothing when absent."""
     report = report_summary(audit=client_report.audit)
+    report["score_section"].update(categories=[], formula_words="", pages_without_errors=None)
     bare = pdf.report_html(report)
     assert "Score per category" not in bare and "How the score is calculated" not in bare
     assert "Score per section" not in bare
