@@ -69,11 +69,12 @@ def page_stats_count(*, audit_id) -> dict:
     }
 
 
-def issue_type_rows(*, audit_id) -> list[dict]:
+def issue_type_rows(*, audit_id, issues_q: Q | None = None) -> list[dict]:
     """Issue rows per (type, severity): `n` rows, distinct `pages`, `site` rows tied to no page; one grouped
-    query (audits.priority ranks them)."""
+    query (audits.priority ranks them). `issues_q`: only those issues (a segment's, audits.segments)."""
     rows = (
         Issue.objects.filter(audit_id=audit_id)
+        .filter(issues_q or Q())
         .order_by()
         .values("type", "severity")
         .annotate(n=Count("id"), pages=Count("page_id", distinct=True), site=Count("id", filter=Q(page_id=None)))
