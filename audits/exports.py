@@ -139,15 +139,18 @@ def page_export_columns(audit: Audit) -> tuple:
     return (*PAGE_COLUMNS, *(f"{EXTRACTED_PREFIX}{name}" for name in _extractor_names(audit)))
 
 
-def _page_rows(
-    audit: Audit, pages: QuerySet | None = None, *, join_values: bool = True, pages_q: Q | None = None
-) -> Iterator[tuple]:
-    """`pages`: the dashboard's filtered, sorted queryset, annotated with `inlinks` (all pages by URL when None;
-    a segment's, `pages_q`). Extracted values follow the page's columns: joined into one cell for CSV, a list for
-    JSON."""
+def _segment_pages(audit: Audit, pages: QuerySet | None, pages_q: Q | None) -> QuerySet | None:
+    """`pages`, or a segment's pages (`pages_q`, audits.segments) by URL with their inlinks, or None (all)."""
+    if pages is not None or pages_q is None:
+        return pages
+    return Page.objects.filter(audit=audit).filter(pages_q).annotate(inlinks=page_inlinks_count()).order_by("url")
+
+
+def _page_rows(audit: Audit, pages: QuerySet | None = None, *, join_values: bool = True) -> Iterator[tuple]:
+    """`pages`: the dashboard's filtered, sorted queryset, annotated with `inlinks` (all pages by URL when None).
+    Extracted values follow the page's columns: joined into one cell for CSV, a list for JSON."""
     if pages is None:
-        pages = Page.objects.filter(audit=audit).filter(pages_q or Q())
-        pages = pages.annotate(inlinks=page_inlinks_count()).order_by("url")
+        pages = Page.objects.filter(audit=audit).annotate(inlinks=page_inlinks_count()).order_by("url")
     names = _extractor_names(audit)
     if not names:
         return pages.filter(audit=audit).values_list(*PAGE_COLUMNS).iterator(chunk_size=EXPORT_FETCH_ROWS)
@@ -221,7 +224,7 @@ def issue_type_csv_rows(audit: Audit, issue_type: str, *, issues_q: Q | None = N
 def pages_csv_rows(audit: Audit, pages: QuerySet | None = None, *, pages_q: Q | None = None) -> Iterator[str]:
     """CSV of the audit's pages (a segment's, `pages_q`; or of `pages`, in its order): a header line, then chunks
     of lines."""
-    return _csv_chunks(page_export_columns(audit), _page_rows(audit, pages, pages_q=pages_q))
+    return _csv_chunks(page_export_columns(audit), _page_rows(audit, _segment_pages(audit, pages, pages_q)))
 
 
 # --- JSON ----------------------------------------------------------------------------------------------
@@ -260,7 +263,8 @@ def issue_type_json_chunks(audit: Audit, issue_type: str, *, issues_q: Q | None 
 def pages_json_chunks(audit: Audit, pages: QuerySet | None = None, *, pages_q: Q | None = None) -> Iterator[str]:
     """A JSON array of the audit's pages (a segment's, `pages_q`; or of `pages`, in its order), PAGE_COLUMNS keys,
     in chunks."""
-    return _json_chunks(page_export_columns(audit), _page_rows(audit, pages, join_values=False, pages_q=pages_q))
+    rows = _page_rows(audit, _segment_pages(audit, pages, pages_q), join_values=False)
+    return _json_chunks(page_export_columns(audit), rows)
 
 
 # --- XLSX ----------------------------------------------------------------------------------------------

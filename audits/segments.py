@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 from django.db import DatabaseError, IntegrityError, connection, transaction
-from django.db.models import BooleanField, Count, Exists, F, Func, IntegerField, Max, OuterRef, Q, Value
+from django.db.models import BooleanField, Count, Exists, F, Func, IntegerField, Max, OuterRef, Q, Sum, Value
 from django.db.models.functions import StrIndex, Substr
 from django.db.models.lookups import Regex, StartsWith
 
@@ -270,21 +270,27 @@ class SegmentRow:
 
 
 def segment_table(*, audit: Audit, choices: list[SegmentChoice] | None = None) -> list[SegmentRow]:
-    """Per segment: pages, issues (rows on its pages) and pages with errors (a critical finding): two aggregate
-    queries for every segment together, whatever their number."""
+    """Per segment: pages, issues (rows on its pages) and pages with errors (a critical finding): one aggregate
+    query for every segment together, whatever their number (two before finalize stored each page's issue count)."""
     choices = segment_choices(audit=audit) if choices is None else choices
     if not choices:
         return []
     pages = Page.objects.filter(audit=audit).annotate(
         has_error=Exists(Issue.objects.filter(page_id=OuterRef("pk"), severity=ERROR_SEVERITY))
     )
+    counted = audit.status == Audit.Status.COMPLETED and bool(audit.stats)  # Page.issues_count is stored
+    issue_sums = {f"i{i}": Sum("issues_count", filter=c.pages_q) for i, c in enumerate(choices)} if counted else {}
     page_figures = pages.aggregate(
         **{f"p{i}": Count("id", filter=c.pages_q) for i, c in enumerate(choices)},
         **{f"e{i}": Count("id", filter=c.pages_q & Q(has_error=True)) for i, c in enumerate(choices)},
+        **issue_sums,
     )
-    issue_figures = Issue.objects.filter(audit=audit).aggregate(
-        **{f"i{i}": Count("id", filter=c.issues_q) for i, c in enumerate(choices)}
-    )
+    if counted:
+        issue_figures = {key: page_figures[key] or 0 for key in issue_sums}
+    else:
+        issue_figures = Issue.objects.filter(audit=audit).aggregate(
+            **{f"i{i}": Count("id", filter=c.issues_q) for i, c in enumerate(choices)}
+        )
     rows = []
     for i, choice in enumerate(choices):
         row = SegmentRow(

@@ -19,6 +19,7 @@ from audits.checks.registry import CHECKS_BY_TYPE, PAGE_TYPES, SEVERITIES, Check
 from audits.comparison import check_spec
 from audits.evidence import count_label, evidence_columns, evidence_count_unit, evidence_records, flat
 from audits.models import Audit, Issue, LighthouseResult, Page
+from audits.segments import SegmentChoice
 from audits.selectors import page_inlinks_count
 from audits.stats import issue_type_counts
 from dashboard.selectors import KeysetColumn
@@ -283,10 +284,11 @@ def page_filter(
     indexable: str = "",
     issue_type: str = "",
     url_contains: str = "",
+    segment: SegmentChoice | None = None,
 ) -> QuerySet:
     """The audit's pages that pass the filters of one view. `show` is one of the view's filters;
     `chars` is N of the over/under filters (the view's default when None); status is "404", "4xx" or
-    "none" (no HTTP answer); indexable is "yes" | "no"."""
+    "none" (no HTTP answer); indexable is "yes" | "no"; `segment`: its pages only (audits.segments)."""
     spec = view_for(view)
     pages = Page.objects.filter(audit=audit)
     if spec.html_only:
@@ -330,6 +332,8 @@ def page_filter(
         pages = pages.filter(Exists(Issue.objects.filter(page_id=OuterRef("pk"), type=issue_type)))
     if url_contains:
         pages = pages.filter(url__icontains=url_contains)
+    if segment is not None:
+        pages = pages.filter(segment.pages_q)
     return pages
 
 
