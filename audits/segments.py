@@ -391,7 +391,11 @@ def segment_validate(
         try:
             compile_pattern(value)  # RE2's refusals (backreferences, lookarounds) say why in words
         except ValueError as exc:
-            raise SegmentInvalid("invalid_segment", str(exc), field="value") from None
+            reason = str(exc).replace(  # the advice compile_pattern gives is about include and exclude rules
+                "Use an include rule together with an exclude rule instead.",
+                "Write it without one: a page may belong to several segments.",
+            )
+            raise SegmentInvalid("invalid_segment", reason, field="value") from None
         if (reason := _regex_refusal(value)) is not None:
             raise SegmentInvalid("invalid_segment", reason, field="value")
         extractor = ""

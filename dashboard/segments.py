@@ -17,6 +17,7 @@ from audits.segments import (
     last_completed_audit,
     segment_create,
     segment_delete,
+    segment_description,
     segment_list,
     segment_preview_count,
     segment_table,
@@ -113,7 +114,10 @@ def _screen(request, project, form: SegmentForm, *, editing: Segment | None = No
         counts = {row.choice.segment_id: row for row in segment_table(audit=audit)}
     context = {
         "project": project,
-        "segments": [(s, counts.get(s.id)) for s in segments],
+        "segments": [
+            (s, counts.get(s.id), segment_description(kind=s.kind, value=s.value, extractor=s.extractor))
+            for s in segments
+        ],
         "audit": audit,
         "form": form,
         "editing": editing,
