@@ -78,6 +78,7 @@ def test_issues_table_and_evidence_are_the_segments(owner_client, site):
     assert [r["cells"][0]["value"] for r in evidence.context["evidence"]["rows"]] == [SITE + "/blog/a"]
     empty = _get(owner_client, "audit-issue-type", audit, "/docs/", "missing-h1")
     assert empty.status_code == 200 and empty.context["evidence"]["rows"] == []
+    assert "None in the segment /docs/" in empty.content.decode()
 
 
 def test_pages_grid_lists_the_segments_pages(owner_client, site):
