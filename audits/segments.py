@@ -14,6 +14,7 @@ Selectors (reads): segment_list, segment_choices, resolve_segment (the `?segment
 UnknownSegment, never ignored), segment_table (the overview's per-segment figures), segment_preview_count.
 """
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -275,6 +276,26 @@ def segment_table(*, audit: Audit, choices: list[SegmentChoice] | None = None) -
     choices = segment_choices(audit=audit) if choices is None else choices
     if not choices:
         return []
+    # A completed audit's pages and issues no longer change: its figures are kept per set of segment rules (an edited
+    # segment is another key), since every segment's rule runs on every page (~100,000 rows × segments).
+    completed = audit.status == Audit.Status.COMPLETED
+    rules = repr([(c.key, c.description) for c in choices]).encode()
+    key = f"sitewarden:segment-table:{audit.id}:{hashlib.sha256(rules).hexdigest()}"
+    if completed and (kept := cache.get(key)) is not None:
+        return [SegmentRow(choice, *figures) for choice, figures in zip(choices, kept, strict=True)]
+    rows = _segment_rows(audit, choices)
+    if completed:
+        cache.set(key, [(r.pages, r.issues, r.pages_with_errors) for r in rows], DEFAULT_FOLDERS_CACHE_S)
+    # LEAD (after merge), the one place for each segment's score (audits.checks.score, two queries a segment):
+    #     for row in rows:
+    #         pages = Page.objects.filter(audit=audit).filter(row.choice.pages_q)
+    #         row.score = score_breakdown(audit=audit, pages=pages).score
+    # The overview's Segments table (templates/dashboard/_segments_table.html) shows its Score column once rows
+    # have a score.
+    return rows
+
+
+def _segment_rows(audit: Audit, choices: list[SegmentChoice]) -> list[SegmentRow]:
     pages = Page.objects.filter(audit=audit).annotate(
         has_error=Exists(Issue.objects.filter(page_id=OuterRef("pk"), severity=ERROR_SEVERITY))
     )
@@ -291,19 +312,15 @@ def segment_table(*, audit: Audit, choices: list[SegmentChoice] | None = None) -
         issue_figures = Issue.objects.filter(audit=audit).aggregate(
             **{f"i{i}": Count("id", filter=c.issues_q) for i, c in enumerate(choices)}
         )
-    rows = []
-    for i, choice in enumerate(choices):
-        row = SegmentRow(
+    return [
+        SegmentRow(
             choice=choice,
             pages=page_figures[f"p{i}"],
             issues=issue_figures[f"i{i}"],
             pages_with_errors=page_figures[f"e{i}"],
         )
-        # LEAD (after merge): the segment's score goes here, one call per row, e.g.
-        #   row.score = score_breakdown(audit=audit, pages=Page.objects.filter(audit=audit).filter(choice.pages_q))…
-        # (audits.checks.score); the overview's Segments table shows the column once any row has a score.
-        rows.append(row)
-    return rows
+        for i, choice in enumerate(choices)
+    ]
 
 
 def segment_page_count(*, audit: Audit, choice: SegmentChoice) -> int:

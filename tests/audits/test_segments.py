@@ -285,3 +285,18 @@ def test_update_checks_the_whole_segment_and_delete_removes_it():
     assert segment.value == "/posts/"
     segment_delete(segment=segment)
     assert list(Segment.objects.filter(project=project)) == [other]
+
+
+@pytest.mark.django_db
+def test_a_completed_audits_segment_figures_are_counted_once_per_set_of_rules(django_assert_num_queries):
+    audit = AuditFactory(status=Audit.Status.COMPLETED)
+    blog = PageFactory(audit=audit, url="http://127.0.0.1:1/blog/a")
+    PageFactory(audit=audit, url="http://127.0.0.1:1/docs/a")
+    IssueFactory(audit=audit, page=blog, type="missing-h1")
+    choices = segment_choices(audit=audit)
+    first = [(r.choice.key, r.pages, r.issues) for r in segment_table(audit=audit, choices=choices)]
+    assert first == [("/blog/", 1, 1), ("/docs/", 1, 0)]
+    with django_assert_num_queries(0):
+        assert [(r.choice.key, r.pages, r.issues) for r in segment_table(audit=audit, choices=choices)] == first
+    segment_create(project=audit.project, name="Blog", kind="prefix", value="/blog/")
+    assert [(r.choice.name, r.pages) for r in segment_table(audit=audit)] == [("Blog", 1)]  # new rules, counted
