@@ -76,6 +76,7 @@ def test_issues_table_and_evidence_are_the_segments(owner_client, site):
 
     evidence = _get(owner_client, "audit-issue-type", audit, "/blog/", "missing-h1")
     assert [r["cells"][0]["value"] for r in evidence.context["evidence"]["rows"]] == [SITE + "/blog/a"]
+    assert "50.0% of the pages of /blog/" in evidence.content.decode()
     empty = _get(owner_client, "audit-issue-type", audit, "/docs/", "missing-h1")
     assert empty.status_code == 200 and empty.context["evidence"]["rows"] == []
     assert "None in the segment /docs/" in empty.content.decode()
