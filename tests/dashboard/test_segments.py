@@ -190,3 +190,21 @@ def test_segments_screen_is_scoped_to_the_account(client, stranger, site):
     edit = reverse("audits:project-segment-edit", args=[audit.project.id, segment.id])
     assert client.post(edit, {"name": "x", "kind": "prefix", "prefix": "/x/"}).status_code == 404
     assert _get(client, "audit-detail", audit, str(segment.id)).status_code == 404
+
+
+HOSTILE = ["a\x00b", "\x00", "x" * 5000, "line\r\nbreak", "<script>", "%00", "‮", "٣", "99999999999999999999", "-1"]
+REGEXES = ["(?P<x>a)", "[[:alpha:]]+", "\\", "(a+)+$", "a{1000}{1000}", "(?i)BLOG", "\\d", "[z-a]", "(?", "$^"]
+
+
+@pytest.mark.parametrize("value", HOSTILE + REGEXES + ["/blog/", "other", ""])
+def test_hostile_segment_values_never_fail_the_server(owner_client, site, value):
+    audit, _before = site
+    for name in ("audit-detail", "audit-issues", "audit-pages", "audit-compare"):
+        response = owner_client.get(reverse(f"audits:{name}", args=[audit.id]), {"segment": value})
+        assert response.status_code in (200, 400), (name, value, response.status_code)
+    url = reverse("audits:project-segments", args=[audit.project.id])
+    for kind, field in (("prefix", "prefix"), ("regex", "pattern"), ("extraction", "value")):
+        for action in ("preview", "save"):
+            data = {"name": value or "x", "kind": kind, field: value, "extractor": value, "position": value}
+            response = owner_client.post(url, {**data, "action": action})
+            assert response.status_code in (200, 302, 400), (kind, value, action, response.status_code)
