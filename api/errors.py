@@ -20,7 +20,8 @@ refusal it is:
 - 409: audit_already_running, audit_not_running, project_name_taken: the resource's state conflicts;
 - 429: audit_capacity_reached (the account's or the instance's running audits; Retry-After: 60).
 
-A refused value of a project field (audits.projects.ProjectInvalid) is answered like the serializer's own
+A refused value of a project or segment field (audits.projects.ProjectInvalid, audits.segments.SegmentInvalid) is
+answered like the serializer's own
 field errors: 400 validation_error, with the service's code in `errors[field][0].code` (invalid_port,
 invalid_pattern, invalid_user_agent, invalid_max_concurrency, ...), so a client reads every field error of
 a project write the same way.
@@ -51,6 +52,7 @@ from rest_framework.serializers import as_serializer_error
 from api.throttling import REFUSED_ATTR, rate_sentence
 from audits.errors import AuditRefused, ErrorCode
 from audits.projects import ProjectInvalid
+from audits.segments import SegmentInvalid
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 TYPE_PREFIX = "urn:sitewarden:error:"
@@ -125,7 +127,7 @@ def _field_errors(detail) -> dict:
 
 def exception_handler(exc, context):
     """REST_FRAMEWORK["EXCEPTION_HANDLER"]. Anything not handled here is a bug and stays a 500."""
-    if isinstance(exc, ProjectInvalid):
+    if isinstance(exc, ProjectInvalid | SegmentInvalid) and exc.field:
         exc = exceptions.ValidationError({exc.field: [exceptions.ErrorDetail(exc.message, code=exc.code)]})
     elif isinstance(exc, RequestDataTooBig):
         # Raised by Django when DRF reads the body; left alone it would be Django's HTML 400 page.
@@ -194,8 +196,9 @@ class ProblemSerializer(serializers.Serializer):
     errors carry the service's code there, e.g. invalid_port, invalid_pattern, invalid_user_agent),
     parse_error, invalid_cursor (a keyset cursor altered, or made for another list or sort), invalid_schedule,
     invalid_webhook_secret, comparison_same_audit,
-    comparison_project_mismatch; 401 not_authenticated, authentication_failed (unknown, revoked or expired
-    token); 403 permission_denied, token_read_only (a read-only token asked for a write);
+    comparison_project_mismatch, unknown_segment (a `?segment=` naming no segment of the audit);
+    401 not_authenticated, authentication_failed (unknown, revoked or expired token); 403 permission_denied,
+    token_read_only (a read-only token asked for a write);
     404 not_found (also for another account's objects); 409 audit_not_running, project_name_taken;
     413 request_too_large; 429 throttled (Retry-After).
     """

@@ -1,13 +1,14 @@
 """Reads for the API. Every queryset starts from the requester's account, so another account's objects
 are simply not found (404)."""
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from accounts.selectors import account_for_user
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.comparison import comparison_pages, comparison_summary, settings_differences
 from audits.errors import AuditRefused
-from audits.models import Audit, Issue, Page, Project
+from audits.models import Audit, Issue, Page, Project, Segment
+from audits.segments import SegmentChoice, segment_table
 from scratchpad.models import LinkEdge
 from webhooks.models import Webhook, WebhookDelivery
 
@@ -44,10 +45,12 @@ def delivery_list(*, webhook: Webhook) -> QuerySet[WebhookDelivery]:
     return WebhookDelivery.objects.filter(webhook=webhook).order_by("-created_at", "id")
 
 
-def issue_summary(*, audit: Audit) -> list[dict]:
-    """Issues of the audit grouped by type (and the severity they were given), most severe first."""
+def issue_summary(*, audit: Audit, issues_q: Q | None = None) -> list[dict]:
+    """Issues of the audit (a segment's, `issues_q`) grouped by type (and the severity they were given), most
+    severe first."""
     rank = {"critical": 0, "warning": 1, "info": 2}
-    rows = Issue.objects.filter(audit=audit).values("type", "severity").annotate(count=Count("id"))
+    rows = Issue.objects.filter(audit=audit).filter(issues_q or Q()).values("type", "severity")
+    rows = rows.order_by().annotate(count=Count("id"))
     out = []
     for row in rows:
         spec = CHECKS_BY_TYPE.get(row["type"])
@@ -75,7 +78,7 @@ def page_links(*, page: Page, limit: int = PAGE_LINKS_SHOWN) -> dict:
     }
 
 
-def audit_comparison(*, audit: Audit, base: Audit) -> dict:
+def audit_comparison(*, audit: Audit, base: Audit, segment: SegmentChoice | None = None) -> dict:
     """Issues of `audit` against `base`, matched by (type, page_url) and counted per type in SQL (the
     dashboard's comparison query): new (only in audit), fixed (only in base), persisting (in both).
     Both audits must be of one project."""
@@ -88,7 +91,7 @@ def audit_comparison(*, audit: Audit, base: Audit) -> dict:
     kinds = ("new", "fixed", "persisting", "not_crawled")
     rows = [
         {"type": r.type, "severity": r.spec.severity, **{k: getattr(r, k) for k in kinds}}
-        for r in comparison_summary(audit=audit, previous=base)
+        for r in comparison_summary(audit=audit, previous=base, issues_q=segment.issues_q if segment else None)
     ]
     totals = {k: sum(r[k] for r in rows) for k in kinds}
     return {
@@ -96,6 +99,27 @@ def audit_comparison(*, audit: Audit, base: Audit) -> dict:
         "base": base.id,
         "totals": totals,
         "by_type": rows,
-        "pages": comparison_pages(audit=audit, previous=base),
+        "pages": comparison_pages(audit=audit, previous=base, pages_q=segment.pages_q if segment else None),
         "settings_differ": [vars(d) for d in settings_differences(audit=audit, previous=base)],
     }
+
+
+def audit_segments(*, audit: Audit) -> list[dict]:
+    """The segments the audit can be read for, each with its pages, issues and pages with errors."""
+    return [
+        {
+            "key": row.choice.key,
+            "name": row.choice.name,
+            "description": row.choice.description,
+            "default": row.choice.default,
+            "segment_id": row.choice.segment_id,
+            "pages": row.pages,
+            "issues": row.issues,
+            "pages_with_errors": row.pages_with_errors,
+        }
+        for row in segment_table(audit=audit)
+    ]
+
+
+def segment_list_for(user) -> QuerySet[Segment]:
+    return Segment.objects.filter(project__account=account_for_user(user)).order_by("position", "name", "id")

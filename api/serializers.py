@@ -8,7 +8,7 @@ from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown_stored
 from audits.extraction import MAX_EXTRACTORS
 from audits.limits import MAX_LIST_URLS
-from audits.models import Audit, Issue, Page, Project, Schedule
+from audits.models import Audit, Issue, Page, Project, Schedule, Segment
 from audits.projects import MAX_PATTERNS, NUMBER_BOUNDS, PATTERN_MAX_CHARS, PROJECT_NAME_MAX_CHARS
 from webhooks.models import Webhook, WebhookDelivery
 
@@ -377,3 +377,33 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
             "created_at", "last_attempt_at", "delivered_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+
+class SegmentSerializer(serializers.ModelSerializer):
+    """A project's segment (audits.segments): `kind` prefix (`value` a URL path prefix such as /blog/), regex (`value`
+    a regular expression on the URL path and query) or extraction (`extractor` one of the project's custom
+    extractors, `value` one of its values, exactly). Judged by audits.segments, like every other write."""
+
+    name = serializers.CharField(max_length=200)
+    value = serializers.CharField(max_length=2000, allow_blank=True)
+    extractor = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    position = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0, max_value=2**31 - 1)
+
+    class Meta:
+        model = Segment
+        fields = ["id", "project", "name", "kind", "value", "extractor", "position", "created_at"]
+        read_only_fields = ["id", "project", "created_at"]
+
+
+class AuditSegmentSerializer(serializers.Serializer):
+    """A segment the audit can be read for (pass `key` as `?segment=`): the project's own, or, for a project
+    without any, one of the audit's top-level folders or `other`."""
+
+    key = serializers.CharField(help_text="The `?segment=` value: a segment's id, a folder such as /blog/, or other")
+    name = serializers.CharField()
+    description = serializers.CharField(help_text="What it matches, in words")
+    default = serializers.BooleanField(help_text="A top-level folder standing in for a project without segments")
+    segment_id = serializers.IntegerField(allow_null=True, help_text="The stored segment, when it is one")
+    pages = serializers.IntegerField(help_text="The audit's pages in the segment")
+    issues = serializers.IntegerField(help_text="Issues on those pages (site-wide findings belong to no segment)")
+    pages_with_errors = serializers.IntegerField(help_text="Pages with at least one critical finding")

@@ -9,7 +9,7 @@ from django.http import FileResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, status
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
@@ -26,12 +26,20 @@ from api.services import audit_cancel_checked
 from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
-from audits.models import Audit, Issue, Page, Project, Schedule
+from audits.models import Audit, Issue, Page, Project, Schedule, Segment
 from audits.pipeline.lifecycle import audit_delete
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
 from audits.projects import project_create, project_delete, project_update
 from audits.schedules import schedule_clear, schedule_set
+from audits.segments import (
+    SEGMENT_PARAM,
+    SegmentChoice,
+    resolve_segment,
+    segment_create,
+    segment_delete,
+    segment_update,
+)
 from audits.selectors import audit_urls_skipped, issues_by_type
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create, webhook_delete, webhook_update
@@ -55,6 +63,29 @@ class ApiMixin:
 
     def absolute(self, name: str, **kwargs) -> str:
         return self.request.build_absolute_uri(reverse(name, kwargs=kwargs))
+
+    def segment_for(self, audit: Audit) -> SegmentChoice | None:
+        """The `?segment=` the request names (audits.segments); 400 unknown_segment for one that names none."""
+        return resolve_segment(audit=audit, param=self.request.query_params.get(SEGMENT_PARAM))
+
+
+SEGMENT_PARAMETER = OpenApiParameter(
+    SEGMENT_PARAM,
+    str,
+    OpenApiParameter.QUERY,
+    description="Only this segment of the site (audits.segments): a key listed by `/api/v1/audits/{id}/segments/` — "
+    "a segment's id, or, for a project without segments, a top-level folder such as `/blog/` or `other`. Issues "
+    "count through their page: site-wide findings belong to no segment. An unknown value answers 400 "
+    "unknown_segment.",
+)
+
+
+def _issues_q(segment: SegmentChoice | None) -> dict:
+    return {"issues_q": segment.issues_q} if segment is not None else {}
+
+
+def _pages_q(segment: SegmentChoice | None) -> dict:
+    return {"pages_q": segment.pages_q} if segment is not None else {}
 
 
 # --- projects ------------------------------------------------------------------------------------------
@@ -185,18 +216,24 @@ class AuditCompare(ApiMixin, APIView):
         description="Issues are matched by (type, page_url): new = only in this audit, fixed = only in the "
         "base audit and its page was crawled again, not_crawled = only in the base audit, on a page this audit "
         "did not crawl (never counted as fixed), persisting = in both; affected URLs counted per type. `pages` "
-        "counts the URLs each audit crawled; `settings_differ` names the crawl settings that differ.",
+        "counts the URLs each audit crawled; `settings_differ` names the crawl settings that differ. With "
+        "`segment`, only the issues and pages of that segment in each audit.",
+        parameters=[SEGMENT_PARAMETER],
     )
     def get(self, request, pk, base_pk):
         audit = self.audit_or_404(pk)
         base = self.audit_or_404(base_pk)
-        return Response(s.ComparisonSerializer(selectors.audit_comparison(audit=audit, base=base)).data)
+        segment = self.segment_for(audit)
+        return Response(
+            s.ComparisonSerializer(selectors.audit_comparison(audit=audit, base=base, segment=segment)).data
+        )
 
 
 # --- results -------------------------------------------------------------------------------------------
 
 
 @extend_schema(tags=["results"])
+@extend_schema_view(get=extend_schema(parameters=[SEGMENT_PARAMETER]))
 class IssueList(ApiMixin, generics.ListAPIView):
     """The audit's issues by type, then page URL; keyset pages (`next`/`previous` links with a cursor)."""
 
@@ -208,7 +245,10 @@ class IssueList(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Issue.objects.none()
-        return selectors.issue_list(audit=self.audit_or_404(self.kwargs["pk"]))
+        audit = self.audit_or_404(self.kwargs["pk"])
+        segment = self.segment_for(audit)
+        issues = selectors.issue_list(audit=audit)
+        return issues if segment is None else issues.filter(segment.issues_q)
 
 
 @extend_schema(tags=["results"])
@@ -220,9 +260,11 @@ class IssueSummary(ApiMixin, APIView):
         responses={200: s.IssueSummarySerializer(many=True)},
         summary="Issue counts by type",
         description="One row per issue type (and severity) found; not paginated (there are a few dozen types).",
+        parameters=[SEGMENT_PARAMETER],
     )
     def get(self, request, pk):
-        rows = selectors.issue_summary(audit=self.audit_or_404(pk))
+        audit = self.audit_or_404(pk)
+        rows = selectors.issue_summary(audit=audit, **_issues_q(self.segment_for(audit)))
         return Response(s.IssueSummarySerializer(rows, many=True).data)
 
 
@@ -250,7 +292,8 @@ class PageList(ApiMixin, generics.ListAPIView):
                 f"then at most {PAGE_LIST_EXTRACTED_MAX_PAGE_SIZE} rows per page). Left out by default; a page's "
                 "detail always has them.",
                 enum=list(s.PAGE_LIST_INCLUDES),
-            )
+            ),
+            SEGMENT_PARAMETER,
         ],
         responses={200: s.PageWithExtractedSerializer(many=True)},
     )
@@ -269,11 +312,14 @@ class PageList(ApiMixin, generics.ListAPIView):
         if self.schema_only:
             return Page.objects.none()
         self.audit = self.audit_or_404(self.kwargs["pk"])
-        return selectors.page_list(audit=self.audit, with_extracted=getattr(self, "with_extracted", False))
+        segment = self.segment_for(self.audit)
+        pages = selectors.page_list(audit=self.audit, with_extracted=getattr(self, "with_extracted", False))
+        return pages if segment is None else pages.filter(segment.pages_q)
 
     def keyset_total(self, request) -> int | None:
         """Unfiltered, the audit's counter (it equals its page rows) instead of COUNT(*) over 100,000 rows."""
-        filtered = any(request.query_params.get(name) for name in filters.PageFilter.base_filters)
+        names = (*filters.PageFilter.base_filters, SEGMENT_PARAM)
+        filtered = any(request.query_params.get(name) for name in names)
         return None if filtered else self.audit.pages_crawled
 
 
@@ -316,8 +362,10 @@ class _Export(ApiMixin, APIView):
 
     def get(self, request, pk):
         audit = self.audit_or_404(pk)
+        segment = self.segment_for(audit)
         chunks, content_type = EXPORTS[(self.kind, self.fmt)]
-        response = StreamingHttpResponse(chunks(audit), content_type=content_type)
+        restriction = _issues_q(segment) if self.kind == "issues" else _pages_q(segment)
+        response = StreamingHttpResponse(chunks(audit, **restriction), content_type=content_type)
         filename = exports.export_filename(audit, self.kind, self.fmt)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
@@ -329,6 +377,7 @@ def _export_view(kind: str, fmt: str):
     decorated = extend_schema(
         tags=["exports"],
         summary=f"Export the audit's {kind} as {fmt.upper()} (streamed)",
+        parameters=[SEGMENT_PARAMETER],
         responses={(200, media): schema},
     )
     return decorated(type(f"{kind.title()}{fmt.upper()}Export", (_Export,), {"kind": kind, "fmt": fmt}))
@@ -339,8 +388,9 @@ class _IssuesXlsxExport(_Export):
 
     def get(self, request, pk):
         audit = self.audit_or_404(pk)
+        segment = self.segment_for(audit)
         return FileResponse(
-            exports.issues_xlsx_file(audit),
+            exports.issues_xlsx_file(audit, segment_name=segment.name if segment else "", **_issues_q(segment)),
             as_attachment=True,
             filename=exports.export_filename(audit, "issues", "xlsx"),
             content_type=exports.XLSX_CONTENT_TYPE,
@@ -350,6 +400,7 @@ class _IssuesXlsxExport(_Export):
 IssuesXlsxExport = extend_schema(
     tags=["exports"],
     summary="Export the audit's issues as an XLSX workbook (an Overview sheet, one sheet per issue type)",
+    parameters=[SEGMENT_PARAMETER],
     responses={(200, exports.XLSX_CONTENT_TYPE): OpenApiTypes.BINARY},
 )(_IssuesXlsxExport)
 IssuesCsvExport = _export_view("issues", "csv")
@@ -370,8 +421,9 @@ class _IssueTypeExport(_Export):
         audit = self.audit_or_404(pk)
         if issue_type not in CHECKS_BY_TYPE:
             raise exceptions.NotFound(f"No such issue type: {issue_type[:100]!r}.")
+        segment = self.segment_for(audit)
         chunks, content_type = ISSUE_TYPE_EXPORTS[self.fmt]
-        response = StreamingHttpResponse(chunks(audit, issue_type), content_type=content_type)
+        response = StreamingHttpResponse(chunks(audit, issue_type, **_issues_q(segment)), content_type=content_type)
         filename = exports.export_filename(audit, f"issues-{issue_type}", self.fmt)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
@@ -390,7 +442,8 @@ def _issue_type_export_view(fmt: str):
         parameters=[
             OpenApiParameter(
                 "issue_type", str, OpenApiParameter.PATH, description="An issue type", enum=sorted(CHECKS_BY_TYPE)
-            )
+            ),
+            SEGMENT_PARAMETER,
         ],
         responses={(200, media): schema},
     )
@@ -399,6 +452,66 @@ def _issue_type_export_view(fmt: str):
 
 IssueTypeCsvExport = _issue_type_export_view("csv")
 IssueTypeJsonExport = _issue_type_export_view("json")
+
+
+# --- segments ------------------------------------------------------------------------------------------
+
+
+@extend_schema(tags=["segments"])
+class ProjectSegments(ApiMixin, generics.ListCreateAPIView):
+    """GET: the project's segments, in their order. POST: add one (201, Location: the segment)."""
+
+    serializer_class = s.SegmentSerializer
+    filter_backends = []
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Segment.objects.none()
+        return selectors.segment_list_for(self.request.user).filter(project=self.project_or_404(self.kwargs["pk"]))
+
+    def create(self, request, *args, **kwargs):
+        project = self.project_or_404(self.kwargs["pk"])
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        segment = segment_create(project=project, **serializer.validated_data)
+        return Response(
+            self.get_serializer(segment).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": self.absolute("api:segment-detail", pk=segment.pk)},
+        )
+
+
+@extend_schema(tags=["segments"])
+class SegmentDetail(ApiMixin, generics.RetrieveUpdateDestroyAPIView):
+    serializer_class = s.SegmentSerializer
+
+    def get_queryset(self):
+        if self.schema_only:
+            return Segment.objects.none()
+        return selectors.segment_list_for(self.request.user).select_related("project")
+
+    def perform_update(self, serializer):
+        serializer.instance = segment_update(segment=serializer.instance, **serializer.validated_data)
+
+    def perform_destroy(self, instance):
+        segment_delete(segment=instance)
+
+
+@extend_schema(tags=["segments"])
+class AuditSegments(ApiMixin, APIView):
+    pagination_class = None  # at most the project's segments (50) or 12 folders and "other"
+    filter_backends = []
+
+    @extend_schema(
+        responses={200: s.AuditSegmentSerializer(many=True)},
+        summary="The segments an audit can be read for, with their pages, issues and pages with errors",
+        description="The project's own segments, or for a project without any, the audit's largest top-level "
+        "folders and `other`. Pass a row's `key` as `?segment=` to the audit's issues, pages, summary, exports and "
+        "comparison. A page belongs to every segment it matches.",
+    )
+    def get(self, request, pk):
+        audit = self.audit_or_404(pk)
+        return Response(s.AuditSegmentSerializer(selectors.audit_segments(audit=audit), many=True).data)
 
 
 # --- schedules and webhooks ------------------------------------------------------------------------------

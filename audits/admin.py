@@ -3,7 +3,8 @@ the services, as the dashboard and the API do:
 
 - audits are started (re-run), cancelled, reconciled and deleted with audits.pipeline (start, lifecycle, reconcile),
   never saved from a form (a stale form would overwrite what the workers wrote);
-- projects are judged and saved by audits.projects, schedules with audits.schedules (so the beat task follows).
+- projects are judged and saved by audits.projects, schedules with audits.schedules (so the beat task follows),
+  a project's segments (an inline on the project) by audits.segments.
 
 Plans, accounts, credits and API tokens are in accounts/admin.py; webhooks in webhooks/admin.py.
 """
@@ -15,7 +16,7 @@ from django.utils.html import format_html
 
 from audits.errors import AuditRefused
 from audits.events import event_sentence
-from audits.models import Audit, AuditEvent, Issue, Page, Project, Schedule
+from audits.models import Audit, AuditEvent, Issue, Page, Project, Schedule, Segment
 from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.reconcile import reconcile_running_audit
 from audits.pipeline.start import audit_start
@@ -27,6 +28,7 @@ from audits.projects import (
     project_validate,
 )
 from audits.schedules import PRESETS, _parse_cron, schedule_clear, schedule_set
+from audits.segments import SegmentInvalid, segment_create, segment_delete, segment_update, segment_validate
 from config.admin import INLINE_ROWS, URL_FIELDS_HTTPS, ReadOnlyAdmin, ReadOnlyInline
 from config.forms import SafeJSONField
 
@@ -89,9 +91,43 @@ class ProjectAdminForm(forms.ModelForm):
             self.add_error(exc.field if exc.field in self.fields else None, exc.message)
 
 
+SEGMENT_FIELDS = ("name", "kind", "value", "extractor", "position")
+
+
+class SegmentInlineForm(forms.ModelForm):
+    """A segment row: audits.segments judges it (segment_validate, so a refusal shows on its row) and ProjectAdmin
+    saves it through segment_create/segment_update/segment_delete."""
+
+    class Meta:
+        model = Segment
+        fields = SEGMENT_FIELDS
+
+    def _post_clean(self):
+        # Instead of the model's validation: the service's rules, without saving.
+        if self.errors or not self.instance.project_id or not self.has_changed():
+            return
+        try:
+            segment_validate(
+                project=self.instance.project,
+                instance=self.instance if self.instance.pk else None,
+                **{name: self.cleaned_data.get(name) for name in SEGMENT_FIELDS},
+            )
+        except SegmentInvalid as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, exc.message)
+
+
+class SegmentInline(admin.TabularInline):
+    model = Segment
+    form = SegmentInlineForm
+    fields = SEGMENT_FIELDS
+    extra = 0
+    ordering = ("position", "name")
+
+
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
     form = ProjectAdminForm
+    inlines = [SegmentInline]
     list_display = ("name", "account", "owner", "base_url", "max_pages", "created_at")
     list_select_related = ("account", "owner")
     search_fields = ("name", "base_url", "account__name")
@@ -111,7 +147,29 @@ class ProjectAdmin(admin.ModelAdmin):
         pass  # save_form saved it through audits.projects
 
     def save_related(self, request, form, formsets, change):
-        pass  # a project has no many-to-many fields and no inlines here
+        """No many-to-many fields; the segments inline is saved through audits.segments, row by row."""
+        project = form.instance
+        for formset in formsets:
+            # What formset.save() would have recorded, for the admin's change message.
+            formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+            deleted = set(formset.deleted_forms)
+            for row in formset.forms:
+                if row in deleted:
+                    if row.instance.pk:
+                        segment_delete(segment=row.instance)
+                        formset.deleted_objects.append(row.instance)
+                    continue
+                if not row.has_changed():
+                    continue
+                fields = {name: row.cleaned_data.get(name) for name in SEGMENT_FIELDS}
+                try:
+                    if row.instance.pk:
+                        saved = segment_update(segment=Segment.objects.get(pk=row.instance.pk), **fields)
+                        formset.changed_objects.append((saved, row.changed_data))
+                    else:
+                        formset.new_objects.append(segment_create(project=project, **fields))
+                except SegmentInvalid as exc:
+                    self.message_user(request, f"Segment “{fields['name']}” not saved: {exc.message}", messages.ERROR)
 
     def delete_model(self, request, obj):
         project_delete(project=obj)

@@ -28,15 +28,19 @@ def check_spec(issue_type: str) -> CheckSpec:
 COMPARE_KINDS = ("new", "fixed", "persisting", "not_crawled")
 
 
-def _compare_sets(audit: Audit, previous: Audit) -> dict[str, QuerySet]:
+def _compare_sets(audit: Audit, previous: Audit, issues_q: Q | None = None) -> dict[str, QuerySet]:
     """Issues matched by (type, page_url) between two audits, as Exists subqueries: nothing is loaded.
     A baseline issue gone from this audit is fixed when its page was crawled again (or it was site-level),
-    and not crawled when its page was not."""
+    and not crawled when its page was not. `issues_q` (a segment's, audits.segments: through each issue's own
+    page, in its own audit) keeps the issues of both audits on the segment's pages; matching still looks at every
+    issue of the other audit."""
     current = Issue.objects.filter(audit=audit)
     before = Issue.objects.filter(audit=previous)
     in_before = Exists(before.filter(type=OuterRef("type"), page_url=OuterRef("page_url")))
     in_current = Exists(current.filter(type=OuterRef("type"), page_url=OuterRef("page_url")))
     crawled_now = Exists(Page.objects.filter(audit=audit, url=OuterRef("page_url")))
+    if issues_q is not None:
+        current, before = current.filter(issues_q), before.filter(issues_q)
     gone = before.filter(~in_current)
     return {
         "new": current.filter(~in_before),
@@ -58,11 +62,11 @@ class CompareRow:
     not_crawled: int = 0
 
 
-def comparison_summary(*, audit: Audit, previous: Audit) -> list[CompareRow]:
+def comparison_summary(*, audit: Audit, previous: Audit, issues_q: Q | None = None) -> list[CompareRow]:
     """Per issue type: affected URLs that are new, fixed, still there or no longer crawled (four grouped
-    queries)."""
+    queries); `issues_q`: a segment's issues only."""
     rows: dict[str, CompareRow] = {}
-    for kind, issues in _compare_sets(audit, previous).items():
+    for kind, issues in _compare_sets(audit, previous, issues_q).items():
         for r in issues.order_by().values("type").annotate(n=Count("page_url", distinct=True)):
             row = rows.setdefault(r["type"], CompareRow(r["type"], check_spec(r["type"])))
             setattr(row, kind, r["n"])
@@ -73,9 +77,11 @@ def comparison_summary(*, audit: Audit, previous: Audit) -> list[CompareRow]:
     )
 
 
-def comparison_issues(*, audit: Audit, previous: Audit, kind: str, issue_type: str) -> QuerySet:
+def comparison_issues(
+    *, audit: Audit, previous: Audit, kind: str, issue_type: str, issues_q: Q | None = None
+) -> QuerySet:
     """The affected URLs of one type and kind, each with the current audit's page for that URL."""
-    issues = _compare_sets(audit, previous)[kind].filter(type=issue_type)
+    issues = _compare_sets(audit, previous, issues_q)[kind].filter(type=issue_type)
     here = Page.objects.filter(audit=audit, url=OuterRef("page_url")).values("id")[:1]
     return (
         issues.annotate(current_page_id=Subquery(here))
@@ -84,10 +90,11 @@ def comparison_issues(*, audit: Audit, previous: Audit, kind: str, issue_type: s
     )
 
 
-def comparison_pages(*, audit: Audit, previous: Audit) -> dict[str, int]:
-    """Pages (URLs) crawled by both audits, only by the baseline (no longer crawled) and only by this one."""
-    current = Page.objects.filter(audit=audit)
-    before = Page.objects.filter(audit=previous)
+def comparison_pages(*, audit: Audit, previous: Audit, pages_q: Q | None = None) -> dict[str, int]:
+    """Pages (URLs) crawled by both audits, only by the baseline (no longer crawled) and only by this one;
+    `pages_q`: a segment's pages of each."""
+    current = Page.objects.filter(audit=audit).filter(pages_q or Q())
+    before = Page.objects.filter(audit=previous).filter(pages_q or Q())
     row = before.aggregate(
         total=Count("id"),
         both=Count("id", filter=Q(Exists(current.filter(url=OuterRef("url"))))),

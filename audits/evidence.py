@@ -17,7 +17,7 @@ Public interface:
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from django.db.models import Count, F, IntegerField, QuerySet, Sum, Window
+from django.db.models import Count, F, IntegerField, Q, QuerySet, Sum, Window
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, RowNumber
 
@@ -614,13 +614,14 @@ def count_label(n: int, unit: str) -> str:
     return f"{n} {UNIT_SINGULAR.get(unit, unit) if n == 1 else unit}"
 
 
-def evidence_queryset(*, audit: Audit, issue_type: str) -> QuerySet:
-    """The issues behind the evidence rows, in the table's order (paginate it, or stream it).
+def evidence_queryset(*, audit: Audit, issue_type: str, issues_q: Q | None = None) -> QuerySet:
+    """The issues behind the evidence rows, in the table's order (paginate it, or stream it); `issues_q`: only
+    those (a segment's issues, audits.segments).
 
     The marker issue a capped link check leaves (no page, "N more not listed") is not a row: see evidence_note.
     """
     spec = _evidence(issue_type)
-    issues = Issue.objects.filter(audit=audit, type=issue_type)
+    issues = Issue.objects.filter(audit=audit, type=issue_type).filter(issues_q or Q())
     if issue_type in LINK_TYPES:
         issues = issues.exclude(page_url="")
     return issues.order_by(*spec.order).values_list("id", "page_id", "page_url", "details")
@@ -655,12 +656,13 @@ def evidence_note(*, audit: Audit, issue_type: str) -> str:
     return str((marker or {}).get("message", "")) if isinstance(marker, dict) else ""
 
 
-def evidence_group_count(*, audit: Audit, issue_type: str) -> int | None:
+def evidence_group_count(*, audit: Audit, issue_type: str, issues_q: Q | None = None) -> int | None:
     """How many groups the rows form (duplicate types), counted in the database; None for other types."""
     key = _evidence(issue_type).group_key
     if not key:
         return None
-    return Issue.objects.filter(audit=audit, type=issue_type).order_by().values(f"details__{key}").distinct().count()
+    issues = Issue.objects.filter(audit=audit, type=issue_type).filter(issues_q or Q())
+    return issues.order_by().values(f"details__{key}").distinct().count()
 
 
 def _one_line(values: Iterable) -> str:
@@ -698,19 +700,19 @@ def finding_summary(issue_type: str, page_url: str, details) -> tuple[str, str]:
     return target, line
 
 
-def _link_rows(audit: Audit, issue_type: str) -> QuerySet:
+def _link_rows(audit: Audit, issue_type: str, issues_q: Q | None = None) -> QuerySet:
     """A link type's issues, one per (source page, target), without a capped check's marker row."""
-    return Issue.objects.filter(audit=audit, type=issue_type).exclude(page_url="")
+    return Issue.objects.filter(audit=audit, type=issue_type).exclude(page_url="").filter(issues_q or Q())
 
 
-def evidence_targets(*, audit: Audit, issue_type: str) -> QuerySet:
+def evidence_targets(*, audit: Audit, issue_type: str, issues_q: Q | None = None) -> QuerySet:
     """A link type's rows grouped by target URL, the target most pages link to first: dicts of target_url,
     status_code (of the target), fetch_error, pages (linking pages) and links (<a> tags on them). Empty for a type
     whose rows are not links (see LINK_TYPES)."""
     if issue_type not in LINK_TYPES:
         return Issue.objects.none().values()
     return (
-        _link_rows(audit, issue_type)
+        _link_rows(audit, issue_type, issues_q)
         .annotate(target_url=KT("details__target_url"))
         .values("target_url")
         .annotate(
@@ -724,12 +726,12 @@ def evidence_targets(*, audit: Audit, issue_type: str) -> QuerySet:
 
 
 def evidence_target_sources(
-    *, audit: Audit, issue_type: str, targets: list[str], per_target: int
+    *, audit: Audit, issue_type: str, targets: list[str], per_target: int, issues_q: Q | None = None
 ) -> dict[str, list[tuple]]:
     """{target URL: [(page_id, page_url), …]}: the first `per_target` linking pages of each target, by URL, read in
     one query (a target linked from every page of a 100,000-page site gives `per_target` rows, not 100,000)."""
     rows = (
-        _link_rows(audit, issue_type)
+        _link_rows(audit, issue_type, issues_q)
         .annotate(target_url=KT("details__target_url"))
         .filter(target_url__in=targets)
         .annotate(rank=Window(RowNumber(), partition_by=[F("target_url")], order_by=[F("page_url"), F("id")]))

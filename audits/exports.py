@@ -28,7 +28,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 import xlsxwriter
-from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
 from audits.checks.registry import CATEGORIES
 from audits.checks.score import SCORE_FORMULA_WORDS, score_breakdown
@@ -93,9 +93,12 @@ EXTRACTED_PREFIX = "extracted."  # + an extractor's name: a pages export column 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _type_records(audit: Audit, issue_type: str, columns: tuple, prefix: tuple = ()) -> Iterator[tuple]:
+def _type_records(
+    audit: Audit, issue_type: str, columns: tuple, prefix: tuple = (), issues_q: Q | None = None
+) -> Iterator[tuple]:
     """One tuple per evidence row of a type, in `columns` order (a key the type lacks is "")."""
-    issues = evidence_queryset(audit=audit, issue_type=issue_type).iterator(chunk_size=EXPORT_FETCH_ROWS)
+    issues = evidence_queryset(audit=audit, issue_type=issue_type, issues_q=issues_q)
+    issues = issues.iterator(chunk_size=EXPORT_FETCH_ROWS)
     tail = columns[len(prefix) :]
     for _page_id, row in evidence_records(issue_type, issues):
         yield (*prefix, *(row.get(key, "") for key in tail))
@@ -107,10 +110,12 @@ def _severity_rank():
     return Case(*whens, default=Value(len(whens)), output_field=IntegerField())
 
 
-def _issue_records(audit: Audit) -> Iterator[tuple]:
-    """Every issue of the audit (the rows the UI counts) as one long-form row, most severe first, type by type."""
+def _issue_records(audit: Audit, issues_q: Q | None = None) -> Iterator[tuple]:
+    """Every issue of the audit (the rows the UI counts; a segment's, `issues_q`) as one long-form row, most
+    severe first, type by type."""
     issues = (
         Issue.objects.filter(audit=audit)
+        .filter(issues_q or Q())
         .order_by(_severity_rank(), "type", "page_url", "id")
         .values_list("type", "severity", "page_url", "details")
         .iterator(chunk_size=EXPORT_FETCH_ROWS)
@@ -133,6 +138,13 @@ def _extractor_names(audit: Audit) -> list[str]:
 def page_export_columns(audit: Audit) -> tuple:
     """PAGE_COLUMNS, then `extracted.<name>` for each of the audit's custom extractors."""
     return (*PAGE_COLUMNS, *(f"{EXTRACTED_PREFIX}{name}" for name in _extractor_names(audit)))
+
+
+def _segment_pages(audit: Audit, pages: QuerySet | None, pages_q: Q | None) -> QuerySet | None:
+    """`pages`, or a segment's pages (`pages_q`, audits.segments) by URL with their inlinks, or None (all)."""
+    if pages is not None or pages_q is None:
+        return pages
+    return Page.objects.filter(audit=audit).filter(pages_q).annotate(inlinks=page_inlinks_count()).order_by("url")
 
 
 def _page_rows(audit: Audit, pages: QuerySet | None = None, *, join_values: bool = True) -> Iterator[tuple]:
@@ -195,24 +207,25 @@ def _csv_chunks(columns: tuple, records: Iterable[tuple]) -> Iterator[str]:
         yield "".join(writer.writerow([_csv_cell(v) for v in record]) for record in batch)
 
 
-def issues_csv_rows(audit: Audit) -> Iterator[str]:
-    """CSV of the audit's issues in long form (ISSUE_COLUMNS), one line per issue."""
-    return _csv_chunks(ISSUE_COLUMNS, _issue_records(audit))
+def issues_csv_rows(audit: Audit, *, issues_q: Q | None = None) -> Iterator[str]:
+    """CSV of the audit's issues (a segment's, `issues_q`) in long form (ISSUE_COLUMNS), one line per issue."""
+    return _csv_chunks(ISSUE_COLUMNS, _issue_records(audit, issues_q))
 
 
 def issue_type_columns(issue_type: str) -> tuple:
     return tuple(key for key, _label in evidence_columns(issue_type))
 
 
-def issue_type_csv_rows(audit: Audit, issue_type: str) -> Iterator[str]:
+def issue_type_csv_rows(audit: Audit, issue_type: str, *, issues_q: Q | None = None) -> Iterator[str]:
     """CSV of one type's evidence: its named columns (audits.evidence), one line per row."""
     columns = issue_type_columns(issue_type)
-    return _csv_chunks(columns, _type_records(audit, issue_type, columns))
+    return _csv_chunks(columns, _type_records(audit, issue_type, columns, issues_q=issues_q))
 
 
-def pages_csv_rows(audit: Audit, pages: QuerySet | None = None) -> Iterator[str]:
-    """CSV of the audit's pages (or of `pages`, in its order): a header line, then chunks of lines."""
-    return _csv_chunks(page_export_columns(audit), _page_rows(audit, pages))
+def pages_csv_rows(audit: Audit, pages: QuerySet | None = None, *, pages_q: Q | None = None) -> Iterator[str]:
+    """CSV of the audit's pages (a segment's, `pages_q`; or of `pages`, in its order): a header line, then chunks
+    of lines."""
+    return _csv_chunks(page_export_columns(audit), _page_rows(audit, _segment_pages(audit, pages, pages_q)))
 
 
 # --- JSON ----------------------------------------------------------------------------------------------
@@ -237,20 +250,22 @@ def _json_chunks(columns: tuple, records: Iterable[tuple]) -> Iterator[str]:
     yield "\n]\n"
 
 
-def issues_json_chunks(audit: Audit) -> Iterator[str]:
+def issues_json_chunks(audit: Audit, *, issues_q: Q | None = None) -> Iterator[str]:
     """A JSON array of the audit's issues in long form: one object per issue with the ISSUE_COLUMNS keys."""
-    return _json_chunks(ISSUE_COLUMNS, _issue_records(audit))
+    return _json_chunks(ISSUE_COLUMNS, _issue_records(audit, issues_q))
 
 
-def issue_type_json_chunks(audit: Audit, issue_type: str) -> Iterator[str]:
+def issue_type_json_chunks(audit: Audit, issue_type: str, *, issues_q: Q | None = None) -> Iterator[str]:
     """A JSON array of one type's evidence rows: objects with the same keys as the CSV's columns."""
     columns = issue_type_columns(issue_type)
-    return _json_chunks(columns, _type_records(audit, issue_type, columns))
+    return _json_chunks(columns, _type_records(audit, issue_type, columns, issues_q=issues_q))
 
 
-def pages_json_chunks(audit: Audit, pages: QuerySet | None = None) -> Iterator[str]:
-    """A JSON array of the audit's pages (or of `pages`, in its order), PAGE_COLUMNS keys, in chunks."""
-    return _json_chunks(page_export_columns(audit), _page_rows(audit, pages, join_values=False))
+def pages_json_chunks(audit: Audit, pages: QuerySet | None = None, *, pages_q: Q | None = None) -> Iterator[str]:
+    """A JSON array of the audit's pages (a segment's, `pages_q`; or of `pages`, in its order), PAGE_COLUMNS keys,
+    in chunks."""
+    rows = _page_rows(audit, _segment_pages(audit, pages, pages_q), join_values=False)
+    return _json_chunks(page_export_columns(audit), rows)
 
 
 # --- XLSX ----------------------------------------------------------------------------------------------
@@ -289,14 +304,14 @@ def _xlsx_row(sheet, row: int, values: Iterable, cell_format=None) -> None:
             sheet.write_string(row, col, str(value), cell_format)
 
 
-def _xlsx_type_sheet(audit: Audit, issue_type: str, sheet, bold) -> tuple[int, int]:
+def _xlsx_type_sheet(audit: Audit, issue_type: str, sheet, bold, issues_q: Q | None = None) -> tuple[int, int]:
     """Writes one type's evidence rows under its columns' header: (rows written, rows past Excel's limit)."""
     columns = issue_type_columns(issue_type)
     _xlsx_row(sheet, 0, columns, bold)
     sheet.freeze_panes(1, 0)
     last_data_row = XLSX_MAX_ROWS - 2  # the last sheet row says what did not fit
     written = left_out = 0
-    for record in _type_records(audit, issue_type, columns):
+    for record in _type_records(audit, issue_type, columns, issues_q=issues_q):
         if written < last_data_row:
             written += 1
             _xlsx_row(sheet, written, record)
@@ -312,9 +327,23 @@ def _xlsx_type_sheet(audit: Audit, issue_type: str, sheet, bold) -> tuple[int, i
     return written, left_out
 
 
-def issues_xlsx_write(audit: Audit, output) -> None:
+def _segment_counts(audit: Audit, issues_q: Q) -> tuple[dict[str, int], dict[str, int], list[dict]]:
+    """A segment's issues per type and per severity, and its type rows (audits.stats.issue_type_rows' shape)."""
+    rows = list(
+        Issue.objects.filter(audit=audit).filter(issues_q).order_by().values("type", "severity").annotate(n=Count("id"))
+    )
+    by_type: dict[str, int] = {}
+    by_severity = dict.fromkeys(Issue.Severity.values, 0)
+    for r in rows:
+        by_type[r["type"]] = by_type.get(r["type"], 0) + r["n"]
+        by_severity[r["severity"]] = by_severity.get(r["severity"], 0) + r["n"]
+    return dict(sorted(by_type.items())), by_severity, rows
+
+
+def issues_xlsx_write(audit: Audit, output, *, segment_name: str = "", issues_q: Q | None = None) -> None:
     """The audit's workbook into `output` (a path or a binary file): an Overview sheet (site, date, score, pages
-    crawled, issues per severity, one row per type with its count and sheet) and a sheet per type found."""
+    crawled, issues per severity, one row per type with its count and sheet) and a sheet per type found. For a
+    segment (`segment_name`, `issues_q`: audits.segments) the issues are the segment's and the Overview names it."""
     workbook = xlsxwriter.Workbook(
         output,
         {
@@ -326,19 +355,27 @@ def issues_xlsx_write(audit: Audit, output) -> None:
     )
     bold = workbook.add_format({"bold": True})
     overview = workbook.add_worksheet(XLSX_OVERVIEW_SHEET)  # first tab; filled last (its rows need the counts)
-    counts = issues_by_type(audit=audit)
+    if issues_q is None:
+        counts, by_severity, type_rows = issues_by_type(audit=audit), issues_by_severity(audit=audit), None
+    else:
+        counts, by_severity, type_rows = _segment_counts(audit, issues_q)
     sheets = xlsx_sheet_names(counts)
     written = {}
     for issue_type, name in sheets.items():
-        written[issue_type] = _xlsx_type_sheet(audit, issue_type, workbook.add_worksheet(name), bold)
+        sheet = workbook.add_worksheet(name)
+        written[issue_type] = _xlsx_type_sheet(audit, issue_type, sheet, bold, issues_q=issues_q)
 
     day = audit.started_at or audit.created_at
     score = score_breakdown(audit=audit)
     rows: list[tuple] = [
         ("Site", audit.start_url),
         ("Audit date", day.date().isoformat()),
-        ("Health score", audit.health_score if audit.health_score is not None else "not scored"),
+        (
+            "Health score (whole site)" if segment_name else "Health score",
+            audit.health_score if audit.health_score is not None else "not scored",
+        ),
         ("Pages crawled", audit.pages_crawled),
+        *([("Segment", segment_name)] if segment_name else []),
         ("Pages without errors", score.pages_without_errors, f"{score.error_free_percent:g} %"),
         ("The score in words", score.words),
         ("How the score is calculated", SCORE_FORMULA_WORDS),
@@ -347,12 +384,13 @@ def issues_xlsx_write(audit: Audit, output) -> None:
         *((c.label, c.score, c.issues) for c in score.categories),
         (),
         ("Severity", "Issues"),
-        *((severity, n) for severity, n in issues_by_severity(audit=audit).items()),
+        *((severity, n) for severity, n in by_severity.items()),
         (),
         ("Issue type", "Title", "Severity", "Category", "Issues", "Counts", "Sheet", "Rows in the sheet", "Note"),
     ]
     severities: dict[str, str] = {}  # the type's most severe row (an override may have changed the registry's)
-    for entry in sorted(issue_type_counts(audit=audit), key=lambda r: Issue.Severity.values.index(r["severity"])):
+    type_rows = issue_type_counts(audit=audit) if type_rows is None else type_rows
+    for entry in sorted(type_rows, key=lambda r: Issue.Severity.values.index(r["severity"])):
         severities.setdefault(entry["type"], entry["severity"])
     for issue_type, n in counts.items():
         spec = check_spec(issue_type)
@@ -371,19 +409,19 @@ def issues_xlsx_write(audit: Audit, output) -> None:
                 note,
             )
         )
-    headers = {5, 8}  # the rows above that name the columns below them
+    headers = {i for i, values in enumerate(rows) if values[:1] in (("Severity",), ("Issue type",))}
     for row, values in enumerate(rows):
         _xlsx_row(overview, row, values, bold if row in headers else None)
     overview.set_column(0, 1, 28)
     workbook.close()
 
 
-def issues_xlsx_file(audit: Audit):
+def issues_xlsx_file(audit: Audit, *, segment_name: str = "", issues_q: Q | None = None):
     """The workbook in an anonymous temporary file, rewound: hand it to a FileResponse, which closes it (and the
     file goes with it)."""
     output = tempfile.TemporaryFile()  # noqa: SIM115 (the response closes it)
     try:
-        issues_xlsx_write(audit, output)
+        issues_xlsx_write(audit, output, segment_name=segment_name, issues_q=issues_q)
     except BaseException:
         output.close()
         raise

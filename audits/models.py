@@ -99,6 +99,43 @@ class Project(models.Model):
         return self.name
 
 
+class Segment(models.Model):
+    """A named part of a project's site its reports can be read for (audits.segments): pages whose URL path starts
+    with a prefix, whose URL path matches a regular expression, or whose custom extraction found a value. A page
+    belongs to every segment it matches; a project without segments of its own gets one per top-level folder."""
+
+    class Kind(models.TextChoices):
+        PREFIX = "prefix", "URL path starts with"
+        REGEX = "regex", "URL path matches a regular expression"
+        EXTRACTION = "extraction", "Custom extraction value"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="segments")
+    name = models.CharField(max_length=80)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # prefix: "/blog/"; regex: the expression, matched against the URL after its origin (path and query);
+    # extraction: the value one of the extractor's values must equal.
+    value = models.CharField(max_length=500, help_text="The prefix, the regular expression or the extracted value")
+    extractor = models.CharField(max_length=40, blank=True, help_text="Custom extraction: the extractor's name")
+    position = models.PositiveIntegerField(default=0, help_text="Order in lists and pickers (smallest first)")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="segment_unique_name_per_project"),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["prefix", "regex", "extraction"]), name="segment_kind_known"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(kind="extraction") | ~models.Q(extractor=""),
+                name="segment_extraction_names_extractor",
+            ),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
 class Audit(models.Model):
     class Status(models.TextChoices):
         RUNNING = "running"

@@ -7,13 +7,13 @@ here, so a consultant's "fix first" list is the same wherever it is shown.
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Q
 
 from audits.checks.registry import CATEGORIES, SEVERITIES, CheckSpec
 from audits.comparison import check_spec
 from audits.evidence import count_label, evidence_count_unit
 from audits.models import Audit, Issue, Page
-from audits.stats import issue_type_counts, issue_type_totals
+from audits.stats import issue_type_counts, issue_type_rows, issue_type_totals
 
 # A critical must outrank almost anything else: an info finding on every page (1.0) weighs about what a critical
 # on 1 % of the pages does, and a warning on every page (10) outranks a critical on fewer than 10 % of them.
@@ -78,17 +78,32 @@ def priority_key(row: IssueSummary) -> tuple:
     return (-row.priority, -row.severity_rank, -row.pages, row.type)
 
 
-def issue_summary(*, audit: Audit, previous: Audit | None = None, pages_crawled: int | None = None) -> list:
+def issue_summary(
+    *,
+    audit: Audit,
+    previous: Audit | None = None,
+    pages_crawled: int | None = None,
+    pages_q: Q | None = None,
+    issues_q: Q | None = None,
+) -> list:
     """Every issue type of the audit with its counts, share of pages, priority and (given the previous
     audit) how many are new; ranked by priority_key. Two or three grouped queries, whatever the audit's size
-    (the counts per type of a completed audit are stored: audits.stats)."""
+    (the counts per type of a completed audit are stored: audits.stats).
+
+    Restricted to a segment (audits.segments: `pages_q` its pages, `issues_q` its issues), the counts, shares
+    and new issues are the segment's, counted when asked; `pages_crawled`, when given, is the segment's pages."""
     if pages_crawled is None:
-        pages_crawled = Page.objects.filter(audit=audit).count()
-    merged = issue_type_totals(issue_type_counts(audit=audit))
+        pages_crawled = Page.objects.filter(audit=audit).filter(pages_q or Q()).count()
+    if issues_q is None:
+        counts = issue_type_counts(audit=audit)
+    else:
+        counts = issue_type_rows(audit_id=audit.id, issues_q=issues_q)
+    merged = issue_type_totals(counts)
     new_counts: dict[str, int] = {}
     if previous is not None:
         before = Issue.objects.filter(audit=previous, type=OuterRef("type"), page_url=OuterRef("page_url"))
-        fresh = Issue.objects.filter(audit=audit).filter(~Exists(before)).order_by().values("type")
+        fresh = Issue.objects.filter(audit=audit).filter(issues_q or Q()).filter(~Exists(before))
+        fresh = fresh.order_by().values("type")
         new_counts = {r["type"]: r["n"] for r in fresh.annotate(n=Count("id"))}
     out = []
     for issue_type, m in merged.items():

@@ -49,16 +49,20 @@ def bar_key(chart: str, label: str) -> str:
 _BAR_KEYS = frozenset(bar_key(key, label) for key, _title, bars in CHARTS for label, _q, _tone in bars)
 
 
-def page_stats_count(*, audit_id) -> dict:
+def page_stats_count(*, audit_id, pages_q: Q | None = None) -> dict:
     """Every bar's page count, the pages and the fetch span (fetched pages, first and last fetch, ISO 8601),
-    in one aggregate over the audit's pages."""
+    in one aggregate over the audit's pages (a segment's, `pages_q`: audits.segments)."""
     bars = [(bar_key(key, label), q) for key, _title, chart_bars in CHARTS for label, q, _tone in chart_bars]
-    row = Page.objects.filter(audit_id=audit_id).aggregate(
-        **{f"bar{i}": Count("id", filter=q) for i, (_key, q) in enumerate(bars)},  # a label is no SQL alias
-        pages=Count("id"),
-        fetched=Count("id", filter=Q(fetched_at__isnull=False)),
-        first=Min("fetched_at"),
-        last=Max("fetched_at"),
+    row = (
+        Page.objects.filter(audit_id=audit_id)
+        .filter(pages_q or Q())
+        .aggregate(
+            **{f"bar{i}": Count("id", filter=q) for i, (_key, q) in enumerate(bars)},  # a label is no SQL alias
+            pages=Count("id"),
+            fetched=Count("id", filter=Q(fetched_at__isnull=False)),
+            first=Min("fetched_at"),
+            last=Max("fetched_at"),
+        )
     )
     return {
         "pages": row["pages"],
@@ -69,11 +73,12 @@ def page_stats_count(*, audit_id) -> dict:
     }
 
 
-def issue_type_rows(*, audit_id) -> list[dict]:
+def issue_type_rows(*, audit_id, issues_q: Q | None = None) -> list[dict]:
     """Issue rows per (type, severity): `n` rows, distinct `pages`, `site` rows tied to no page; one grouped
-    query (audits.priority ranks them)."""
+    query (audits.priority ranks them). `issues_q`: only those issues (a segment's, audits.segments)."""
     rows = (
         Issue.objects.filter(audit_id=audit_id)
+        .filter(issues_q or Q())
         .order_by()
         .values("type", "severity")
         .annotate(n=Count("id"), pages=Count("page_id", distinct=True), site=Count("id", filter=Q(page_id=None)))

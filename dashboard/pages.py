@@ -19,6 +19,7 @@ from audits.checks.registry import CHECKS_BY_TYPE, SEVERITIES, CheckSpec
 from audits.comparison import check_spec
 from audits.evidence import count_label, evidence_columns, evidence_count_unit, evidence_records, flat
 from audits.models import Audit, Issue, LighthouseResult, Page
+from audits.segments import SegmentChoice
 from audits.selectors import page_inlinks_count
 from audits.stats import issue_type_counts
 from dashboard.selectors import KeysetColumn
@@ -339,12 +340,14 @@ def page_filter(
     issue_type: str = "",
     url_contains: str = "",
     folder: str = "",
+    segment: SegmentChoice | None = None,
 ) -> QuerySet:
     """The audit's pages that pass the filters of one view. `show` is one of the view's filters;
     `chars` is N of the over/under filters (the view's default when None); status is "404", "4xx" or
     "none" (no HTTP answer); indexable is "yes" | "no"; issue_type any issue type (the pages its issues
     name: page_issue_types); folder a path prefix ("/docs/", on the audit's site) or a whole URL prefix
-    ("https://blog.example.com/2024/", for another host of the audit: folder_prefix)."""
+    ("https://blog.example.com/2024/", for another host of the audit: folder_prefix); `segment`: its pages
+    only (audits.segments)."""
     spec = view_for(view)
     pages = Page.objects.filter(audit=audit)
     if spec.html_only:
@@ -390,6 +393,8 @@ def page_filter(
         pages = pages.filter(url__icontains=url_contains)
     if folder:
         pages = pages.filter(url__startswith=folder_prefix(audit=audit, folder=folder))
+    if segment is not None:
+        pages = pages.filter(segment.pages_q)
     return pages
 
 

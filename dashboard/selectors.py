@@ -57,9 +57,10 @@ from audits.priority import (  # noqa: F401  (the one priority rule, read by the
     issue_summary,
     priority_key,
 )
+from audits.segments import SegmentChoice, segment_table
 from audits.selectors import audit_crawl_bar
 from audits.stats import CHARTS as PAGE_CHART_BUCKETS
-from audits.stats import bar_key, page_stats
+from audits.stats import bar_key, issue_type_rows, page_stats, page_stats_count
 from audits.stats import severity_counts as audit_severity_counts
 from config.cursors import cursor_decode, cursor_encode
 from dashboard import charts
@@ -410,10 +411,34 @@ def audit_progress(*, audit: Audit) -> dict:
 # --- results ---------------------------------------------------------------------------------------------
 
 
-def severity_counts(*, audit: Audit) -> dict[str, int]:
+def severity_counts(*, audit: Audit, segment: SegmentChoice | None = None) -> dict[str, int]:
     counts = dict.fromkeys(SEVERITIES, 0)
-    counts.update(audit_severity_counts(audit=audit))  # stored at finalize for a completed audit
+    if segment is None:
+        counts.update(audit_severity_counts(audit=audit))  # stored at finalize for a completed audit
+        return counts
+    for row in issue_type_rows(audit_id=audit.id, issues_q=segment.issues_q):
+        counts[row["severity"]] = counts.get(row["severity"], 0) + row["n"]
     return counts
+
+
+def segment_pages(*, audit: Audit, segment: SegmentChoice | None) -> int:
+    """The pages a screen is about: the audit's (its counter, no COUNT) or the segment's."""
+    if segment is None:
+        return audit.pages_crawled
+    return Page.objects.filter(audit=audit).filter(segment.pages_q).count()
+
+
+def issue_summary_for(*, audit: Audit, segment: SegmentChoice | None, previous: Audit | None = None) -> list:
+    """audits.priority.issue_summary of the audit, or of the segment when one is chosen."""
+    if segment is None:
+        return issue_summary(audit=audit, previous=previous, pages_crawled=audit.pages_crawled)
+    return issue_summary(
+        audit=audit,
+        previous=previous,
+        pages_crawled=segment_pages(audit=audit, segment=segment),
+        pages_q=segment.pages_q,
+        issues_q=segment.issues_q,
+    )
 
 
 @dataclass
@@ -501,14 +526,15 @@ def same_formula(a: Audit, b: Audit) -> bool:
     return a.health_score is not None and b.health_score is not None and a.score_formula == b.score_formula
 
 
-def overview(*, audit: Audit) -> dict:
-    """Everything the finished overview shows beyond the live block, in a handful of grouped queries."""
+def overview(*, audit: Audit, segment: SegmentChoice | None = None, choices: list | None = None) -> dict:
+    """Everything the finished overview shows beyond the live block, in a handful of grouped queries; for a
+    segment (audits.segments) the pages, issues and charts are the segment's (the score stays the site's)."""
     previous = previous_audit(audit=audit)
     # The audit's counter equals its page rows (one transaction writes both): a COUNT(*) over 100,000 pages
     # just after finalize rewrote them all (no visibility map yet) took 200-400 ms.
-    pages = audit.pages_crawled
-    summary = issue_summary(audit=audit, previous=previous, pages_crawled=pages)
-    counts = severity_counts(audit=audit)
+    pages = segment_pages(audit=audit, segment=segment)
+    summary = issue_summary_for(audit=audit, segment=segment, previous=previous)
+    counts = severity_counts(audit=audit, segment=segment)
     delta = None
     if previous is not None and same_formula(audit, previous):
         delta = audit.health_score - previous.health_score
@@ -532,7 +558,11 @@ def overview(*, audit: Audit) -> dict:
         "severity_weights": SEVERITY_WEIGHTS,
         "history": history,
         "history_other_formula": history_other_formula(audit=audit, history=history),
-        "page_charts": page_distributions(audit=audit),
+        "page_charts": page_distributions(
+            audit=audit, stats=None if segment is None else page_stats_count(audit_id=audit.id, pages_q=segment.pages_q)
+        ),
+        "segment": segment,
+        "segments": segment_table(audit=audit, choices=choices),
     }
 
 
@@ -601,9 +631,11 @@ def history_other_formula(*, audit: Audit, history: list) -> int:
     return sum(1 for _id, _created, score, formula in history if score is not None and formula != trend_formula(audit))
 
 
-def evidence_page(*, audit: Audit, issue_type: str, number) -> dict:
-    """One page of a type's evidence table: columns, rows (with each row's page id), paginator, unit."""
-    issues = paginate(evidence_queryset(audit=audit, issue_type=issue_type), number)
+def evidence_page(*, audit: Audit, issue_type: str, number, segment: SegmentChoice | None = None) -> dict:
+    """One page of a type's evidence table (a segment's rows only, given one): columns, rows (with each row's page
+    id), paginator, unit."""
+    issues_q = segment.issues_q if segment is not None else None
+    issues = paginate(evidence_queryset(audit=audit, issue_type=issue_type, issues_q=issues_q), number)
     columns = evidence_columns(issue_type)
     rows = []
     for page_id, row in evidence_records(issue_type, issues):
@@ -618,7 +650,7 @@ def evidence_page(*, audit: Audit, issue_type: str, number) -> dict:
         "rows": rows,
         "issues": issues,
         "unit": evidence_count_unit(issue_type),
-        "groups": evidence_group_count(audit=audit, issue_type=issue_type),
+        "groups": evidence_group_count(audit=audit, issue_type=issue_type, issues_q=issues_q),
         "note": evidence_note(audit=audit, issue_type=issue_type),
     }
 
@@ -626,17 +658,22 @@ def evidence_page(*, audit: Audit, issue_type: str, number) -> dict:
 TARGET_SOURCES_SHOWN = 20  # linking pages listed under each broken target; the CSV export lists every one
 
 
-def evidence_by_target_page(*, audit: Audit, issue_type: str, number) -> dict | None:
+def evidence_by_target_page(
+    *, audit: Audit, issue_type: str, number, segment: SegmentChoice | None = None
+) -> dict | None:
     """One page of a link type's evidence grouped by target URL (one row per target: its status, how many pages
-    link to it and the first TARGET_SOURCES_SHOWN of them); None for a type whose rows are not links."""
+    link to it and the first TARGET_SOURCES_SHOWN of them); None for a type whose rows are not links. For a
+    segment, the linking pages are the segment's."""
     if issue_type not in LINK_TYPES:
         return None
-    targets = paginate(evidence_targets(audit=audit, issue_type=issue_type), number)
+    issues_q = segment.issues_q if segment is not None else None
+    targets = paginate(evidence_targets(audit=audit, issue_type=issue_type, issues_q=issues_q), number)
     sources = evidence_target_sources(
         audit=audit,
         issue_type=issue_type,
         targets=[t["target_url"] for t in targets],
         per_target=TARGET_SOURCES_SHOWN,
+        issues_q=issues_q,
     )
     rows = [
         {**t, "sources": sources.get(t["target_url"], []), "more": max(t["pages"] - TARGET_SOURCES_SHOWN, 0)}

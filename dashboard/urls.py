@@ -3,7 +3,7 @@
 from django.urls import path
 
 from config import converters  # noqa: F401  (registers <id:…>)
-from dashboard import branding, share, views, webhooks_views
+from dashboard import branding, segments, share, views, webhooks_views
 
 app_name = "audits"
 
@@ -20,6 +20,17 @@ urlpatterns = [
     path("projects/<id:project_id>/schedule/", views.project_schedule, name="project-schedule"),
     path("projects/<id:project_id>/audits/new/", views.audit_new, name="audit-new"),
     path("projects/<id:project_id>/webhooks/", webhooks_views.project_webhooks, name="project-webhooks"),
+    path("projects/<id:project_id>/segments/", segments.project_segments, name="project-segments"),
+    path(
+        "projects/<id:project_id>/segments/<id:segment_id>/",
+        segments.project_segment_edit,
+        name="project-segment-edit",
+    ),
+    path(
+        "projects/<id:project_id>/segments/<id:segment_id>/delete/",
+        segments.project_segment_delete,
+        name="project-segment-delete",
+    ),
     path(
         "projects/<id:project_id>/webhooks/<id:webhook_id>/toggle/",
         webhooks_views.project_webhook_toggle,

@@ -1,7 +1,9 @@
 """The dashboard: server-rendered pages. Views are thin: they scope to the user's account, call a
 service or a selector (dashboard.selectors) and render."""
 
+import re
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -26,6 +28,7 @@ from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start
 from audits.schedules import schedule_clear, schedule_set
+from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment, segment_choices
 from audits.selectors import audit_urls_skipped
 from config.cursors import CursorInvalid
 from dashboard import pages as page_reads
@@ -46,8 +49,48 @@ def dashboard_view(view):
             return view(request, *args, **kwargs)
         except CursorInvalid as exc:
             return _first_page(request, exc)
+        except UnknownSegment as exc:
+            return _unknown_segment(request, exc)
 
     return wrapper
+
+
+def _unknown_segment(request, exc: UnknownSegment):
+    """A `?segment=` naming no segment of the audit's project: said on the screen (400), never shown as the whole
+    site, with the picker to choose one that exists."""
+    audit = getattr(request, "segment_audit", None)
+    context = {"audit": audit, "tab": "", "segment_error": exc.message, "segment_filter": True}
+    return render(request, "dashboard/segment_unknown.html", context, status=400)
+
+
+def _segment(request, audit: Audit) -> SegmentChoice | None:
+    """The segment `?segment=` names (audits.segments), None without one; UnknownSegment for anything else."""
+    request.segment_audit = audit
+    return resolve_segment(audit=audit, param=request.GET.get(SEGMENT_PARAM))
+
+
+def _segment_context(segment: SegmentChoice | None) -> dict:
+    """What the audit screens' segment picker and their links need."""
+    return {"segment": segment, "segment_filter": True}
+
+
+def _segment_query(segment: SegmentChoice | None) -> str:
+    return f"?{urlencode({SEGMENT_PARAM: segment.key})}" if segment is not None else ""
+
+
+def _segment_suffix(segment: SegmentChoice | None) -> str:
+    """`-segment-blog` in an export's file name (empty for the whole site)."""
+    if segment is None:
+        return ""
+    return "-segment-" + (re.sub(r"[^A-Za-z0-9]+", "-", segment.name).strip("-")[:40] or "other")
+
+
+def _issues_q(segment: SegmentChoice | None) -> dict:
+    return {"issues_q": segment.issues_q} if segment is not None else {}
+
+
+def _pages_q(segment: SegmentChoice | None) -> dict:
+    return {"pages_q": segment.pages_q} if segment is not None else {}
 
 
 def _first_page(request, exc: CursorInvalid):
@@ -192,12 +235,14 @@ def audit_new(request, project_id):
     return render(request, "dashboard/audit_start.html", {"form": form, "project": project}, status=status)
 
 
-def _live_context(audit: Audit) -> dict:
-    context = {"audit": audit, "progress": live_progress(audit=audit)}
+def _live_context(audit: Audit, segment: SegmentChoice | None = None) -> dict:
+    context = {"audit": audit, "progress": live_progress(audit=audit), **_segment_context(segment)}
     if not audit.is_finished:
         context["urls_skipped"] = audit_urls_skipped(audit=audit)
     else:
-        data = dashboard.overview(audit=audit)
+        choices = segment_choices(audit=audit)  # the Segments table's and the picker's
+        context["segment_choices"] = choices
+        data = dashboard.overview(audit=audit, segment=segment, choices=choices)
         context.update(
             urls_skipped=audit_urls_skipped(audit=audit, issue_types=data["issue_types"]),
             overview=data,
@@ -205,7 +250,7 @@ def _live_context(audit: Audit) -> dict:
             charts=dashboard.overview_charts(
                 audit=audit,
                 data=data,
-                pages_url=reverse("audits:audit-pages", args=[audit.id]),
+                pages_url=reverse("audits:audit-pages", args=[audit.id]) + _segment_query(segment),
                 audit_url=lambda audit_id: reverse("audits:audit-detail", args=[audit_id]),
             ),
             health_formula=HEALTH_FORMULA,
@@ -217,7 +262,8 @@ def _live_context(audit: Audit) -> dict:
 @dashboard_view
 def audit_detail(request, audit_id):
     audit = audit_status_refresh(audit_id=_audit(request, audit_id).id)  # a stuck audit is judged on sight
-    return render(request, "dashboard/audit_detail.html", {**_live_context(audit), "tab": "overview"})
+    segment = _segment(request, audit) if audit.is_finished else None
+    return render(request, "dashboard/audit_detail.html", {**_live_context(audit, segment), "tab": "overview"})
 
 
 @never_cache
@@ -263,8 +309,9 @@ def audit_delete_view(request, audit_id):
 def audit_issues(request, audit_id):
     """The issue types as a table: sortable, filtered by severity and category (all in ?query)."""
     audit = _audit(request, audit_id)
+    segment = _segment(request, audit)
     previous = dashboard.previous_audit(audit=audit)
-    everything = dashboard.issue_summary(audit=audit, previous=previous, pages_crawled=audit.pages_crawled)
+    everything = dashboard.issue_summary_for(audit=audit, segment=segment, previous=previous)
     severity = request.GET.get("severity", "")
     category = request.GET.get("category", "")
     sort = request.GET.get("sort", "-priority")
@@ -286,9 +333,10 @@ def audit_issues(request, audit_id):
         "category": category,
         "severities": SEVERITIES,
         "categories": CATEGORIES,
-        "severity_counts": dashboard.severity_counts(audit=audit),
+        "severity_counts": dashboard.severity_counts(audit=audit, segment=segment),
         "priority_rule": dashboard.PRIORITY_RULE,
         "sort_choices": dashboard.ISSUE_SORT_CHOICES,
+        **_segment_context(segment),
     }
     return render(request, "dashboard/issues.html", context)
 
@@ -298,16 +346,19 @@ def audit_issues(request, audit_id):
 def audit_issue_type(request, audit_id, issue_type):
     """One issue type: what it means, how to fix it, and its evidence in named columns (paginated)."""
     audit = _audit(request, audit_id)
-    evidence = dashboard.evidence_page(audit=audit, issue_type=issue_type, number=request.GET.get("page"))
-    if not evidence["issues"].paginator.count:
+    segment = _segment(request, audit)
+    evidence = dashboard.evidence_page(
+        audit=audit, issue_type=issue_type, number=request.GET.get("page"), segment=segment
+    )
+    if not evidence["issues"].paginator.count and segment is None:
         raise Http404("No issues of this type")
     by_target = None
     if request.GET.get("view") == "targets":  # a link type's rows grouped by target URL
         by_target = dashboard.evidence_by_target_page(
-            audit=audit, issue_type=issue_type, number=request.GET.get("page")
+            audit=audit, issue_type=issue_type, number=request.GET.get("page"), segment=segment
         )
     summary = next(
-        (r for r in dashboard.issue_summary(audit=audit, pages_crawled=audit.pages_crawled) if r.type == issue_type),
+        (r for r in dashboard.issue_summary_for(audit=audit, segment=segment) if r.type == issue_type),
         None,
     )
     context = {
@@ -319,6 +370,7 @@ def audit_issue_type(request, audit_id, issue_type):
         "summary": summary,
         "groupable": issue_type in dashboard.LINK_TYPES,
         "by_target": by_target,
+        **_segment_context(segment),
     }
     return render(request, "dashboard/issue_type.html", context)
 
@@ -336,9 +388,10 @@ def audit_issue_type_export(request, audit_id, issue_type, fmt):
     audit = _audit(request, audit_id)
     if fmt not in ISSUE_TYPE_EXPORTS or issue_type not in CHECKS_BY_TYPE:
         raise Http404("No such export")
+    segment = _segment(request, audit)
     chunks, content_type = ISSUE_TYPE_EXPORTS[fmt]
-    response = StreamingHttpResponse(chunks(audit, issue_type), content_type=content_type)
-    filename = exports.export_filename(audit, f"issues-{issue_type}", fmt)
+    response = StreamingHttpResponse(chunks(audit, issue_type, **_issues_q(segment)), content_type=content_type)
+    filename = exports.export_filename(audit, f"issues-{issue_type}{_segment_suffix(segment)}", fmt)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Accel-Buffering"] = "no"
     return response
@@ -354,9 +407,10 @@ def _pages_form(request, audit, issue_types=None) -> PageFilterForm:
     )
 
 
-def _filtered_pages(audit, form: PageFilterForm):
-    """The grid's pages for the form's filters; none at all when a filter is unknown (the screen says which)."""
-    pages = page_reads.page_filter(audit=audit, **form.filters())
+def _filtered_pages(audit, form: PageFilterForm, segment: SegmentChoice | None):
+    """The grid's pages for the form's filters and the segment; none at all when a filter is unknown (the screen
+    says which)."""
+    pages = page_reads.page_filter(audit=audit, **form.filters(), segment=segment)
     return pages if form.filters_known() else pages.none()
 
 
@@ -374,9 +428,10 @@ def audit_pages(request, audit_id):
     columns = page_reads.columns_for(view, chosen, page_reads.extractor_columns(audit=audit))
     sort = form.sort_key()
     filters = form.filters()
-    pages = _filtered_pages(audit, form)
+    segment = _segment(request, audit)
+    pages = _filtered_pages(audit, form, segment)
     # Keyset pages (a seek, however deep) and no COUNT(*) over the whole audit: the stored counter says it.
-    narrow = page_reads.page_filters_narrow(filters) or not form.filters_known()
+    narrow = page_reads.page_filters_narrow(filters) or not form.filters_known() or segment is not None
     context = {
         "audit": audit,
         "tab": "pages",
@@ -402,6 +457,7 @@ def audit_pages(request, audit_id):
         "site_wide_types": site_wide,
         "issue_choice": next((c for c in issue_types if c.type == filters["issue_type"]), None),
         "folder": page_reads.folder_prefix(audit=audit, folder=filters["folder"]) if filters["folder"] else "",
+        **_segment_context(segment),
     }
     response = render(request, "dashboard/pages.html", context)
     if form.chosen_columns() is not None:  # remember the chooser's ticks for this view
@@ -418,7 +474,8 @@ def audit_pages_export(request, audit_id, fmt):
     if fmt not in ("csv", "json"):
         raise Http404("No such export")
     form = _pages_form(request, audit)
-    pages = _filtered_pages(audit, form)
+    segment = _segment(request, audit)
+    pages = _filtered_pages(audit, form, segment)
     rows = page_reads.page_export_queryset(
         pages=pages, sort=form.sort_key(), counted=page_reads.page_counts_stored(audit=audit)
     )
@@ -426,6 +483,7 @@ def audit_pages_export(request, audit_id, fmt):
     content_type = exports.CSV_CONTENT_TYPE if fmt == "csv" else exports.JSON_CONTENT_TYPE
     response = StreamingHttpResponse(chunks(audit, pages=rows), content_type=content_type)
     name = "pages" if form.page_view.key == page_reads.DEFAULT_VIEW else f"pages-{form.page_view.key}"
+    name += _segment_suffix(segment)
     response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(audit, name, fmt)}"'
     response["X-Accel-Buffering"] = "no"
     return response
@@ -552,6 +610,8 @@ def audit_events(request, audit_id):
 @dashboard_view
 def audit_compare(request, audit_id):
     audit = _audit(request, audit_id)
+    segment = _segment(request, audit)
+    issues_q = segment.issues_q if segment is not None else None
     chosen = request.GET.get("base")
     previous = comparison.comparison_baseline(audit=audit, base_id=chosen)
     if chosen and previous is None:
@@ -563,14 +623,19 @@ def audit_compare(request, audit_id):
         "choices": comparison.baseline_choices(audit=audit),
         "rows": [],
         "listing": None,
+        **_segment_context(segment),
     }
     if previous is not None:
-        context["rows"] = comparison.comparison_summary(audit=audit, previous=previous)
-        context["pages"] = comparison.comparison_pages(audit=audit, previous=previous)
+        context["rows"] = comparison.comparison_summary(audit=audit, previous=previous, issues_q=issues_q)
+        context["pages"] = comparison.comparison_pages(
+            audit=audit, previous=previous, pages_q=segment.pages_q if segment is not None else None
+        )
         context["settings_differ"] = comparison.settings_differences(audit=audit, previous=previous)
         kind, issue_type = request.GET.get("kind"), request.GET.get("type")
         if kind in comparison.COMPARE_KINDS and issue_type:
-            issues = comparison.comparison_issues(audit=audit, previous=previous, kind=kind, issue_type=issue_type)
+            issues = comparison.comparison_issues(
+                audit=audit, previous=previous, kind=kind, issue_type=issue_type, issues_q=issues_q
+            )
             context["listing"] = {
                 "kind": kind,
                 "spec": comparison.check_spec(issue_type),
@@ -591,18 +656,21 @@ EXPORTS = {
 @dashboard_view
 def audit_export(request, audit_id, what, fmt):
     audit = _audit(request, audit_id)
+    segment = _segment(request, audit)
+    filename = exports.export_filename(audit, what + _segment_suffix(segment), fmt)
     if (what, fmt) == ("issues", "xlsx"):
         return FileResponse(
-            exports.issues_xlsx_file(audit),
+            exports.issues_xlsx_file(audit, segment_name=segment.name if segment else "", **_issues_q(segment)),
             as_attachment=True,
-            filename=exports.export_filename(audit, what, fmt),
+            filename=filename,
             content_type=exports.XLSX_CONTENT_TYPE,
         )
     if (what, fmt) not in EXPORTS:
         raise Http404("No such export")
     chunks, content_type = EXPORTS[(what, fmt)]
-    response = StreamingHttpResponse(chunks(audit), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(audit, what, fmt)}"'
+    restriction = _issues_q(segment) if what == "issues" else _pages_q(segment)
+    response = StreamingHttpResponse(chunks(audit, **restriction), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Accel-Buffering"] = "no"  # let a proxy pass the stream through as it comes
     return response
 

@@ -25,6 +25,7 @@ from audits.models import (
     Project,
     ReportPdf,
     Schedule,
+    Segment,
     ShareLink,
     issue_id_for,
     lighthouse_id_for,
@@ -165,6 +166,20 @@ class ScheduleFactory(factory.django.DjangoModelFactory):
     project = factory.SubFactory(ProjectFactory)
     kind = Schedule.Kind.DAILY
     cron = "0 3 * * *"
+
+
+class SegmentFactory(factory.django.DjangoModelFactory):
+    """A path-prefix segment of a project (`kind`/`value`/`extractor` for the other kinds)."""
+
+    class Meta:
+        model = Segment
+
+    project = factory.SubFactory(ProjectFactory)
+    name = factory.Sequence(lambda n: f"segment-{n}")
+    kind = Segment.Kind.PREFIX
+    value = factory.Sequence(lambda n: f"/section-{n}/")
+    extractor = ""
+    position = factory.Sequence(lambda n: n)
 
 
 def _url_on_site(obj, n: int, prefix: str) -> str:

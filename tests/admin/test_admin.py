@@ -228,6 +228,9 @@ def test_other_pages_load(admin_client, project, url):
     assert admin_client.get(url).status_code == 200
 
 
+NO_SEGMENT_ROWS = {"segments-TOTAL_FORMS": "0", "segments-INITIAL_FORMS": "0"}  # the segments inline's formset
+
+
 def test_project_basic_auth_password_is_never_shown_back(admin_client, project):
     project.auth_username, project.auth_password = "crawler", "s3cret-value"
     project.save()
@@ -239,6 +242,7 @@ def test_project_basic_auth_password_is_never_shown_back(admin_client, project):
     data.update(
         owner=project.owner_id, account=project.account_id, auth_password="", include_patterns="[]",
         exclude_patterns="[]", query_keep_keys="[]", check_overrides="{}", query_policy=project.query_policy,
+        **NO_SEGMENT_ROWS,
     )  # fmt: skip
     saved = admin_client.post(f"/admin/audits/project/{project.id}/change/", data)
     assert saved.status_code == 302, saved.content.decode()[:2000]
@@ -255,7 +259,7 @@ def test_moving_a_project_to_another_origin_in_the_admin_removes_the_password_an
     data.update(
         owner=project.owner_id, account=project.account_id, auth_password="", include_patterns="[]",
         exclude_patterns="[]", query_keep_keys="[]", check_overrides="{}", query_policy=project.query_policy,
-        base_url="https://elsewhere.example/",
+        base_url="https://elsewhere.example/", **NO_SEGMENT_ROWS,
     )  # fmt: skip
     saved = admin_client.post(f"/admin/audits/project/{project.id}/change/", data, follow=True)
     assert saved.status_code == 200
@@ -273,6 +277,7 @@ def admin_project_data(project, **change) -> dict:
         "max_path_segments": "15", "calendar_years_ahead": "3", "max_dated_urls_per_pattern": "1000",
         "max_query_variants_per_path": "500", "max_identical_pages_per_pattern": "100",
         "min_request_interval_ms": "0", "max_concurrency": "2", "check_overrides": "{}",
+        **NO_SEGMENT_ROWS,
     }  # fmt: skip
     data.update(change)
     return data
@@ -331,3 +336,24 @@ def test_the_admin_shows_check_overrides_as_indented_json_with_words_on_their_sh
     page = admin_client.get(f"/admin/audits/project/{project.id}/change/").content.decode()
     assert "{\n  &quot;disabled&quot;: [\n    &quot;long-url&quot;\n  ]\n}</textarea>" in page
     assert "The dashboard's project settings show them as fields." in page  # the admin marks help safe
+
+
+def test_project_segments_inline_saves_through_the_service_and_shows_refusals(admin_client, project):
+    url = f"/admin/audits/project/{project.id}/change/"
+    rows = {
+        "segments-TOTAL_FORMS": "1",
+        "segments-0-name": "Blog",
+        "segments-0-kind": "prefix",
+        "segments-0-value": "/blog/",
+        "segments-0-extractor": "",
+        "segments-0-position": "0",
+    }
+    response = admin_client.post(url, {**admin_project_data(project, name=project.name), **rows})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert list(project.segments.values_list("name", "value")) == [("Blog", "/blog/")]
+
+    refused = {**rows, "segments-0-name": "Docs", "segments-0-value": "docs/"}
+    response = admin_client.post(url, {**admin_project_data(project, name=project.name), **refused})
+    assert response.status_code == 200
+    assert "starts with “/”" in response.content.decode()
+    assert project.segments.count() == 1

@@ -28,6 +28,7 @@ from django.utils import timezone
 from audits.models import Audit, AuditEvent, Issue, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
+from audits.segments import segment_create
 from audits.sharing import share_link_create
 from tests.audits.checks.sites import crawl_site_routes, page_cases, serve
 from tests.dashboard.conftest import PASSWORD
@@ -72,6 +73,8 @@ SCREENS: list[Screen] = [
     Screen("project-new", "project-create"),
     Screen("project-edit", "project-edit", lambda w: [w.project.id]),
     Screen("webhooks", "project-webhooks", lambda w: [w.project.id]),
+    Screen("segments", "project-segments", lambda w: [w.project.id]),
+    Screen("segment-edit", "project-segment-edit", lambda w: [w.project.id, w.segment.id]),
     Screen("audit-start", "audit-new", lambda w: [w.project.id]),
     Screen("live-running", "audit-detail", lambda w: [w.running.id]),
     Screen("cancel-confirm", "audit-cancel", lambda w: [w.running.id]),
@@ -108,6 +111,7 @@ NOT_SCREENS = {
     "api-token-revoke",
     "project-webhook-toggle",
     "project-webhook-delete",
+    "project-segment-delete",
     "audit-issue-type-export",
     "audit-pages-export",
     "audit-report-pdf",
@@ -198,7 +202,9 @@ def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
         last_response_code=200,
     )
     _link, share_token = share_link_create(audit=audit, created_by=owner, label="Client")
+    segment = segment_create(project=project, name="Below the home page", kind="regex", value="^/.+")
     return SimpleNamespace(
+        segment=segment,
         share_token=share_token,
         project=project,
         audit=audit,
