@@ -512,6 +512,9 @@ class ReportPdf(models.Model):
     # No plain (audit) index: the unique (audit, fingerprint) one serves every lookup by audit.
     audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="report_pdfs", db_index=False)
     fingerprint = models.CharField(max_length=64, help_text="sha256 of the printed HTML, hex")
+    segment = models.CharField(
+        max_length=100, blank=True, help_text="The segment's ?segment= value (audits.segments); empty: the whole site"
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     file = models.CharField(max_length=255, blank=True, help_text="Its name in the default storage, once ready")
     error = models.CharField(max_length=500, blank=True)

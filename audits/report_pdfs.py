@@ -40,7 +40,7 @@ def report_pdf_open(row: ReportPdf):
     return default_storage.open(row.file, "rb")
 
 
-def report_pdf_request(*, audit: Audit, fingerprint: str) -> ReportPdf:
+def report_pdf_request(*, audit: Audit, fingerprint: str, segment: str = "") -> ReportPdf:
     """The audit's PDF of this fingerprint: ready, or pending with a render sent (by the first request to ask, or
     again when a pending one waited past PDF_PENDING_RESEND_S, a failed one past PDF_FAILED_RETRY_S, or a ready
     one lost its file), or failed (its `error` says why; it is tried again later)."""
@@ -49,11 +49,11 @@ def report_pdf_request(*, audit: Audit, fingerprint: str) -> ReportPdf:
     if row is None:
         try:
             with transaction.atomic():
-                row = ReportPdf.objects.create(audit=audit, fingerprint=fingerprint, requested_at=now)
+                row = ReportPdf.objects.create(audit=audit, fingerprint=fingerprint, segment=segment, requested_at=now)
         except IntegrityError:  # another request inserted it first: it sent the render
             row = ReportPdf.objects.get(audit=audit, fingerprint=fingerprint)
         else:
-            task_send(RENDER_REPORT_PDF, str(audit.id), fingerprint)
+            task_send(RENDER_REPORT_PDF, str(audit.id), fingerprint, segment)
             return row
     Status = ReportPdf.Status
     if row.status == Status.READY and row.file and default_storage.exists(row.file):
@@ -67,32 +67,44 @@ def report_pdf_request(*, audit: Audit, fingerprint: str) -> ReportPdf:
     if due and ReportPdf.objects.filter(id=row.id, requested_at=row.requested_at).update(
         status=Status.PENDING, requested_at=now, error=""
     ):
-        task_send(RENDER_REPORT_PDF, str(audit.id), fingerprint)
+        task_send(RENDER_REPORT_PDF, str(audit.id), fingerprint, row.segment)
         row.status, row.requested_at, row.error = Status.PENDING, now, ""
     return row
 
 
-def report_pdf_store(*, audit: Audit, fingerprint: str, body: bytes, render_ms: int) -> ReportPdf:
+def report_pdf_store(*, audit: Audit, fingerprint: str, body: bytes, render_ms: int, segment: str = "") -> ReportPdf:
     """Keep a printed PDF as the audit's PDF of this fingerprint (ready) and drop its PDFs of other fingerprints
-    (what the report showed before): an audit keeps one PDF on disk."""
+    for the same segment (what the report showed before): an audit keeps one PDF on disk per segment."""
     name = default_storage.save(report_pdf_name(audit_id=audit.id, fingerprint=fingerprint), ContentFile(body))
     now = timezone.now()
-    fields = {"status": ReportPdf.Status.READY, "file": name, "error": "", "rendered_at": now, "render_ms": render_ms}
+    fields = {
+        "status": ReportPdf.Status.READY,
+        "file": name,
+        "error": "",
+        "rendered_at": now,
+        "render_ms": render_ms,
+        "segment": segment,
+    }
     row, _ = ReportPdf.objects.update_or_create(
         audit=audit, fingerprint=fingerprint, defaults=fields, create_defaults={**fields, "requested_at": now}
     )
-    for old in ReportPdf.objects.filter(audit=audit).exclude(id=row.id):
+    for old in ReportPdf.objects.filter(audit=audit, segment=segment).exclude(id=row.id):
         if old.file and old.file != name:
             default_storage.delete(old.file)
         old.delete()
     return row
 
 
-def report_pdf_fail(*, audit: Audit, fingerprint: str, error: str) -> None:
+def report_pdf_fail(*, audit: Audit, fingerprint: str, error: str, segment: str = "") -> None:
     """Record why the PDF of this fingerprint could not be printed; a request after PDF_FAILED_RETRY_S tries
     again."""
     now = timezone.now()
-    fields = {"status": ReportPdf.Status.FAILED, "error": error[:PDF_ERROR_MAX_CHARS], "rendered_at": now}
+    fields = {
+        "status": ReportPdf.Status.FAILED,
+        "error": error[:PDF_ERROR_MAX_CHARS],
+        "rendered_at": now,
+        "segment": segment,
+    }
     ReportPdf.objects.update_or_create(
         audit=audit, fingerprint=fingerprint, defaults=fields, create_defaults={**fields, "requested_at": now}
     )

@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 from audits.models import Audit
 from audits.pipeline.chromium import CHROMIUM_BASE_FLAGS, find_chromium
 from audits.report_pdfs import report_pdf_fail, report_pdf_get, report_pdf_store
+from audits.segments import UnknownSegment, resolve_segment
 from dashboard.report import report_summary
 
 PDF_CONCURRENT_MAX = 2  # Chromiums printing at once in one process: each takes ~150 MB
@@ -77,14 +78,21 @@ def report_pdf(report: dict) -> bytes:
     return html_to_pdf(report_html(report))
 
 
-def report_pdf_render(*, audit_id: str, fingerprint: str) -> None:
+def report_pdf_render(*, audit_id: str, fingerprint: str, segment: str = "") -> None:
     """The `dashboard.render_report_pdf` task's work: print what the audit's report shows now and store it
     (audits.report_pdfs). The report may have changed since a request asked for `fingerprint`: what is printed is
-    stored under its own fingerprint, which drops the older rows; a PDF already stored is not printed again."""
+    stored under its own fingerprint, which drops the older rows; a PDF already stored is not printed again.
+    `segment`: the ?segment= value the report was asked for (audits.segments); a segment gone since is recorded
+    as the reason the PDF could not be made."""
     audit = Audit.objects.select_related("project").filter(id=audit_id).first()
     if audit is None or not audit.is_finished:
         return
-    html = report_html(report_summary(audit=audit))
+    try:
+        chosen = resolve_segment(audit=audit, param=segment)
+    except UnknownSegment as exc:
+        report_pdf_fail(audit=audit, fingerprint=fingerprint, error=str(exc), segment=segment)
+        return
+    html = report_html(report_summary(audit=audit, segment=chosen))
     current = html_fingerprint(html)
     if report_pdf_get(audit=audit, fingerprint=current) is not None:
         return  # a duplicate message, or two requests that asked before and after a change
@@ -93,9 +101,10 @@ def report_pdf_render(*, audit_id: str, fingerprint: str) -> None:
         body = html_to_pdf(html)
     except PdfUnavailable as exc:
         for failed in {current, fingerprint}:
-            report_pdf_fail(audit=audit, fingerprint=failed, error=str(exc))
+            report_pdf_fail(audit=audit, fingerprint=failed, error=str(exc), segment=segment)
         return
-    report_pdf_store(audit=audit, fingerprint=current, body=body, render_ms=round((time.monotonic() - started) * 1000))
+    render_ms = round((time.monotonic() - started) * 1000)
+    report_pdf_store(audit=audit, fingerprint=current, body=body, render_ms=render_ms, segment=segment)
 
 
 def _abort_unless_data(route) -> None:

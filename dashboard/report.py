@@ -17,8 +17,9 @@ from audits.checks.registry import SEVERITIES
 from audits.checks.score import HEALTH_FORMULA, SCORE_FORMULA_WORDS, score_breakdown, score_reasons
 from audits.comparison import check_spec, comparison_summary
 from audits.evidence import evidence_queryset, finding_summary
-from audits.models import Audit
-from audits.priority import PRIORITY_RULE, top_issues
+from audits.models import Audit, Page
+from audits.priority import PRIORITY_RULE, issue_summary, top_issues
+from audits.segments import SegmentChoice, segment_table
 from dashboard.selectors import previous_audit
 
 TOP_ISSUES = 10  # issue types listed in the report
@@ -100,14 +101,17 @@ def score_in_words(score: int | None) -> str:
     return f"The site scores {score} out of 100, which is {words}."
 
 
-def report_score(audit: Audit) -> dict:
+def report_score(audit: Audit, segment: SegmentChoice | None = None) -> dict:
     """The score section of the report: the score, a sentence in words, the share of pages without errors, a
-    score per category and the formula in words (audits.checks.score, the one formula). The one place the
-    report reads the score from."""
-    breakdown = score_breakdown(audit=audit)
+    score per category and the formula in words (audits.checks.score, the one formula). For a segment, the same
+    formula on its pages alone. The one place the report reads the score from."""
+    pages = None if segment is None else Page.objects.filter(audit=audit).filter(segment.pages_q)
+    breakdown = score_breakdown(audit=audit, pages=pages)
     # The score finalize stored is the one every screen shows (the same formula: they differ only on rows
     # written by hand); the breakdown gives the reasons, pages without errors and the categories.
-    score = audit.health_score if audit.health_score is not None else breakdown.score
+    score = breakdown.score
+    if segment is None and audit.health_score is not None:
+        score = audit.health_score
     if score is None:
         return {
             "score": None,
@@ -128,28 +132,32 @@ def report_score(audit: Audit) -> dict:
     }
 
 
-def _changes_cache_key(audit: Audit, previous: Audit) -> str:
-    """Names one comparison of two ended audits: their ids and what their finalize stored (a new finalize of
-    either, with other figures, is another key)."""
-    parts = [str(audit.id), str(previous.id)]
+def _changes_cache_key(audit: Audit, previous: Audit, segment: SegmentChoice | None) -> str:
+    """Names one comparison of two ended audits: their ids, what their finalize stored (a new finalize of
+    either, with other figures, is another key) and the segment's rule."""
+    parts = [str(audit.id), str(previous.id), "" if segment is None else f"{segment.key}:{segment.description}"]
     for one in (audit, previous):
         parts += [one.completed_at.isoformat() if one.completed_at else "", json.dumps(one.stats, sort_keys=True)]
     return "report-changes:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
-def report_changes(*, audit: Audit) -> dict:
+def report_changes(*, audit: Audit, segment: SegmentChoice | None = None) -> dict:
     """New and fixed since the previous completed audit of the project (audits.comparison: four grouped
-    queries), per issue type (dicts of type, title, new, fixed) and in total; `first` when there is no earlier
-    audit. Two ended audits do not change, so their comparison is counted once and kept in the cache: the PDF's
-    fingerprint is worked out on every request for it (dashboard.share), and must stay cheap."""
+    queries), per issue type (dicts of type, title, new, fixed) and in total, for the segment's pages when one is
+    given; `first` when there is no earlier audit. Two ended audits do not change, so their comparison is counted
+    once and kept in the cache: the PDF's fingerprint is worked out on every request for it (dashboard.share), and
+    must stay cheap."""
     previous = previous_audit(audit=audit)
     if previous is None:
         return {"first": True, "previous": None, "rows": [], "more": 0, "new": 0, "fixed": 0}
-    key = _changes_cache_key(audit, previous) if audit.is_finished else None
+    key = _changes_cache_key(audit, previous, segment) if audit.is_finished else None
+    issues_q = None if segment is None else segment.issues_q
     counted = cache.get(key) if key else None
     if counted is None:
         counted = [
-            (r.type, r.new, r.fixed) for r in comparison_summary(audit=audit, previous=previous) if r.new or r.fixed
+            (r.type, r.new, r.fixed)
+            for r in comparison_summary(audit=audit, previous=previous, issues_q=issues_q)
+            if r.new or r.fixed
         ]
         counted.sort(key=lambda r: (-(r[1] + r[2]), r[0]))
         if key:
@@ -168,34 +176,63 @@ def report_changes(*, audit: Audit) -> dict:
     }
 
 
-def issue_examples(*, audit: Audit, issue_type: str) -> list[dict]:
-    """Up to EXAMPLE_URLS findings of a type, in the evidence table's order, each as its URL, the target it points
-    at (where its type has one) and its evidence in words (audits.evidence.finding_summary, the long export's)."""
+def issue_examples(*, audit: Audit, issue_type: str, issues_q=None) -> list[dict]:
+    """Up to EXAMPLE_URLS findings of a type (of a segment's pages, given its `issues_q`), in the evidence table's
+    order, each as its URL, the target it points at (where its type has one) and its evidence in words
+    (audits.evidence.finding_summary, the long export's)."""
     examples = []
-    for _id, _page_id, page_url, details in evidence_queryset(audit=audit, issue_type=issue_type)[:EXAMPLE_URLS]:
+    findings = evidence_queryset(audit=audit, issue_type=issue_type, issues_q=issues_q)[:EXAMPLE_URLS]
+    for _id, _page_id, page_url, details in findings:
         target, detail = finding_summary(issue_type, page_url, details)
         examples.append({"url": page_url, "target": target, "detail": detail})
     return examples
 
 
-def report_summary(*, audit: Audit) -> dict:
+def report_segments(*, audit: Audit) -> list[dict]:
+    """The score of each segment of the site (the project's, or its top-level folders: audits.segments), as the
+    overview's Segments table counts them; segments without a page are left out."""
+    return [
+        {"label": row.choice.name, "score": row.score, "pages": row.pages, "issues": row.issues}
+        for row in segment_table(audit=audit)
+        if row.pages
+    ]
+
+
+def report_summary(*, audit: Audit, segment: SegmentChoice | None = None) -> dict:
     """Everything the shared report and its PDF show: grouped queries over the audit (stored at finalize for a
     completed one), the comparison with the previous audit, and one LIMITed query per top issue for its
-    examples. `segments` stays None until segments are wired in (the templates render them when it is a list)."""
-    stats = audit_stats.page_stats(audit=audit)
+    examples; the score of each segment of the site (audits.segments). For a `segment`, everything but that
+    table is the segment's: its pages, score, issues, examples and changes."""
+    if segment is None:
+        stats = audit_stats.page_stats(audit=audit)
+        counts = audit_stats.severity_counts(audit=audit)
+        rows = None
+    else:
+        stats = audit_stats.page_stats_count(audit_id=audit.id, pages_q=segment.pages_q)
+        rows = audit_stats.issue_type_rows(audit_id=audit.id, issues_q=segment.issues_q)
+        counts = {}
+        for row in rows:
+            counts[row["severity"]] = counts.get(row["severity"], 0) + row["n"]
     pages = stats["pages"]
     severity = dict.fromkeys(SEVERITIES, 0)
-    severity.update(audit_stats.severity_counts(audit=audit))
-    issues = top_issues(audit=audit, pages_crawled=pages, limit=TOP_ISSUES)
+    severity.update(counts)
+    if segment is None:
+        issues = top_issues(audit=audit, pages_crawled=pages, limit=TOP_ISSUES)
+    else:
+        issues = issue_summary(audit=audit, pages_crawled=pages, pages_q=segment.pages_q, issues_q=segment.issues_q)[
+            :TOP_ISSUES
+        ]
+    issues_q = None if segment is None else segment.issues_q
     for issue in issues:
-        issue.examples = issue_examples(audit=audit, issue_type=issue.type)
+        issue.examples = issue_examples(audit=audit, issue_type=issue.type, issues_q=issues_q)
         issue.more_examples = max(0, issue.count - len(issue.examples))
     return {
         "audit": audit,
         "project_name": audit.project.name,
         "branding": branding_for_account(account_id=audit.project.account_id),
         "score": audit.health_score,
-        "score_section": report_score(audit),
+        "score_section": report_score(audit, segment),
+        "segment": segment,
         "health_formula": HEALTH_FORMULA,  # the assistants' Markdown report; the client report says it in words
         "priority_rule": PRIORITY_RULE,
         "priority_words": PRIORITY_IN_WORDS,
@@ -204,8 +241,8 @@ def report_summary(*, audit: Audit) -> dict:
         "issues_total": sum(severity.values()),
         "warnings_per_page": round(severity["warning"] / pages, 1) if pages else None,
         "top_issues": issues,
-        "changes": report_changes(audit=audit),
-        "segments": None,  # a list of dicts (label, score, pages, issues) once audits.segments is merged
+        "changes": report_changes(audit=audit, segment=segment),
+        "segments": report_segments(audit=audit) if segment is None else None,
         "charts": page_charts(audit=audit, stats=stats),
         "partial": audit.status != Audit.Status.COMPLETED,
     }

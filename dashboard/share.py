@@ -19,13 +19,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from audits.errors import AuditRefused
 from audits.models import Audit, ReportPdf, ShareLink
 from audits.report_pdfs import PDF_FAILED_RETRY_S, report_pdf_get, report_pdf_open, report_pdf_request
+from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment, segment_table
 from audits.sharing import SHARE_EXPIRY_DAYS, share_link_create, share_link_resolve, share_link_revoke
 from audits.sharing import share_links_for_audit as links_for_audit
 from dashboard import pdf
 from dashboard.report import report_summary
 from dashboard.selectors import audit_for_account
 from dashboard.throttling import client_ident, first_refusal
-from dashboard.views import dashboard_view
+from dashboard.views import dashboard_view, request_segment, segment_query_string
 
 CREATED_SESSION_KEY = "share_link_created"  # the new link's plaintext, shown once after the redirect
 PUBLIC_HEADERS = {
@@ -120,10 +121,12 @@ def audit_share_revoke(request, audit_id, link_id):
 def audit_report_preview(request, audit_id):
     """The report exactly as a share link shows it, for the owner to check before sending one."""
     audit = _finished(_audit(request, audit_id))
+    segment = request_segment(request, audit)
     context = {
-        "report": report_summary(audit=audit),
-        "pdf_url": reverse("audits:audit-report-pdf", args=[audit.id]),
+        "report": report_summary(audit=audit, segment=segment),
+        "pdf_url": reverse("audits:audit-report-pdf", args=[audit.id]) + segment_query_string(segment),
         "preview": True,
+        "sections": _section_links(audit, reverse("audits:audit-report-preview", args=[audit.id]), segment),
     }
     return render(request, "dashboard/share/public.html", context)
 
@@ -132,11 +135,12 @@ def audit_report_preview(request, audit_id):
 @dashboard_view
 def audit_report_pdf(request, audit_id):
     audit = _audit(request, audit_id)
-    back_url = reverse("audits:audit-report-preview", args=[audit.id])
+    segment = request_segment(request, audit)
+    back_url = reverse("audits:audit-report-preview", args=[audit.id]) + segment_query_string(segment)
     wait = first_refusal(("report_pdf:client", client_ident(request), settings.REPORT_PDF_RATE_PER_CLIENT))
     if wait is not None:
         return _too_many(request, wait, back_url=back_url)
-    return _pdf_response(request, audit, back_url=back_url)
+    return _pdf_response(request, audit, back_url=back_url, segment=segment)
 
 
 # --- the public side: what a link opens --------------------------------------------------------------------
@@ -165,10 +169,15 @@ def shared_report(request, token):
     audit, link = _shared_audit(token)
     if (wait := first_refusal(("shared_report:link", str(link.id), settings.SHARED_REPORT_RATE_PER_LINK))) is not None:
         return _public(_too_many(request, wait))
+    try:
+        segment = resolve_segment(audit=audit, param=request.GET.get(SEGMENT_PARAM))
+    except UnknownSegment as exc:
+        return _public(_unknown_section(request, exc, back_url=reverse("shared-report", args=[token])))
     context = {
-        "report": report_summary(audit=audit),
-        "pdf_url": reverse("shared-report-pdf", args=[token]),
+        "report": report_summary(audit=audit, segment=segment),
+        "pdf_url": reverse("shared-report-pdf", args=[token]) + segment_query_string(segment),
         "expires_at": link.expires_at,
+        "sections": _section_links(audit, reverse("shared-report", args=[token]), segment),
     }
     return _public(render(request, "dashboard/share/public.html", context))
 
@@ -184,7 +193,11 @@ def shared_report_pdf(request, token):
     audit, link = _shared_audit(token)
     if (wait := first_refusal(("report_pdf:link", str(link.id), settings.REPORT_PDF_RATE_PER_LINK))) is not None:
         return _public(_too_many(request, wait, back_url=back_url))
-    return _public(_pdf_response(request, audit, back_url=back_url))
+    try:
+        segment = resolve_segment(audit=audit, param=request.GET.get(SEGMENT_PARAM))
+    except UnknownSegment as exc:
+        return _public(_unknown_section(request, exc, back_url=back_url))
+    return _public(_pdf_response(request, audit, back_url=back_url + segment_query_string(segment), segment=segment))
 
 
 # --- shared ---------------------------------------------------------------------------------------------------
@@ -216,7 +229,30 @@ def _too_many(request, retry_after_s: int, *, back_url: str | None = None) -> Ht
     )
 
 
-def _pdf_response(request, audit: Audit, *, back_url: str) -> HttpResponse:
+def _unknown_section(request, exc: UnknownSegment, *, back_url: str) -> HttpResponse:
+    """A shared report asked for a segment its project does not have (any more): said, 400, never the whole site
+    under the segment's name."""
+    return _wait_page(
+        request, status=400, title="Unknown section", message=exc.message, retry_after_s=None, back_url=back_url
+    )
+
+
+def _section_links(audit: Audit, base_url: str, segment: SegmentChoice | None) -> list[dict]:
+    """The whole site and each segment of it with pages, as links to the shared report read for it."""
+    rows = [{"name": "Whole site", "url": base_url, "current": segment is None}]
+    for row in segment_table(audit=audit):
+        if row.pages:
+            rows.append(
+                {
+                    "name": row.choice.name,
+                    "url": base_url + segment_query_string(row.choice),
+                    "current": segment is not None and segment.key == row.choice.key,
+                }
+            )
+    return rows if len(rows) > 1 else []
+
+
+def _pdf_response(request, audit: Audit, *, back_url: str, segment: SegmentChoice | None = None) -> HttpResponse:
     """The stored PDF of what the report shows now; or, while a worker prints it, a page that reloads itself.
     A running audit has no PDF yet (its figures still move): refused, 409."""
     if not audit.is_finished:
@@ -228,12 +264,14 @@ def _pdf_response(request, audit: Audit, *, back_url: str) -> HttpResponse:
             retry_after_s=None,
             back_url=None,
         )
-    fingerprint = pdf.html_fingerprint(pdf.report_html(report_summary(audit=audit)))
+    fingerprint = pdf.html_fingerprint(pdf.report_html(report_summary(audit=audit, segment=segment)))
+    key = "" if segment is None else segment.key
     stored = report_pdf_get(audit=audit, fingerprint=fingerprint) or report_pdf_request(
-        audit=audit, fingerprint=fingerprint
+        audit=audit, fingerprint=fingerprint, segment=key
     )
     if stored.status == ReportPdf.Status.READY:
-        name = f"sitewarden-{slugify(audit.project.name) or 'report'}-{audit.created_at:%Y-%m-%d}.pdf"
+        part = f"-{slugify(segment.name)}" if segment is not None and slugify(segment.name) else ""
+        name = f"sitewarden-{slugify(audit.project.name) or 'report'}{part}-{audit.created_at:%Y-%m-%d}.pdf"
         return FileResponse(report_pdf_open(stored), as_attachment=True, filename=name, content_type="application/pdf")
     if stored.status == ReportPdf.Status.FAILED:
         return _wait_page(

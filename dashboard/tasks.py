@@ -20,5 +20,5 @@ RENDER_TIME_LIMIT_S = PDF_TIMEOUT_S + 30
     soft_time_limit=RENDER_SOFT_TIME_LIMIT_S,
     time_limit=RENDER_TIME_LIMIT_S,
 )
-def render_report_pdf(audit_id: str, fingerprint: str) -> None:
-    report_pdf_render(audit_id=audit_id, fingerprint=fingerprint)
+def render_report_pdf(audit_id: str, fingerprint: str, segment: str = "") -> None:
+    report_pdf_render(audit_id=audit_id, fingerprint=fingerprint, segment=segment)

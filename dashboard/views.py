@@ -63,7 +63,7 @@ def _unknown_segment(request, exc: UnknownSegment):
     return render(request, "dashboard/segment_unknown.html", context, status=400)
 
 
-def _segment(request, audit: Audit) -> SegmentChoice | None:
+def request_segment(request, audit: Audit) -> SegmentChoice | None:
     """The segment `?segment=` names (audits.segments), None without one; UnknownSegment for anything else."""
     request.segment_audit = audit
     return resolve_segment(audit=audit, param=request.GET.get(SEGMENT_PARAM))
@@ -74,7 +74,7 @@ def _segment_context(segment: SegmentChoice | None) -> dict:
     return {"segment": segment, "segment_filter": True}
 
 
-def _segment_query(segment: SegmentChoice | None) -> str:
+def segment_query_string(segment: SegmentChoice | None) -> str:
     return f"?{urlencode({SEGMENT_PARAM: segment.key})}" if segment is not None else ""
 
 
@@ -250,7 +250,7 @@ def _live_context(audit: Audit, segment: SegmentChoice | None = None) -> dict:
             charts=dashboard.overview_charts(
                 audit=audit,
                 data=data,
-                pages_url=reverse("audits:audit-pages", args=[audit.id]) + _segment_query(segment),
+                pages_url=reverse("audits:audit-pages", args=[audit.id]) + segment_query_string(segment),
                 audit_url=lambda audit_id: reverse("audits:audit-detail", args=[audit_id]),
             ),
             health_formula=HEALTH_FORMULA,
@@ -262,7 +262,7 @@ def _live_context(audit: Audit, segment: SegmentChoice | None = None) -> dict:
 @dashboard_view
 def audit_detail(request, audit_id):
     audit = audit_status_refresh(audit_id=_audit(request, audit_id).id)  # a stuck audit is judged on sight
-    segment = _segment(request, audit) if audit.is_finished else None
+    segment = request_segment(request, audit) if audit.is_finished else None
     return render(request, "dashboard/audit_detail.html", {**_live_context(audit, segment), "tab": "overview"})
 
 
@@ -309,7 +309,7 @@ def audit_delete_view(request, audit_id):
 def audit_issues(request, audit_id):
     """The issue types as a table: sortable, filtered by severity and category (all in ?query)."""
     audit = _audit(request, audit_id)
-    segment = _segment(request, audit)
+    segment = request_segment(request, audit)
     previous = dashboard.previous_audit(audit=audit)
     everything = dashboard.issue_summary_for(audit=audit, segment=segment, previous=previous)
     severity = request.GET.get("severity", "")
@@ -346,7 +346,7 @@ def audit_issues(request, audit_id):
 def audit_issue_type(request, audit_id, issue_type):
     """One issue type: what it means, how to fix it, and its evidence in named columns (paginated)."""
     audit = _audit(request, audit_id)
-    segment = _segment(request, audit)
+    segment = request_segment(request, audit)
     evidence = dashboard.evidence_page(
         audit=audit, issue_type=issue_type, number=request.GET.get("page"), segment=segment
     )
@@ -388,7 +388,7 @@ def audit_issue_type_export(request, audit_id, issue_type, fmt):
     audit = _audit(request, audit_id)
     if fmt not in ISSUE_TYPE_EXPORTS or issue_type not in CHECKS_BY_TYPE:
         raise Http404("No such export")
-    segment = _segment(request, audit)
+    segment = request_segment(request, audit)
     chunks, content_type = ISSUE_TYPE_EXPORTS[fmt]
     response = StreamingHttpResponse(chunks(audit, issue_type, **_issues_q(segment)), content_type=content_type)
     filename = exports.export_filename(audit, f"issues-{issue_type}{_segment_suffix(segment)}", fmt)
@@ -428,7 +428,7 @@ def audit_pages(request, audit_id):
     columns = page_reads.columns_for(view, chosen, page_reads.extractor_columns(audit=audit))
     sort = form.sort_key()
     filters = form.filters()
-    segment = _segment(request, audit)
+    segment = request_segment(request, audit)
     pages = _filtered_pages(audit, form, segment)
     # Keyset pages (a seek, however deep) and no COUNT(*) over the whole audit: the stored counter says it.
     narrow = page_reads.page_filters_narrow(filters) or not form.filters_known() or segment is not None
@@ -474,7 +474,7 @@ def audit_pages_export(request, audit_id, fmt):
     if fmt not in ("csv", "json"):
         raise Http404("No such export")
     form = _pages_form(request, audit)
-    segment = _segment(request, audit)
+    segment = request_segment(request, audit)
     pages = _filtered_pages(audit, form, segment)
     rows = page_reads.page_export_queryset(
         pages=pages, sort=form.sort_key(), counted=page_reads.page_counts_stored(audit=audit)
@@ -610,7 +610,7 @@ def audit_events(request, audit_id):
 @dashboard_view
 def audit_compare(request, audit_id):
     audit = _audit(request, audit_id)
-    segment = _segment(request, audit)
+    segment = request_segment(request, audit)
     issues_q = segment.issues_q if segment is not None else None
     chosen = request.GET.get("base")
     previous = comparison.comparison_baseline(audit=audit, base_id=chosen)
@@ -656,7 +656,7 @@ EXPORTS = {
 @dashboard_view
 def audit_export(request, audit_id, what, fmt):
     audit = _audit(request, audit_id)
-    segment = _segment(request, audit)
+    segment = request_segment(request, audit)
     filename = exports.export_filename(audit, what + _segment_suffix(segment), fmt)
     if (what, fmt) == ("issues", "xlsx"):
         return FileResponse(

@@ -17,12 +17,15 @@ from pathlib import Path
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from accounts.branding import accent_on_white, contrast_ratio, readable_text_on, report_branding_save
 from accounts.models import ReportBranding
 from audits.checks.score import score_breakdown
-from audits.models import Audit, ReportPdf
-from audits.report_pdfs import report_pdf_open, report_pdf_request
+from audits.models import Audit, Page, ReportPdf
+from audits.report_pdfs import report_pdf_open, report_pdf_request, report_pdf_store
+from audits.segments import resolve_segment
+from audits.sharing import share_link_create
 from dashboard import pdf
 from dashboard.report import EXAMPLE_URLS, TOP_ISSUES, report_summary
 from dashboard.tasks import render_report_pdf
@@ -102,7 +105,8 @@ def test_the_report_context_has_examples_changes_and_branding(client_report, dja
     top = report["top_issues"]
     example_queries = [q for q in queries.captured_queries if "LIMIT 10" in q["sql"]]
     assert len(example_queries) == len(top)  # one bounded query per top issue, whatever the audit's size
-    assert len(queries.captured_queries) < len(top) + 15
+    # The section scores: two grouped queries a section, plus their choice and figures (cached once ended).
+    assert len(queries.captured_queries) < len(top) + 2 * len(report["segments"]) + 17
 
     # Asked again (every PDF request works out the fingerprint): the comparison of the two ended audits is cached,
     # so no query joins the previous audit's issues any more (this audit has no stored figures: its counts are
@@ -112,6 +116,7 @@ def test_the_report_context_has_examples_changes_and_branding(client_report, dja
     with CaptureQueriesContext(connection) as again:
         assert report_summary(audit=audit)["changes"]["new"] == report["changes"]["new"]
     assert not [q for q in again.captured_queries if previous_hex in q["sql"] and "audits_issue" in q["sql"]]
+    assert len(again.captured_queries) < len(top) + 15  # the section scores were kept too
 
     h1 = next(t for t in top if t.type == "missing-h1")
     assert len(h1.examples) == EXAMPLE_URLS and h1.more_examples == EXTRA_PAGES - EXAMPLE_URLS
@@ -143,7 +148,7 @@ def test_the_report_context_has_examples_changes_and_branding(client_report, dja
     assert section["score"] == breakdown.score == audit.health_score
     assert section["categories"] == [asdict(c) for c in breakdown.categories] and len(section["categories"]) > 5
     assert section["pages_without_errors"] == breakdown.pages_without_errors
-    assert report["segments"] is None
+    assert [row["label"] for row in report["segments"]] == ["/blog/", "Other"]  # top-level folders with pages
     assert len(top) <= TOP_ISSUES
 
 
@@ -302,6 +307,7 @@ def test_score_categories_formula_and_segments_render_when_the_context_has_them(
     (per-category rows, the formula in words at the end, a per-segment table), and nothing when absent."""
     report = report_summary(audit=client_report.audit)
     report["score_section"].update(categories=[], formula_words="", pages_without_errors=None)
+    report["segments"] = None
     bare = pdf.report_html(report)
     assert "Score per category" not in bare and "How the score is calculated" not in bare
     assert "Score per section" not in bare
@@ -323,3 +329,70 @@ def test_score_categories_formula_and_segments_render_when_the_context_has_them(
     assert "Score per section of the site" in html and ">/blog/</th>" in html
     cover = html[html.index('class="report-cover"') : html.index('class="report-summary"')]
     assert "How the score is calculated" not in cover  # the formula is never on the first page
+
+
+# --- segments ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_report_scores_each_section_of_the_site(client_report):
+    report = report_summary(audit=client_report.audit)
+    by_label = {row["label"]: row for row in report["segments"]}
+    blog = by_label["/blog/"]  # no segments of the project's own: its top-level folders stand in
+    assert blog["pages"] == EXTRA_PAGES and blog["issues"] == EXTRA_PAGES
+    blog_pages = Page.objects.filter(audit=client_report.audit, url__startswith=SITE + "/blog/")
+    assert blog["score"] == score_breakdown(audit=client_report.audit, pages=blog_pages).score
+    html = pdf.report_html(report)
+    assert "Score per section of the site" in html and ">/blog/</th>" in html
+
+
+@pytest.mark.django_db
+def test_a_report_read_for_a_section_shows_that_section_only(client_report):
+    audit = client_report.audit
+    blog = resolve_segment(audit=audit, param="/blog/")
+    report = report_summary(audit=audit, segment=blog)
+    assert report["pages"] == EXTRA_PAGES and report["segments"] is None
+    assert [t.type for t in report["top_issues"]] == ["missing-h1"]  # the home page's broken link is not on /blog/
+    examples = report["top_issues"][0].examples
+    assert len(examples) == EXAMPLE_URLS and all(e["url"].startswith(SITE + "/blog/") for e in examples)
+    assert report["changes"]["new"] == EXTRA_PAGES and report["changes"]["fixed"] == 0
+    blog_pages = Page.objects.filter(audit=audit, url__startswith=SITE + "/blog/")
+    assert report["score_section"]["score"] == score_breakdown(audit=audit, pages=blog_pages).score
+    html = pdf.report_html(report)
+    cover = html[html.index('class="report-cover"') : html.index('class="report-summary"')]
+    assert "Section: <strong>/blog/</strong>" in cover and "Health score of the section" in cover
+    assert pdf.html_fingerprint(html) != _fingerprint(audit)  # another report, another PDF
+
+
+@pytest.mark.django_db
+def test_the_shared_report_reads_a_section_and_says_when_it_does_not_exist(client, client_report):
+    audit = client_report.audit
+    link, token = share_link_create(audit=audit, created_by=audit.project.owner, label="client")
+    url = reverse("shared-report", args=[token])
+    whole = client.get(url).content.decode()
+    assert f'href="{url}?segment=%2Fblog%2F"' in whole  # the sections, each a link
+    blog = client.get(url, {"segment": "/blog/"})
+    assert blog.status_code == 200
+    page = blog.content.decode()
+    assert "Section: <strong>/blog/</strong>" in page and SITE + "/old-pricing" not in page
+    assert f"{reverse('shared-report-pdf', args=[token])}?segment=%2Fblog%2F" in page
+    unknown = client.get(url, {"segment": "/nowhere/"})
+    assert unknown.status_code == 400 and "Unknown section" in unknown.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_section_pdf_is_stored_beside_the_whole_site_pdf(client_report, django_capture_on_commit_callbacks):
+    audit = client_report.audit
+    blog = resolve_segment(audit=audit, param="/blog/")
+    whole = _fingerprint(audit)
+    section = pdf.html_fingerprint(pdf.report_html(report_summary(audit=audit, segment=blog)))
+    report_pdf_request(audit=audit, fingerprint=section, segment=blog.key)
+    assert ReportPdf.objects.get(audit=audit, fingerprint=section).segment == "/blog/"
+    body = b"%PDF-1.4 stand-in"
+    report_pdf_store(audit=audit, fingerprint=whole, body=body, render_ms=1)
+    report_pdf_store(audit=audit, fingerprint=section, body=body, render_ms=1, segment="/blog/")
+    # One PDF per segment: storing the section's does not drop the whole site's, nor the other way round.
+    assert set(ReportPdf.objects.filter(audit=audit).values_list("segment", "status")) == {
+        ("", "ready"),
+        ("/blog/", "ready"),
+    }
