@@ -287,6 +287,12 @@ class PageDetailSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text="At most 500; outlinks_count (distinct targets) is exact",
     )
+    found_via = serializers.ChoiceField(
+        choices=Page.FoundVia.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="How the crawl first found the page; empty for pages crawled before it was recorded",
+    )
 
     class Meta:
         model = Page
