@@ -528,7 +528,8 @@ def same_formula(a: Audit, b: Audit) -> bool:
 
 def overview(*, audit: Audit, segment: SegmentChoice | None = None, choices: list | None = None) -> dict:
     """Everything the finished overview shows beyond the live block, in a handful of grouped queries; for a
-    segment (audits.segments) the pages, issues and charts are the segment's (the score stays the site's)."""
+    segment (audits.segments) the pages, issues, charts and score are the segment's (the whole site's score is
+    shown beside it)."""
     previous = previous_audit(audit=audit)
     # The audit's counter equals its page rows (one transaction writes both): a COUNT(*) over 100,000 pages
     # just after finalize rewrote them all (no visibility map yet) took 200-400 ms.
@@ -539,14 +540,22 @@ def overview(*, audit: Audit, segment: SegmentChoice | None = None, choices: lis
     if previous is not None and same_formula(audit, previous):
         delta = audit.health_score - previous.health_score
     # A failed or cancelled audit was never scored: its pages are not the whole site, so no breakdown either.
-    breakdown = score_breakdown(audit=audit) if audit.health_score is not None else None
+    # For a segment: the same formula on its pages alone (its findings; site-wide ones belong to no segment).
+    breakdown = None
+    if audit.health_score is not None:
+        segment_pages_qs = None if segment is None else Page.objects.filter(audit=audit).filter(segment.pages_q)
+        breakdown = score_breakdown(audit=audit, pages=segment_pages_qs)
+    if segment is not None:
+        delta = None  # the change since the last audit is the whole site's; the segment's is not kept
     history = health_history(audit=audit)
     return {
         "previous": previous,
         "pages": pages,
         "health_delta": delta,
         # The previous audit was scored by an older formula: its score is not set beside this one.
-        "previous_other_formula": previous is not None and delta is None and previous.health_score is not None,
+        "previous_other_formula": (
+            previous is not None and previous.health_score is not None and not same_formula(audit, previous)
+        ),
         "score": breakdown,
         "score_deductions": breakdown.deductions[:SCORE_DEDUCTIONS_SHOWN] if breakdown else [],
         "top_issues": summary[:TOP_ISSUES_OVERVIEW],

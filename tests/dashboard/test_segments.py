@@ -57,12 +57,16 @@ def test_overview_reads_the_segment_and_lists_the_segments(owner_client, site):
     assert blog.context["overview"]["severity_counts"]["info"] == 0  # the site-wide finding is in no segment
     body = blog.content.decode()
     assert "Showing <strong>/blog/</strong>" in body
+    # The score is the segment's: an error (25 points) and a warning (8) each on 1 of its 2 pages: 100 − 16.5.
+    assert blog.context["overview"]["score"].score == 84 and rows["/blog/"].score == 84
+    assert "Health score of /blog/" in body and 'id="site-score"' in body
     # The tabs and the exports carry the segment.
     assert reverse("audits:audit-issues", args=[audit.id]) + "?segment=%2Fblog%2F" in body
     assert reverse("audits:audit-export", args=[audit.id, "issues", "csv"]) + "?segment=%2Fblog%2F" in body
 
     docs = _get(owner_client, "audit-detail", audit, "/docs/")
     assert docs.context["overview"]["top_issues"] == []
+    assert docs.context["overview"]["score"].score == 100 and rows["/docs/"].score == 100
     assert docs.context["overview"]["pages"] == 1
 
 
