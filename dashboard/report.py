@@ -28,10 +28,10 @@ CHANGE_TYPES_MAX = 20  # issue types listed in "new and fixed since the previous
 REPORT_CHANGES_CACHE_S = 7 * 24 * 3600  # a comparison of two ended audits is kept this long (it cannot change)
 # The score in words, by band (lowest score of the band, words): what a client reads first.
 SCORE_BANDS = (
-    (90, "good: few problems, and none that hold the site back much"),
-    (70, "fair: the site works, but several problems are worth fixing"),
-    (50, "in need of work: problems affect a large part of the site"),
-    (0, "poor: serious problems affect much of the site"),
+    (90, "good: few problems, and none that hold it back much"),
+    (70, "fair: it works, but several problems are worth fixing"),
+    (50, "in need of work: problems affect a large part of it"),
+    (0, "poor: serious problems affect much of it"),
 )
 PRIORITY_IN_WORDS = (
     "Ranked by how serious each problem is and how many of the crawled pages it affects; a problem with the "
@@ -93,12 +93,12 @@ def page_charts(*, audit: Audit, stats: dict | None = None) -> list[dict]:
     return charts
 
 
-def score_in_words(score: int | None) -> str:
-    """One sentence a client understands, without a formula."""
+def score_in_words(score: int | None, subject: str = "The site") -> str:
+    """One sentence a client understands, without a formula; `subject` names what scores (a section of the site)."""
     if score is None:
         return "No score: the audit crawled no page it could score."
     words = next(text for low, text in SCORE_BANDS if score >= low)
-    return f"The site scores {score} out of 100, which is {words}."
+    return f"{subject} scores {score} out of 100, which is {words}."
 
 
 def report_score(audit: Audit, segment: SegmentChoice | None = None) -> dict:
@@ -122,9 +122,10 @@ def report_score(audit: Audit, segment: SegmentChoice | None = None) -> dict:
             "formula_words": SCORE_FORMULA_WORDS,
         }
     reasons = score_reasons(breakdown)
+    subject = "The site" if segment is None else f"The section {segment.name}"
     return {
         "score": score,
-        "words": f"{score_in_words(score)} {reasons[0].upper()}{reasons[1:]}.",
+        "words": f"{score_in_words(score, subject)} {reasons[0].upper()}{reasons[1:]}.",
         "pages_without_errors": breakdown.pages_without_errors,
         "error_free_percent": breakdown.error_free_percent,
         "categories": [asdict(c) for c in breakdown.categories],  # dicts of category, label, score, issues

@@ -361,6 +361,7 @@ def test_a_report_read_for_a_section_shows_that_section_only(client_report):
     html = pdf.report_html(report)
     cover = html[html.index('class="report-cover"') : html.index('class="report-summary"')]
     assert "Section: <strong>/blog/</strong>" in cover and "Health score of the section" in cover
+    assert "The section /blog/ scores" in cover
     assert pdf.html_fingerprint(html) != _fingerprint(audit)  # another report, another PDF
 
 
