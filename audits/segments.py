@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 from django.db import DatabaseError, IntegrityError, connection, transaction
-from django.db.models import BooleanField, Count, Exists, F, Func, IntegerField, Max, OuterRef, Q, Sum, Value
+from django.db.models import BooleanField, Count, Exists, F, Func, IntegerField, Max, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import StrIndex, Substr
 from django.db.models.lookups import Regex, StartsWith
 
@@ -287,7 +287,7 @@ def segment_table(*, audit: Audit, choices: list[SegmentChoice] | None = None) -
     rows = _segment_rows(audit, choices)
     for row in rows:  # the audit's score formula on the segment's pages (two grouped queries a segment)
         if row.pages:
-            pages = Page.objects.filter(audit=audit).filter(row.choice.pages_q)
+            pages = segment_pages_queryset(audit=audit, choice=row.choice)
             row.score = score_breakdown(audit=audit, pages=pages).score
     if completed:
         cache.set(key, [(r.pages, r.issues, r.pages_with_errors, r.score) for r in rows], DEFAULT_FOLDERS_CACHE_S)
@@ -322,8 +322,13 @@ def _segment_rows(audit: Audit, choices: list[SegmentChoice]) -> list[SegmentRow
     ]
 
 
+def segment_pages_queryset(*, audit: Audit, choice: SegmentChoice) -> QuerySet:
+    """The audit's pages in the segment: what a segment's score and counts read."""
+    return Page.objects.filter(audit=audit).filter(choice.pages_q)
+
+
 def segment_page_count(*, audit: Audit, choice: SegmentChoice) -> int:
-    return Page.objects.filter(audit=audit).filter(choice.pages_q).count()
+    return segment_pages_queryset(audit=audit, choice=choice).count()
 
 
 def last_completed_audit(*, project: Project) -> Audit | None:

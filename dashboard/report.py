@@ -13,14 +13,13 @@ from django.core.cache import cache
 
 from accounts.branding import branding_for_account
 from audits import stats as audit_stats
-from audits.checks.registry import SEVERITIES
-from audits.checks.score import HEALTH_FORMULA, SCORE_FORMULA_WORDS, score_breakdown, score_reasons
+from audits.checks.score import SCORE_FORMULA_WORDS, score_breakdown, score_reasons
 from audits.comparison import check_spec, comparison_summary
 from audits.evidence import evidence_queryset, finding_summary
-from audits.models import Audit, Page
+from audits.models import Audit
 from audits.priority import PRIORITY_RULE, issue_summary, top_issues
-from audits.segments import SegmentChoice, segment_table
-from dashboard.selectors import previous_audit
+from audits.segments import SegmentChoice, segment_pages_queryset, segment_table
+from dashboard.selectors import previous_audit, severity_counts
 
 TOP_ISSUES = 10  # issue types listed in the report
 EXAMPLE_URLS = 10  # example findings (URL and evidence) shown under each top issue
@@ -105,7 +104,7 @@ def report_score(audit: Audit, segment: SegmentChoice | None = None) -> dict:
     """The score section of the report: the score, a sentence in words, the share of pages without errors, a
     score per category and the formula in words (audits.checks.score, the one formula). For a segment, the same
     formula on its pages alone. The one place the report reads the score from."""
-    pages = None if segment is None else Page.objects.filter(audit=audit).filter(segment.pages_q)
+    pages = None if segment is None else segment_pages_queryset(audit=audit, choice=segment)
     breakdown = score_breakdown(audit=audit, pages=pages)
     # The score finalize stored is the one every screen shows (the same formula: they differ only on rows
     # written by hand); the breakdown gives the reasons, pages without errors and the categories.
@@ -191,9 +190,10 @@ def issue_examples(*, audit: Audit, issue_type: str, issues_q=None) -> list[dict
 
 def report_segments(*, audit: Audit) -> list[dict]:
     """The score of each segment of the site (the project's, or its top-level folders: audits.segments), as the
-    overview's Segments table counts them; segments without a page are left out."""
+    overview's Segments table counts them; segments without a page are left out. `choice` is the segment itself
+    (the shared page links each one)."""
     return [
-        {"label": row.choice.name, "score": row.score, "pages": row.pages, "issues": row.issues}
+        {"label": row.choice.name, "score": row.score, "pages": row.pages, "issues": row.issues, "choice": row.choice}
         for row in segment_table(audit=audit)
         if row.pages
     ]
@@ -206,17 +206,10 @@ def report_summary(*, audit: Audit, segment: SegmentChoice | None = None) -> dic
     table is the segment's: its pages, score, issues, examples and changes."""
     if segment is None:
         stats = audit_stats.page_stats(audit=audit)
-        counts = audit_stats.severity_counts(audit=audit)
-        rows = None
     else:
         stats = audit_stats.page_stats_count(audit_id=audit.id, pages_q=segment.pages_q)
-        rows = audit_stats.issue_type_rows(audit_id=audit.id, issues_q=segment.issues_q)
-        counts = {}
-        for row in rows:
-            counts[row["severity"]] = counts.get(row["severity"], 0) + row["n"]
     pages = stats["pages"]
-    severity = dict.fromkeys(SEVERITIES, 0)
-    severity.update(counts)
+    severity = severity_counts(audit=audit, segment=segment)
     if segment is None:
         issues = top_issues(audit=audit, pages_crawled=pages, limit=TOP_ISSUES)
     else:
@@ -234,7 +227,7 @@ def report_summary(*, audit: Audit, segment: SegmentChoice | None = None) -> dic
         "score": audit.health_score,
         "score_section": report_score(audit, segment),
         "segment": segment,
-        "health_formula": HEALTH_FORMULA,  # the assistants' Markdown report; the client report says it in words
+        "health_formula": SCORE_FORMULA_WORDS,  # the assistants' Markdown report; the client report says it in words
         "priority_rule": PRIORITY_RULE,
         "priority_words": PRIORITY_IN_WORDS,
         "pages": pages,

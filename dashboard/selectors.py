@@ -57,7 +57,7 @@ from audits.priority import (  # noqa: F401  (the one priority rule, read by the
     issue_summary,
     priority_key,
 )
-from audits.segments import SegmentChoice, segment_table
+from audits.segments import SegmentChoice, segment_page_count, segment_pages_queryset, segment_table
 from audits.selectors import audit_crawl_bar
 from audits.stats import CHARTS as PAGE_CHART_BUCKETS
 from audits.stats import bar_key, issue_type_rows, page_stats, page_stats_count
@@ -425,7 +425,7 @@ def segment_pages(*, audit: Audit, segment: SegmentChoice | None) -> int:
     """The pages a screen is about: the audit's (its counter, no COUNT) or the segment's."""
     if segment is None:
         return audit.pages_crawled
-    return Page.objects.filter(audit=audit).filter(segment.pages_q).count()
+    return segment_page_count(audit=audit, choice=segment)
 
 
 def issue_summary_for(*, audit: Audit, segment: SegmentChoice | None, previous: Audit | None = None) -> list:
@@ -543,8 +543,8 @@ def overview(*, audit: Audit, segment: SegmentChoice | None = None, choices: lis
     # For a segment: the same formula on its pages alone (its findings; site-wide ones belong to no segment).
     breakdown = None
     if audit.health_score is not None:
-        segment_pages_qs = None if segment is None else Page.objects.filter(audit=audit).filter(segment.pages_q)
-        breakdown = score_breakdown(audit=audit, pages=segment_pages_qs)
+        pages_of = None if segment is None else segment_pages_queryset(audit=audit, choice=segment)
+        breakdown = score_breakdown(audit=audit, pages=pages_of)
     if segment is not None:
         delta = None  # the change since the last audit is the whole site's; the segment's is not kept
     history = health_history(audit=audit)

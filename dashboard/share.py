@@ -19,11 +19,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from audits.errors import AuditRefused
 from audits.models import Audit, ReportPdf, ShareLink
 from audits.report_pdfs import PDF_FAILED_RETRY_S, report_pdf_get, report_pdf_open, report_pdf_request
-from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment, segment_table
+from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment
 from audits.sharing import SHARE_EXPIRY_DAYS, share_link_create, share_link_resolve, share_link_revoke
 from audits.sharing import share_links_for_audit as links_for_audit
 from dashboard import pdf
-from dashboard.report import report_summary
+from dashboard.report import report_segments, report_summary
 from dashboard.selectors import audit_for_account
 from dashboard.throttling import client_ident, first_refusal
 from dashboard.views import dashboard_view, request_segment, segment_query_string
@@ -238,17 +238,17 @@ def _unknown_section(request, exc: UnknownSegment, *, back_url: str) -> HttpResp
 
 
 def _section_links(audit: Audit, base_url: str, segment: SegmentChoice | None) -> list[dict]:
-    """The whole site and each segment of it with pages, as links to the shared report read for it."""
+    """The whole site and each segment of it with pages (dashboard.report.report_segments), as links to the
+    shared report read for it."""
     rows = [{"name": "Whole site", "url": base_url, "current": segment is None}]
-    for row in segment_table(audit=audit):
-        if row.pages:
-            rows.append(
-                {
-                    "name": row.choice.name,
-                    "url": base_url + segment_query_string(row.choice),
-                    "current": segment is not None and segment.key == row.choice.key,
-                }
-            )
+    rows += [
+        {
+            "name": row["label"],
+            "url": base_url + segment_query_string(row["choice"]),
+            "current": segment is not None and segment.key == row["choice"].key,
+        }
+        for row in report_segments(audit=audit)
+    ]
     return rows if len(rows) > 1 else []
 
 

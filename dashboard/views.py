@@ -20,7 +20,7 @@ from accounts.services import account_get_or_create_for_user
 from accounts.tokens import token_create, token_revoke
 from audits import comparison, exports, projects
 from audits.checks.registry import CATEGORIES, CHECKS_BY_TYPE, SEVERITIES
-from audits.checks.score import HEALTH_FORMULA
+from audits.checks.score import SCORE_FORMULA_WORDS
 from audits.errors import AuditRefused
 from audits.models import Audit, Schedule
 from audits.pipeline import lighthouse
@@ -253,7 +253,7 @@ def _live_context(audit: Audit, segment: SegmentChoice | None = None) -> dict:
                 pages_url=reverse("audits:audit-pages", args=[audit.id]) + segment_query_string(segment),
                 audit_url=lambda audit_id: reverse("audits:audit-detail", args=[audit_id]),
             ),
-            health_formula=HEALTH_FORMULA,
+            health_formula=SCORE_FORMULA_WORDS,
         )
     return context
 

@@ -21,7 +21,6 @@ _SOURCES = {
     "CheckSpec": "registry",
     "make_issue": "registry",
     "validate_overrides": "registry",
-    "HEALTH_FORMULA": "score",
     "health_score": "score",
     "score_breakdown": "score",
     "ScoreBreakdown": "score",

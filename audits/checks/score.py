@@ -47,7 +47,6 @@ SCORE_FORMULA_WORDS = (
     "Errors are the issues marked critical, notices those marked info. Pages without errors is the share of "
     "crawled pages that have no error at all."
 )
-HEALTH_FORMULA = SCORE_FORMULA_WORDS  # the name every screen and the report imported before issue 25
 
 _CATEGORY_TYPES: dict[str, frozenset] = {
     category: frozenset(spec.type for spec in CHECKS if spec.category == category) for category in CATEGORIES
