@@ -35,6 +35,18 @@ def report_pdf_get(*, audit: Audit, fingerprint: str) -> ReportPdf | None:
     return row
 
 
+def report_pdf_printing(*, audit: Audit, segment: str = "") -> bool:
+    """Selector: a render of this audit's report (for this segment) was asked for less than PDF_PENDING_RESEND_S
+    ago and has not ended. A request that finds one is told to come back without working out the fingerprint:
+    while a print is under way the answer is "being prepared" whatever the report shows, and the render stores
+    what the report shows when it prints (dashboard.pdf.report_pdf_render). Each fingerprint costs a full render
+    of the report's HTML, which a burst of requests would otherwise pay once each."""
+    fresh_after = timezone.now() - timedelta(seconds=PDF_PENDING_RESEND_S)
+    return ReportPdf.objects.filter(
+        audit=audit, segment=segment, status=ReportPdf.Status.PENDING, requested_at__gt=fresh_after
+    ).exists()
+
+
 def report_pdf_open(row: ReportPdf):
     """A ready PDF's file, open for reading."""
     return default_storage.open(row.file, "rb")

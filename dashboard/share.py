@@ -18,7 +18,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from audits.errors import AuditRefused
 from audits.models import Audit, ReportPdf, ShareLink
-from audits.report_pdfs import PDF_FAILED_RETRY_S, report_pdf_get, report_pdf_open, report_pdf_request
+from audits.report_pdfs import (
+    PDF_FAILED_RETRY_S,
+    report_pdf_get,
+    report_pdf_open,
+    report_pdf_printing,
+    report_pdf_request,
+)
 from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment
 from audits.sharing import SHARE_EXPIRY_DAYS, share_link_create, share_link_resolve, share_link_revoke
 from audits.sharing import share_links_for_audit as links_for_audit
@@ -264,8 +270,10 @@ def _pdf_response(request, audit: Audit, *, back_url: str, segment: SegmentChoic
             retry_after_s=None,
             back_url=None,
         )
-    fingerprint = pdf.html_fingerprint(pdf.report_html(report_summary(audit=audit, segment=segment)))
     key = "" if segment is None else segment.key
+    if report_pdf_printing(audit=audit, segment=key):
+        return _preparing(request, back_url=back_url)
+    fingerprint = pdf.html_fingerprint(pdf.report_html(report_summary(audit=audit, segment=segment)))
     stored = report_pdf_get(audit=audit, fingerprint=fingerprint) or report_pdf_request(
         audit=audit, fingerprint=fingerprint, segment=key
     )
@@ -282,6 +290,10 @@ def _pdf_response(request, audit: Audit, *, back_url: str, segment: SegmentChoic
             retry_after_s=PDF_FAILED_RETRY_S,
             back_url=back_url,
         )
+    return _preparing(request, back_url=back_url)
+
+
+def _preparing(request, *, back_url: str) -> HttpResponse:
     return _wait_page(
         request,
         status=202,

@@ -17,6 +17,7 @@ from audits.report_pdfs import (
     PDF_FAILED_RETRY_S,
     PDF_PENDING_RESEND_S,
     report_pdf_fail,
+    report_pdf_printing,
     report_pdf_request,
     report_pdf_store,
 )
@@ -81,6 +82,36 @@ def test_a_pdf_is_asked_for_once_whoever_asks(results, django_capture_on_commit_
     with django_capture_on_commit_callbacks() as sent:
         row = report_pdf_request(audit=audit, fingerprint=fingerprint)
     assert (len(sent), row.status, row.error) == (1, ReportPdf.Status.PENDING, "")
+
+
+@pytest.mark.django_db
+def test_while_a_print_is_under_way_requests_are_told_to_wait_without_rendering_the_report(
+    anon_client, results, django_capture_on_commit_callbacks, monkeypatch
+):
+    audit = results.audit
+    token = share_link_create(audit=audit, created_by=audit.project.owner)[1]
+    url = reverse("shared-report-pdf", args=[token])
+    assert not report_pdf_printing(audit=audit)
+    with django_capture_on_commit_callbacks() as sent:
+        assert anon_client.get(url).status_code == 202  # the first asks for the print
+    assert len(sent) == 1 and report_pdf_printing(audit=audit)
+    assert not report_pdf_printing(audit=audit, segment="blog")  # another section's print is its own
+
+    renders = []
+    monkeypatch.setattr(pdf, "report_html", lambda report: renders.append(report) or "")
+    with django_capture_on_commit_callbacks() as sent:
+        for _ in range(3):
+            response = anon_client.get(url)
+            assert response.status_code == 202 and response["Retry-After"] == "5"
+    assert (renders, sent) == ([], [])  # no fingerprint worked out, no second print asked for
+
+    # a print asked for too long ago (its message lost) no longer counts: the request works it out again
+    ReportPdf.objects.update(requested_at=timezone.now() - timedelta(seconds=PDF_PENDING_RESEND_S + 1))
+    assert not report_pdf_printing(audit=audit)
+    monkeypatch.undo()
+    with django_capture_on_commit_callbacks() as sent:
+        assert anon_client.get(url).status_code == 202
+    assert len(sent) == 1
 
 
 @pytest.mark.django_db
