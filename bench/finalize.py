@@ -548,7 +548,7 @@ def finalize_measure(*, audit_id, trace: bool = False) -> dict:
     from django.db import connection
     from django.db.models import Count
 
-    from audits.checks import SITE_CHECK_TYPES
+    from audits.checks.site import SITE_CHECK_TYPES
     from audits.models import Audit, Issue
     from audits.pipeline.finalize import audit_finalize
     from scratchpad.models import Frontier

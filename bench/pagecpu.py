@@ -60,8 +60,8 @@ def run(pages: int, *, repeat: int = 1, seed: int = 0, page_kb: int = 40) -> dic
     # The product's modules import Django models: they can only be imported once Django is set up.
     from parsel import Selector  # why: the baseline's parser, imported with the product's modules below
 
-    from audits.checks import page_issues  # why: after django.setup()
     from audits.checks.content import text_signature  # why: after django.setup()
+    from audits.checks.page import page_issues  # why: after django.setup()
     from audits.pipeline.page_record import _fill_from_html, _is_indexable, build_page_record  # why: after setup
     from audits.pipeline.scope import CrawlScope  # why: after django.setup()
     from crawler.discovery import Robots  # why: after django.setup(), with the rest

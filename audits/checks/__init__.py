@@ -2,46 +2,29 @@
 
 Public API used by the pipeline:
 - CheckSettings.for_audit(audit): thresholds, severities and disabled checks with project overrides.
-- page_issues(page, data, result, settings) -> list[Issue]: unsaved Issue rows for one fetched page.
-- run_site_checks(audit) -> None: set-based site checks, idempotent.
+- validate_overrides(dict) -> dict: the strict check of a project's overrides (ValueError when wrong).
 - health_score(audit_id) -> (score or None, pages counted); score_breakdown(audit=, pages=) -> ScoreBreakdown;
   SCORE_FORMULA_WORDS says how, in words, for display (audits.checks.score).
-- validate_overrides(dict) -> dict: the strict check of a project's overrides (ValueError when wrong).
+- audits.checks.page: page_issues(page, data, result, settings) -> list[Issue], PAGE_CHECK_TYPES.
+- audits.checks.site: run_site_checks(audit) -> None (set-based, idempotent), SITE_CHECK_TYPES.
 
-Each name is imported from its module on first use (PEP 562): a process that only reads the catalogue (the
-CLI, the web) does not load the checks' parsers, fetcher and numpy (~0.2 s of every start).
+This package imports only the light modules (the registry and the score): a process that only reads the
+catalogue (the CLI, the web) does not load the checks' parsers, fetcher and numpy (~0.2 s of every start,
+tests/audits/test_cli_imports.py). The page and site checks are imported from their own modules.
 """
 
-import importlib
+from audits.checks.registry import CHECKS, CHECKS_BY_TYPE, CheckSettings, CheckSpec, make_issue, validate_overrides
+from audits.checks.score import SCORE_FORMULA_WORDS, ScoreBreakdown, health_score, score_breakdown
 
-_SOURCES = {
-    "CHECKS": "registry",
-    "CHECKS_BY_TYPE": "registry",
-    "CheckSettings": "registry",
-    "CheckSpec": "registry",
-    "make_issue": "registry",
-    "validate_overrides": "registry",
-    "health_score": "score",
-    "score_breakdown": "score",
-    "ScoreBreakdown": "score",
-    "SCORE_FORMULA_WORDS": "score",
-    "PAGE_CHECK_TYPES": "page",
-    "page_issues": "page",
-    "SITE_CHECK_TYPES": "site",
-    "run_site_checks": "site",
-}
-
-__all__ = sorted(_SOURCES)
-
-
-def __getattr__(name: str):
-    module = _SOURCES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_SOURCES))
+__all__ = [
+    "CHECKS",
+    "CHECKS_BY_TYPE",
+    "SCORE_FORMULA_WORDS",
+    "CheckSettings",
+    "CheckSpec",
+    "ScoreBreakdown",
+    "health_score",
+    "make_issue",
+    "score_breakdown",
+    "validate_overrides",
+]

@@ -2,8 +2,8 @@
 (pipeline.depth), site checks over the whole crawl, health score, completion (credits settled, event, signal,
 the frontier dropped)."""
 
-from audits.checks import run_site_checks
 from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_count, score_breakdown_from
+from audits.checks.site import run_site_checks
 from audits.models import Audit, Page
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase

@@ -6,9 +6,8 @@ from urllib.parse import urlsplit
 
 from django.utils import timezone
 
-from audits.checks import page_issues
 from audits.checks.content import content_fields_fill
-from audits.checks.page import challenge_reason, robots_directives
+from audits.checks.page import challenge_reason, page_issues, robots_directives
 from audits.checks.security import security_headers_kept
 from audits.extraction import PageExtraction, extract, extraction_issues
 from audits.limits import PAGE_HEADER_VALUE_MAX_CHARS, PAGE_HEADERS_STORED_MAX, PAGE_HEADING_TEXT_MAX_CHARS

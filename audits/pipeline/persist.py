@@ -14,7 +14,7 @@ from django.db import connection, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from audits.checks import PAGE_CHECK_TYPES
+from audits.checks.page import PAGE_CHECK_TYPES
 from audits.checks.skips import skip_sentence
 from audits.limits import (
     CHUNK_SEEN_URLS_MAX,

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from audits.checks import run_site_checks
+from audits.checks.site import run_site_checks
 from audits.selectors import audit_urls_skipped
 from scratchpad.models import Frontier, SkippedURL
 from scratchpad.services import frontier_purge

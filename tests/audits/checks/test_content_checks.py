@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from datasketch import MinHash, MinHashLSH
 
-from audits.checks import run_site_checks
 from audits.checks.content import (
     SIGNATURE_PERMUTATIONS,
     SIGNATURE_PREFIX,
@@ -26,6 +25,7 @@ from audits.checks.content import (
 )
 from audits.checks.pixels import DESCRIPTION_FONT_PX, TITLE_FONT_PX, text_width_px
 from audits.checks.security import header_missing, security_headers_kept
+from audits.checks.site import run_site_checks
 from audits.checks.urls import repeated_segments, tracking_keys
 from audits.models import Issue
 from crawler.parse import parse_html

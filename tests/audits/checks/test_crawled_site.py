@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from audits.checks import PAGE_CHECK_TYPES, run_site_checks
+from audits.checks.page import PAGE_CHECK_TYPES
+from audits.checks.site import run_site_checks
 from audits.models import Audit, Issue, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from audits.checks import health_score, run_site_checks, score_breakdown
+from audits.checks import health_score, score_breakdown
+from audits.checks.site import run_site_checks
 from audits.models import Audit, Issue
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.finalize import audit_finalize

@@ -5,8 +5,8 @@ import uuid
 
 import pytest
 
-from audits.checks import PAGE_CHECK_TYPES, CheckSettings, page_issues
-from audits.checks.page import hreflang_problem, robots_directives
+from audits.checks import CheckSettings
+from audits.checks.page import PAGE_CHECK_TYPES, hreflang_problem, page_issues, robots_directives
 from audits.models import Page
 from audits.pipeline.page_record import build_page_record
 from audits.pipeline.scope import CrawlScope

@@ -4,16 +4,10 @@ import uuid
 
 import pytest
 
-from audits.checks import (
-    CHECKS,
-    CHECKS_BY_TYPE,
-    PAGE_CHECK_TYPES,
-    SITE_CHECK_TYPES,
-    CheckSettings,
-    make_issue,
-    validate_overrides,
-)
+from audits.checks import CHECKS, CHECKS_BY_TYPE, CheckSettings, make_issue, validate_overrides
+from audits.checks.page import PAGE_CHECK_TYPES
 from audits.checks.registry import THRESHOLD_UNITS, threshold_words
+from audits.checks.site import SITE_CHECK_TYPES
 from audits.models import Audit, issue_id_for
 
 # The catalogue's tables (CHECKS.md), type -> (severity, scope), with the thresholds it names.

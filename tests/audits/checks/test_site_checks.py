@@ -5,8 +5,8 @@ import json
 import pytest
 from django.db import connection
 
-from audits.checks import health_score, run_site_checks
-from audits.checks.site import LINK_ISSUES_MAX
+from audits.checks import health_score
+from audits.checks.site import LINK_ISSUES_MAX, run_site_checks
 from audits.models import Issue, Page, page_id_for
 from scratchpad.models import Frontier, LinkEdge
 from tests.factories import AuditFactory, ProjectFactory

@@ -8,7 +8,8 @@ import uuid
 
 import pytest
 
-from audits.checks import CheckSettings, page_issues
+from audits.checks import CheckSettings
+from audits.checks.page import page_issues
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.structured_data import RICH_RESULT_PROPERTIES, missing_properties, rich_type
 from audits.models import Issue, LighthouseResult, Page, lighthouse_id_for, page_id_for
