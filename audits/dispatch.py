@@ -82,12 +82,16 @@ def task_send(name: str, *args, countdown: float | None = None, urgency: int | N
 
 def round_send(*, audit_id: str, round_no: int, chunks: list[tuple[str, int]], pages_done: int | None = None) -> None:
     """One crawl round as a chord after commit: a `crawler.crawl_chunk` per (lease key, quota), its task id
-    being its lease key; the body `audits.crawl_round_done` plans the next round, and a failed chunk calls
-    `audits.pipeline_failed` at once. The chunks' priority falls as the audit grows (chunk_urgency: its
-    `pages_done` when given, else the round number); the body and the error callback are steps (first)."""
+    being its lease key, its round a keyword argument; the body `audits.crawl_round_done` plans the next round,
+    and a failed chunk calls `audits.pipeline_failed` at once. The chunks' priority falls as the audit grows
+    (chunk_urgency: its `pages_done` when given, else the round number); the body and the error callback are steps
+    (first)."""
     chunk_options = _priority_options(CRAWL_CHUNK, {}, urgency=chunk_urgency(round_no=round_no, pages_done=pages_done))
     header = [
-        app.signature(CRAWL_CHUNK, args=(audit_id, key, quota), task_id=key, **chunk_options) for key, quota in chunks
+        app.signature(
+            CRAWL_CHUNK, args=(audit_id, key, quota), kwargs={"round_no": round_no}, task_id=key, **chunk_options
+        )
+        for key, quota in chunks
     ]
     body = app.signature(
         CRAWL_ROUND_DONE, args=(audit_id, round_no), **_priority_options(CRAWL_ROUND_DONE, {})

@@ -1,4 +1,5 @@
-"""The audit pipeline's Celery tasks (the top floor): thin, they take ids and call the pipeline's stages.
+"""The audit pipeline's Celery tasks (the top floor): thin, they take ids, call the pipeline's stages, and send
+the step that comes next (the order is pipeline.flow's, shared with the in-process runner).
 Also the task_failure/task_retry receivers that record a failed step on its audit.
 
 Names are a wire contract (tests/test_task_names.py): queued messages, beat schedules and revoked ids
@@ -37,12 +38,19 @@ from audits.outages import (
     outbox_put,
     retry_delay_s,
 )
-from audits.pipeline.chunk import chunk_round_no, crawl_chunk_run
+from audits.pipeline.chunk import crawl_chunk_run
 from audits.pipeline.discovery import audit_discover
 from audits.pipeline.finalize import audit_finalize, audit_lighthouse
+from audits.pipeline.flow import (
+    next_after_chunk,
+    next_after_discovery,
+    next_after_lighthouse,
+    next_after_round,
+    step_send,
+)
 from audits.pipeline.lifecycle import audit_event, classify_failure
 from audits.pipeline.reconcile import heal_sweep, reconcile_sweep
-from audits.pipeline.rounds import round_advance, round_close_if_done, round_dispatch
+from audits.pipeline.rounds import chunk_round_no
 from audits.pipeline.start import schedule_run
 from webhooks.services import webhook_deliveries_sweep
 
@@ -80,8 +88,8 @@ STEP_OPTIONS = dict(base=TransientRetryTask, acks_late=True, reject_on_worker_lo
 
 @shared_task(name="audits.discover", time_limit=STEP_TIME_LIMIT_S, **STEP_OPTIONS)
 def discover(audit_id: str) -> None:
-    if audit_discover(audit_id=audit_id) and round_advance(audit_id=audit_id, from_round=0):
-        round_dispatch(audit_id=audit_id, round_no=1)
+    discovered = audit_discover(audit_id=audit_id)
+    step_send(audit_id=audit_id, step=next_after_discovery(audit_id=audit_id, discovered=discovered))
 
 
 @shared_task(
@@ -91,24 +99,22 @@ def discover(audit_id: str) -> None:
     time_limit=CHUNK_TIME_LIMIT_S,
     **STEP_OPTIONS,
 )
-def crawl_chunk(audit_id: str, lease_key: str, quota: int) -> dict:
-    outcome = crawl_chunk_run(audit_id=audit_id, lease_key=lease_key, quota=quota)
+def crawl_chunk(audit_id: str, lease_key: str, quota: int, round_no: int | None = None) -> dict:
+    if round_no is None:
+        # A message sent by an older version, before the round travelled as an argument: its lease key names it.
+        round_no = chunk_round_no(lease_key)
+    outcome = crawl_chunk_run(audit_id=audit_id, lease_key=lease_key, quota=quota, round_no=round_no)
     if outcome.get("held_for_s"):
         # A message given back by a worker that died (reject_on_worker_lost) finds its chunk still leased to
         # the dead run: take it over once the lease runs out. A duplicate of a live run then finds it done.
         raise crawl_chunk.retry(countdown=outcome["held_for_s"] + 1, max_retries=None)
-    # The last chunk of a round closes it, so a lost chord callback (or a re-sent chunk, which no chord
-    # waits for) costs nothing; the compare-and-set on the round lets the callback or this, not both, on.
-    round_no = chunk_round_no(lease_key)
-    if outcome.get("done") and round_close_if_done(audit_id=audit_id, round_no=round_no):
-        round_dispatch(audit_id=audit_id, round_no=round_no + 1)
+    step_send(audit_id=audit_id, step=next_after_chunk(audit_id=audit_id, round_no=round_no, outcome=outcome))
     return outcome
 
 
 @shared_task(name="audits.crawl_round_done", **STEP_OPTIONS)
 def crawl_round_done(results, audit_id: str, round_no: int) -> None:
-    if round_advance(audit_id=audit_id, from_round=round_no):
-        round_dispatch(audit_id=audit_id, round_no=round_no + 1)
+    step_send(audit_id=audit_id, step=next_after_round(audit_id=audit_id, round_no=round_no))
 
 
 @shared_task(
@@ -118,8 +124,7 @@ def crawl_round_done(results, audit_id: str, round_no: int) -> None:
     **STEP_OPTIONS,
 )
 def lighthouse(audit_id: str) -> None:
-    if audit_lighthouse(audit_id=audit_id):
-        finalize.delay(audit_id)
+    step_send(audit_id=audit_id, step=next_after_lighthouse(ran=audit_lighthouse(audit_id=audit_id)))
 
 
 @shared_task(name="audits.finalize", time_limit=STEP_TIME_LIMIT_S, **STEP_OPTIONS)

@@ -4,7 +4,6 @@ Chromium when the project asks), build page records, persist them in fenced batc
 started. Tasks and the in-process runner both call crawl_chunk_run."""
 
 import logging
-import re
 import threading
 import time
 from collections import deque
@@ -63,7 +62,6 @@ class FetchOptions:
 
 
 _thread_state = threading.local()
-_ROUND_IN_KEY = re.compile(r":r(\d+):c\d+$")  # lease keys are "<audit>:r<round>:c<index>" (rounds.chunk_task_id)
 
 
 class LeaseKeeper:
@@ -136,16 +134,10 @@ def _bound_idle_transactions() -> None:
         cursor.execute(f"SET idle_in_transaction_session_timeout = {int(settings.CRAWL_LEASE_DURATION_S * 1000)}")
 
 
-def chunk_round_no(lease_key: str) -> int:
-    """The crawl round a chunk's lease key names (0 for a key of another shape, as tests use)."""
-    match = _ROUND_IN_KEY.search(lease_key)
-    return int(match.group(1)) if match else 0
-
-
-def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
-    """Take the chunk for this run, claim up to `quota` URLs under its lease, fetch them politely in an
-    adaptive window, persist in fenced batches. Stops starting fetches at the soft deadline (or when the crawl
-    must stop, or the run lost its lease) and releases the rest. A chunk that is done is skipped, one held by
+def crawl_chunk_run(*, audit_id, lease_key: str, quota: int, round_no: int) -> dict:
+    """Take the chunk (of round `round_no`) for this run, claim up to `quota` URLs under its lease, fetch them
+    politely in an adaptive window, persist in fenced batches. Stops starting fetches at the soft deadline (or when
+    the crawl must stop, or the run lost its lease) and releases the rest. A chunk that is done is skipped, one held by
     another run too (`held_for_s` says when it is free): a duplicated or re-sent message does nothing twice.
     """
     audit = Audit.objects.select_related("project").filter(id=audit_id, status=Audit.Status.RUNNING).first()
@@ -155,7 +147,7 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int) -> dict:
     take = chunk_begin(
         audit_id=audit_id,
         lease_key=lease_key,
-        round_no=chunk_round_no(lease_key),
+        round_no=round_no,
         quota=quota,
         lease_s=settings.CRAWL_LEASE_DURATION_S,
     )

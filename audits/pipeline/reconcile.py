@@ -1,12 +1,12 @@
 """Reconcile: one judgement of a running audit's liveness, used by status reads (`audit_status_refresh`,
 lazy), the frequent heal sweep (`heal_sweep`: beat every CRAWL_HEAL_EVERY_S, and every worker that starts) and
-the celery-beat watchdog (`reconcile_sweep`). A live crawl is healed at once from its leases (rounds.round_heal:
+the celery-beat watchdog (`reconcile_sweep`). A live crawl is healed at once from its leases (`round_heal`:
 dead chunks re-sent, a round whose callback was lost closed); an audit silent past the stale threshold is
 re-dispatched from its saved phase a bounded number of times, else failed (the backstop).
 """
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
@@ -14,11 +14,13 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from audits import dispatch
+from audits.limits import LEASE_WAIT_MAX_S
 from audits.models import Audit, AuditEvent
+from audits.pipeline.flow import STOP, next_after_round, step_send
 from audits.pipeline.lifecycle import audit_event, audit_fail
-from audits.pipeline.rounds import Heal, round_advance, round_dispatch, round_heal
-from scratchpad.models import Frontier
-from scratchpad.services import frontier_purge
+from scratchpad.models import CrawlChunk, Frontier
+from scratchpad.selectors import chunks_of_round, frontier_stats
+from scratchpad.services import chunk_mark_resent, frontier_purge
 
 logger = logging.getLogger(__name__)
 Status = Audit.Status
@@ -101,6 +103,78 @@ def reconcile_running_audit(
     )
 
 
+@dataclass(frozen=True)
+class Heal:
+    action: str  # none | advanced | resent
+    detail: str = ""
+    data: dict = field(default_factory=dict)  # for the event log's sentence: round, chunks, lease_s, reason
+
+
+def round_heal(*, audit: Audit) -> Heal:
+    """Unstick the current crawl round of a running audit without waiting for silence: close it when its
+    chunks all finished but its callback never ran; re-send (same lease key) each chunk whose run stopped
+    renewing its lease, or whose message has waited a whole lease without being taken (lost, or in a long
+    queue: a duplicate is skipped by the chunk itself). A round without chunks (a wait before re-planning)
+    whose re-plan message was lost is planned again once it is a lease overdue and no lease is live."""
+    if audit.status != Audit.Status.RUNNING or audit.current_phase != Audit.Phase.CRAWLING or audit.crawl_round < 1:
+        return Heal("none")
+    audit_id, round_no = str(audit.id), audit.crawl_round
+    lease = timedelta(seconds=settings.CRAWL_LEASE_DURATION_S)
+    now = timezone.now()
+    chunks = chunks_of_round(audit_id=audit_id, round_no=round_no)
+    if not chunks:
+        quiet_since = audit.last_progress_at or audit.started_at or audit.created_at
+        overdue = now - quiet_since > timedelta(seconds=LEASE_WAIT_MAX_S) + lease
+        if (
+            overdue
+            and not frontier_stats(audit_id=audit_id).leased_live
+            and (step := next_after_round(audit_id=audit_id, round_no=round_no)) != STOP
+        ):
+            step_send(audit_id=audit_id, step=step)
+            return Heal(
+                "advanced",
+                f"round {round_no} had no chunk and its re-plan never came",
+                {"round": round_no, "reason": "replan_lost"},
+            )
+        return Heal("none")
+    if all(c.state == CrawlChunk.State.DONE for c in chunks):
+        step = next_after_round(audit_id=audit_id, round_no=round_no)
+        if step != STOP:
+            step_send(audit_id=audit_id, step=step)
+            return Heal(
+                "advanced",
+                f"round {round_no}: every chunk done, its callback never ran",
+                {"round": round_no, "reason": "callback_lost"},
+            )
+        return Heal("none")
+    resent = []
+    for chunk in chunks:
+        # Not sent (or re-sent) within the last lease either, so a re-send that waits in a queue is not repeated.
+        quiet = now - chunk.sent_at > lease
+        dead = chunk.state == CrawlChunk.State.RUNNING and (chunk.renewed_at is None or now - chunk.renewed_at > lease)
+        lost = chunk.state == CrawlChunk.State.QUEUED
+        if quiet and (dead or lost) and chunk_mark_resent(chunk=chunk):
+            urgency = dispatch.chunk_urgency(round_no=round_no, pages_done=audit.pages_crawled)
+            dispatch.task_send(
+                dispatch.CRAWL_CHUNK,
+                audit_id,
+                chunk.lease_key,
+                chunk.quota,
+                kwargs={"round_no": chunk.round_no},
+                task_id=chunk.lease_key,
+                urgency=urgency,
+            )
+            resent.append(chunk.lease_key)
+    if resent:
+        logger.info("crawl chunks re-sent", extra={"audit_id": audit_id, "lease_keys": resent})
+        return Heal(
+            "resent",
+            f"round {round_no}: re-sent {len(resent)} chunk(s) whose run stopped renewing",
+            {"round": round_no, "chunks": len(resent), "lease_s": settings.CRAWL_LEASE_DURATION_S},
+        )
+    return Heal("none")
+
+
 def _alive_or_healed(audit: Audit, reconciled_by: str, reason: str) -> Verdict:
     """A live audit: heal its crawl round if a chunk died or its callback was lost, else leave it be."""
     heal = audit_heal(audit, reconciled_by=reconciled_by)
@@ -154,8 +228,7 @@ def pipeline_revive(audit: Audit) -> None:
         dispatch.task_send(dispatch.DISCOVER, audit_id)
     elif audit.current_phase == Phase.CRAWLING:
         # A new round number: whatever is left of the lost round finds the counter moved and stops.
-        if round_advance(audit_id=audit_id, from_round=audit.crawl_round):
-            round_dispatch(audit_id=audit_id, round_no=audit.crawl_round + 1)
+        step_send(audit_id=audit_id, step=next_after_round(audit_id=audit_id, round_no=audit.crawl_round))
     elif audit.current_phase == Phase.LIGHTHOUSE:
         dispatch.task_send(dispatch.LIGHTHOUSE, audit_id)
     else:

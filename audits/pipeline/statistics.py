@@ -4,7 +4,7 @@ The planner picks an index by what it last sampled of a table. A table never ana
 (autovacuum off, as on the CI machine, or a large table whose new rows are under autovacuum's 10 % share)
 says the audit has a few dozen rows: a frontier lookup of 70 URLs by (audit, url) then read all 100,000 rows
 of the audit through an audit-only index (40 ms instead of 0.2), on every batch of every chunk, and a crawl
-of 100,000 pages ran at half the speed of one of 10,000. The rounds refresh what went stale (`round_dispatch`);
+of 100,000 pages ran at half the speed of one of 10,000. The rounds refresh what went stale (`flow.step_send`);
 finalize refreshes all before its joins."""
 
 import logging

@@ -71,17 +71,18 @@ def test_chunk_executed_twice_leaves_no_duplicates(small_site):
     assert audit_discover(audit_id=audit.id)
     plan = round_plan(audit_id=audit.id, round_no=1)
     key, quota = plan.chunks[0]
-    first = crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota)
+    run = dict(audit_id=audit.id, lease_key=key, quota=quota, round_no=plan.round_no)
+    first = crawl_chunk_run(**run)
     pages_after_first = Page.objects.filter(audit=audit).count()
     edges_after_first = LinkEdge.objects.filter(audit=audit).count()
     frontier_after_first = Frontier.objects.filter(audit=audit).count()
     # A redelivered message of a finished chunk does nothing.
-    assert crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota) == {"skipped": "chunk done"}
+    assert crawl_chunk_run(**run) == {"skipped": "chunk done"}
     # A chunk run again anyway (its row handed back), even after its URLs were put back in its lease.
     CrawlChunk.objects.filter(audit=audit, lease_key=key).update(state="queued")
     Frontier.objects.filter(audit=audit, state="done").update(state="leased", lease_key=key)
     assert [c.url for c in frontier_claim(audit_id=audit.id, lease_key=key, limit=quota, lease_s=300)]
-    second = crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota)
+    second = crawl_chunk_run(**run)
     assert first["finished"] >= 1 and second["finished"] == first["finished"]
     assert Page.objects.filter(audit=audit).count() == pages_after_first
     assert LinkEdge.objects.filter(audit=audit).count() == edges_after_first

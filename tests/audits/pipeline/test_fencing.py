@@ -82,7 +82,7 @@ def _crawling_audit(base, gate=None, *, min_quota: int = 30):
         if sum(q for _, q in plan.chunks) >= min_quota:
             break
         for key, quota in plan.chunks:
-            crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota)
+            crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota, round_no=round_no)
     if gate is not None:
         gate.armed = True
     audit.refresh_from_db()
@@ -96,7 +96,7 @@ def _start_chunk_in_thread(audit, key, quota):
         from django.db import connection
 
         try:
-            result.update(crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota))
+            result.update(crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota, round_no=audit.crawl_round))
         finally:
             connection.close()
 
@@ -131,7 +131,8 @@ def test_a_run_whose_lease_was_taken_over_writes_nothing(site_root, no_renewal):
         past = timezone.now() - timedelta(hours=1)
         CrawlChunk.objects.filter(audit=audit, lease_key=key).update(renewed_at=past)
         Frontier.objects.filter(audit=audit, lease_key=key).update(leased_until=past)
-        taken_over = crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota)  # a re-sent message
+        # A re-sent message.
+        taken_over = crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota, round_no=audit.crawl_round)
         assert taken_over["finished"] >= 1 and taken_over["done"]
         before = _crawl_rows(audit)
         gate.opened.set()  # the first run resumes with its slow answers
@@ -192,7 +193,8 @@ def test_heal_sweep_closes_a_round_whose_callback_was_lost(site_root, no_renewal
         round_no = audit.crawl_round
         ((key, quota),) = round_plan(audit_id=audit.id, round_no=round_no).chunks
         chunk_register(audit_id=audit.id, round_no=round_no, chunks=[(key, quota)])
-        crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota)  # done; its chord callback is lost
+        # Done; its chord callback is lost.
+        crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota, round_no=round_no)
         assert Audit.objects.get(id=audit.id).crawl_round == round_no
         verdicts = heal_sweep()
     assert [v.action for v in verdicts] == ["healed"]

@@ -3,7 +3,7 @@
 import pytest
 
 from audits import dispatch
-from audits.pipeline import rounds
+from audits.pipeline import flow
 from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
 
@@ -30,11 +30,11 @@ def _audit_with_nothing_to_crawl(*, lighthouse: bool):
 
 def test_a_crawl_that_is_over_goes_straight_to_finalize_when_the_audit_runs_no_lighthouse(sent):
     audit = _audit_with_nothing_to_crawl(lighthouse=False)
-    rounds.round_dispatch(audit_id=str(audit.id), round_no=1)
+    flow.step_send(audit_id=str(audit.id), step=flow.round_step(audit_id=str(audit.id), round_no=1))
     assert sent == [(dispatch.FINALIZE, str(audit.id))]
 
 
 def test_a_crawl_that_is_over_goes_to_the_lighthouse_step_when_the_audit_asked_for_it(sent):
     audit = _audit_with_nothing_to_crawl(lighthouse=True)
-    rounds.round_dispatch(audit_id=str(audit.id), round_no=1)
+    flow.step_send(audit_id=str(audit.id), step=flow.round_step(audit_id=str(audit.id), round_no=1))
     assert sent == [(dispatch.LIGHTHOUSE, str(audit.id))]
