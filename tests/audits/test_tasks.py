@@ -1,5 +1,6 @@
 """Celery conventions of the pipeline's tasks: the lighthouse queue, bounded retries of transient database
-errors on every step, and one error code table (the refusal codes' HTTP statuses)."""
+errors on every step, one error code table (the refusal codes' HTTP statuses), and a chunk's round passed as
+an argument (read from its lease key only for a message sent by an older version)."""
 
 from django.db import InterfaceError, OperationalError
 
@@ -32,3 +33,21 @@ def test_refusal_codes_carry_their_http_status():
     assert ErrorCode.status_for("audit_page_limit_exceeded") == 403
     assert ErrorCode.status_for("project_name_taken") == 409
     assert ErrorCode.status_for("a_code_not_listed") == 400
+
+
+def _chunk_task_rounds(monkeypatch) -> list[tuple]:
+    """Run the crawl_chunk task's body with its stage and its next step recorded, not run."""
+    calls: list[tuple] = []
+    monkeypatch.setattr(tasks, "crawl_chunk_run", lambda **run: calls.append(("run", run["round_no"])) or {})
+    monkeypatch.setattr(tasks, "next_after_chunk", lambda **after: calls.append(("next", after["round_no"])))
+    monkeypatch.setattr(tasks, "step_send", lambda **send: None)
+    return calls
+
+
+def test_a_chunk_message_carries_its_round_and_one_from_an_older_version_has_it_read_from_its_key(monkeypatch):
+    calls = _chunk_task_rounds(monkeypatch)
+    tasks.crawl_chunk.run("audit", "audit:r4:c1", 50, round_no=7)  # the argument wins over the key
+    assert calls == [("run", 7), ("next", 7)]
+    calls.clear()
+    tasks.crawl_chunk.run("audit", "audit:r4:c1", 50)  # an older message: (audit, lease key, quota) only
+    assert calls == [("run", 4), ("next", 4)]

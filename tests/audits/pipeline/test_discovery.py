@@ -7,7 +7,7 @@ from audits.models import Audit, AuditEvent, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from audits.projects import project_create
-from tests.factories import UserFactory, account_of
+from tests.factories import ProjectFactory, UserFactory, account_of
 from tests.support.sites import serve_routes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,3 +52,24 @@ def test_a_typed_https_is_kept_and_fails_without_falling_back():
     assert audit.status == Audit.Status.FAILED and audit.error_code == "start_url_unreachable"
     assert not AuditEvent.objects.filter(audit=audit, kind=AuditEvent.Kind.HTTP_FALLBACK).exists()
     assert not Page.objects.filter(audit=audit).exists()
+
+
+def _run(base_url, max_pages=1000):
+    project = ProjectFactory(base_url=base_url + "/")
+    audit = audit_start(project=project, start_url=base_url + "/", max_pages=max_pages, dispatch=False)
+    pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    return audit
+
+
+def test_unreachable_start_url_fails_with_a_reason():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: connection refused
+    audit = _run(f"http://127.0.0.1:{port}")
+    assert audit.status == Audit.Status.FAILED
+    assert audit.error_code == "start_url_unreachable"
+    assert audit.failed_phase == "discovery"
+    assert str(port) in audit.error_detail

@@ -1,5 +1,6 @@
 """The reconciler's judgement on PostgreSQL: heartbeat, leases, grace, recorded failures, revivals,
-and the conditional finish that lets a completion win a race with the watchdog."""
+the conditional finish that lets a completion win a race with the watchdog, and the heal sweep (round_heal): a
+round whose callback was lost is closed once, a dead chunk is re-sent once per lease."""
 
 import threading
 from datetime import timedelta
@@ -11,13 +12,18 @@ from django.utils import timezone
 from accounts.models import CreditEntry
 from accounts.selectors import credits_used_this_month
 from audits.models import Audit, AuditEvent
+from audits.pipeline.chunk import crawl_chunk_run
 from audits.pipeline.lifecycle import audit_complete
-from audits.pipeline.reconcile import audit_status_refresh, reconcile_running_audit, reconcile_sweep
+from audits.pipeline.reconcile import audit_status_refresh, heal_sweep, reconcile_running_audit, reconcile_sweep
+from audits.pipeline.rounds import round_plan
 from audits.pipeline.start import audit_start
 from audits.signals import audit_finished
-from scratchpad.services import NewURL, frontier_claim, frontier_seed
+from scratchpad.models import CrawlChunk
+from scratchpad.services import NewURL, chunk_register, frontier_claim, frontier_seed
+from tests.audits.pipeline.crawling import crawling_audit
 from tests.factories import ProjectFactory
-from tests.support.workers import run_cli
+from tests.support.sites import serve_generated
+from tests.support.workers import flush_test_broker, run_cli
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -128,3 +134,49 @@ def test_sweep_oldest_first_and_command_output(settings):
     done = run_cli("reconcile_audits", "--stale-after", "600", "--grace", "0")
     assert done.returncode == 0
     assert "1 running audits: 1 alive" in done.stdout
+
+
+def test_heal_sweep_closes_a_round_whose_callback_was_lost(site_root, no_renewal):
+    with serve_generated(site_root) as (base, _):
+        audit = crawling_audit(base)
+        Audit.objects.filter(id=audit.id).update(current_phase="crawling")
+        round_no = audit.crawl_round
+        ((key, quota),) = round_plan(audit_id=audit.id, round_no=round_no).chunks
+        chunk_register(audit_id=audit.id, round_no=round_no, chunks=[(key, quota)])
+        # Done; its chord callback is lost.
+        crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota, round_no=round_no)
+        assert Audit.objects.get(id=audit.id).crawl_round == round_no
+        verdicts = heal_sweep()
+    assert [v.action for v in verdicts] == ["healed"]
+    audit.refresh_from_db()
+    assert audit.crawl_round == round_no + 1 and audit.status == "running"
+    assert AuditEvent.objects.filter(audit=audit, kind="reconciled", message__contains="callback never ran").exists()
+    heal_sweep()
+    assert Audit.objects.get(id=audit.id).crawl_round == round_no + 1, "closed once: the next round's chunks are fresh"
+
+
+def test_a_chunk_whose_run_stopped_renewing_is_re_sent_once_per_lease(site_root, no_renewal):
+    audit = audit_start(
+        project=ProjectFactory(base_url="http://127.0.0.1:9/"),
+        start_url="http://127.0.0.1:9/",
+        max_pages=100,
+        dispatch=False,
+    )
+    Audit.objects.filter(id=audit.id).update(current_phase="crawling", crawl_round=1)
+    chunk_register(audit_id=audit.id, round_no=1, chunks=[(f"{audit.id}:r1:c0", 50), (f"{audit.id}:r1:c1", 50)])
+    past = timezone.now() - timedelta(seconds=no_renewal.CRAWL_LEASE_DURATION_S + 5)
+    fresh = timezone.now()
+    CrawlChunk.objects.filter(lease_key__endswith="c0").update(
+        state="running", generation=1, renewed_at=past, sent_at=past
+    )
+    CrawlChunk.objects.filter(lease_key__endswith="c1").update(
+        state="running", generation=1, renewed_at=fresh, sent_at=past
+    )
+    try:
+        assert [v.action for v in heal_sweep()] == ["healed"]
+        assert heal_sweep() == [], "not re-sent again within the same lease"
+    finally:
+        flush_test_broker()
+    sends = dict(CrawlChunk.objects.filter(audit=audit).values_list("lease_key", "sends"))
+    assert sends == {f"{audit.id}:r1:c0": 2, f"{audit.id}:r1:c1": 1}
+    assert AuditEvent.objects.filter(audit=audit, kind="lease_expired", message__contains="re-sent 1").exists()

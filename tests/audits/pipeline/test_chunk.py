@@ -1,0 +1,96 @@
+"""audits.pipeline.chunk on PostgreSQL, in this process: a chunk run that was taken over or outlived its audit
+writes nothing (a cancel leaves counters equal to rows and no frontier), and a chunk run twice leaves no
+duplicate."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from audits.models import Audit, Page
+from audits.pipeline.chunk import crawl_chunk_run
+from audits.pipeline.discovery import audit_discover
+from audits.pipeline.lifecycle import audit_cancel
+from audits.pipeline.rounds import round_plan
+from audits.pipeline.start import audit_start
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge
+from scratchpad.services import frontier_claim
+from tests.audits.pipeline.crawling import GATE_TIMEOUT_S, Gate, chunk_in_thread, crawl_rows, crawling_audit
+from tests.factories import ProjectFactory
+from tests.support.sites import serve_generated
+from tests.support.waits import wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_run_whose_lease_was_taken_over_writes_nothing(site_root, no_renewal):
+    # The chunk's first fetches (its whole starting window) are held.
+    gate = Gate(first=1, last=2)
+    with serve_generated(site_root, before_answer=gate) as (base, _):
+        audit = crawling_audit(base, gate)
+        ((key, quota),) = round_plan(audit_id=audit.id, round_no=audit.crawl_round).chunks
+        zombie, zombie_result = chunk_in_thread(audit, key, quota)
+        wait_until(lambda: gate.held >= 1, 30, "the first run's fetches held")
+        # The first run stops renewing (paused, as by SIGSTOP) and its lease runs out.
+        past = timezone.now() - timedelta(hours=1)
+        CrawlChunk.objects.filter(audit=audit, lease_key=key).update(renewed_at=past)
+        Frontier.objects.filter(audit=audit, lease_key=key).update(leased_until=past)
+        # A re-sent message.
+        taken_over = crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota, round_no=audit.crawl_round)
+        assert taken_over["finished"] >= 1 and taken_over["done"]
+        before = crawl_rows(audit)
+        gate.opened.set()  # the first run resumes with its slow answers
+        zombie.join(GATE_TIMEOUT_S)
+    assert not zombie.is_alive()
+    # What the first run wrote before it was taken over stays; after that it wrote nothing.
+    assert zombie_result["fenced"] >= 1 and zombie_result["done"] is False
+    assert crawl_rows(audit) == before
+    assert Audit.objects.get(id=audit.id).pages_crawled == Page.objects.filter(audit=audit).count()
+    assert CrawlChunk.objects.get(audit=audit, lease_key=key).generation == 2
+
+
+def test_cancel_during_a_batch_leaves_counters_equal_to_rows_and_no_frontier(site_root, no_renewal):
+    # The first batch's fetches pass; the next ones are held until after the cancel.
+    gate = Gate(first=28, last=10_000)
+    with serve_generated(site_root, before_answer=gate) as (base, _):
+        audit = crawling_audit(base, gate)
+        ((key, quota),) = round_plan(audit_id=audit.id, round_no=audit.crawl_round).chunks
+        run, result = chunk_in_thread(audit, key, quota)
+        wait_until(lambda: gate.held >= 1, 30, "fetches held after the first batch")
+        assert Page.objects.filter(audit=audit).exists(), "a batch was persisted before the cancel"
+        assert audit_cancel(audit=Audit.objects.get(id=audit.id))
+        gate.opened.set()
+        run.join(GATE_TIMEOUT_S)
+    assert not run.is_alive()
+    audit.refresh_from_db()
+    assert audit.status == "cancelled"
+    assert audit.pages_crawled == Page.objects.filter(audit=audit).count()
+    assert result["fenced"] >= 1, "the run had records after the cancel and wrote none of them"
+    assert not Frontier.objects.filter(audit=audit).exists()
+    assert not CrawlChunk.objects.filter(audit=audit).exists()
+
+
+def test_chunk_executed_twice_leaves_no_duplicates(small_site):
+    base, manifest = small_site
+    project = ProjectFactory(base_url=base + "/")
+    audit = audit_start(project=project, start_url=base + "/", max_pages=1000, dispatch=False)
+    assert audit_discover(audit_id=audit.id)
+    plan = round_plan(audit_id=audit.id, round_no=1)
+    key, quota = plan.chunks[0]
+    run = dict(audit_id=audit.id, lease_key=key, quota=quota, round_no=plan.round_no)
+    first = crawl_chunk_run(**run)
+    pages_after_first = Page.objects.filter(audit=audit).count()
+    edges_after_first = LinkEdge.objects.filter(audit=audit).count()
+    frontier_after_first = Frontier.objects.filter(audit=audit).count()
+    # A redelivered message of a finished chunk does nothing.
+    assert crawl_chunk_run(**run) == {"skipped": "chunk done"}
+    # A chunk run again anyway (its row handed back), even after its URLs were put back in its lease.
+    CrawlChunk.objects.filter(audit=audit, lease_key=key).update(state="queued")
+    Frontier.objects.filter(audit=audit, state="done").update(state="leased", lease_key=key)
+    assert [c.url for c in frontier_claim(audit_id=audit.id, lease_key=key, limit=quota, lease_s=300)]
+    second = crawl_chunk_run(**run)
+    assert first["finished"] >= 1 and second["finished"] == first["finished"]
+    assert Page.objects.filter(audit=audit).count() == pages_after_first
+    assert LinkEdge.objects.filter(audit=audit).count() == edges_after_first
+    assert Frontier.objects.filter(audit=audit).count() == frontier_after_first
+    assert Page.objects.filter(audit=audit).values("url").distinct().count() == pages_after_first
