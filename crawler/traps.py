@@ -121,9 +121,3 @@ def _years(segments: list[str], query: str) -> list[int]:
 def has_date(url: str) -> bool:
     """The URL carries a date (in the path, or a date-like query parameter): counted per shape."""
     return trap_signs(url).dated
-
-
-def path_key(url: str) -> str:
-    """The URL without its query, for counting query variants per exact path; "" for a URL without a query."""
-    head, sep, _ = url.partition("?")
-    return head[:250] if sep else ""

@@ -61,7 +61,7 @@ class NewURL:
     redirect_hops: int = 0
     pattern: str = ""  # URL shape: named when the URL is skipped, counted by the optional per-shape cap
     trap: str = ""  # the trap rule its shape breaks (crawler.traps.trap_rule), "" when none
-    path_key: str = ""  # the URL without its query, when it has one (crawler.traps.path_key)
+    path_key: str = ""  # the URL without its query, when it has one (crawler.shapes.path_key)
     dated: bool = False  # it carries a date (crawler.traps.has_date): counted per shape
     found_from: str = ""  # the crawled page that leads to it (Frontier.found_from)
 

@@ -26,9 +26,9 @@ from audits.models import Audit, AuditEvent, Issue, Page
 from audits.pipeline.lifecycle import audit_event
 from audits.pipeline.page_record import PageRecord
 from audits.pipeline.politeness import Politeness
-from audits.pipeline.scope import url_pattern
 from crawler.limits import TRAP_IDENTICAL_PAGES_SHARE
-from crawler.traps import TrapLimits, path_key, trap_signs
+from crawler.shapes import path_key, url_pattern
+from crawler.traps import TrapLimits, trap_signs
 from scratchpad.models import Throttle
 from scratchpad.services import frontier_hold, frontier_record_batch, shape_texts_record
 

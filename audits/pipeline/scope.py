@@ -7,7 +7,6 @@ Include/exclude rules are user-supplied regular expressions run against every li
 """
 
 import logging
-import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -23,9 +22,6 @@ from crawler.traps import TrapLimits
 from crawler.urls import SiteMatcher
 
 QueryPolicy = Project.QueryPolicy
-_NUMERIC = re.compile(r"^\d+$")
-_ID_LIKE = re.compile(r"^(?=.*\d)[0-9a-f-]{8,}$", re.IGNORECASE)  # hex ids, UUIDs, hashes
-_DATE_LIKE = re.compile(r"^\d{4}[-_.]\d{1,2}(?:[-_.]\d{1,2})?$")  # 2024-05, 2024-05-03: a calendar's pages, one shape
 logger = logging.getLogger(__name__)
 
 
@@ -46,25 +42,6 @@ def _compile_stored(patterns, kind: str, audit_id) -> tuple[list, list[str]]:
             skipped.append(f"{kind} pattern skipped: {exc}")
             logger.warning("audit %s: %s pattern %r skipped: %s", audit_id, kind, pattern, exc)
     return compiled, skipped
-
-
-def url_pattern(url: str) -> str:
-    """The URL's shape, named in skipped-URL reports and counted by the optional per-shape cap: numeric,
-    date-like and id-like path segments collapse, query values drop.
-    /calendar/2024/05?view=month -> /calendar/{n}/{n}?view, /events/2031-01 -> /events/{date}"""
-    parts = urlsplit(url)
-    segments = []
-    for segment in parts.path.split("/"):
-        stem, dot, ext = segment.partition(".")
-        if _NUMERIC.match(stem):
-            stem = "{n}"
-        elif _DATE_LIKE.match(stem):
-            stem = "{date}"
-        elif _ID_LIKE.match(stem):
-            stem = "{id}"
-        segments.append(stem + dot + ext)
-    keys = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)})
-    return "/".join(segments)[:180] + ("?" + "&".join(keys) if keys else "")[:60]
 
 
 def trap_limits_for(config: dict) -> TrapLimits:

@@ -8,7 +8,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from audits.pipeline.scope import url_pattern
+from crawler.shapes import url_pattern
 from scratchpad.limits import MAX_HANDOUTS_PER_URL
 from scratchpad.models import CrawlChunk, Frontier, ShapeText, SkippedURL
 from scratchpad.selectors import frontier_stats
