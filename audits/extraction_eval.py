@@ -112,17 +112,16 @@ def evaluate(extractors: list[Compiled], body: bytes, *, charset: str | None = N
     it; the tree is only built when an XPath/CSS extractor needs it, the source text only for a regex."""
     # The parser loads numpy and lxml's HTML parser; checking a project's expressions at save does not need them.
     # why: saving starts light (tests/audits/test_cli_imports.py)
-    from crawler.parse import _build_tree, _encoding
+    from crawler.parse import parse_document
 
     root = source = None
     if body:
-        try:
-            encoding, start = _encoding(body, charset)
-            if any(e.xpath is not None for e in extractors):
-                root = _build_tree(body, encoding, start)
-            if any(e.regex is not None for e in extractors):
-                source = body[start:].decode(encoding, "replace")
-        except (ValueError, LookupError, etree.LxmlError):
-            pass  # worst case: the extractors find nothing on a page the parser could not read
+        # Decoded and parsed by the crawler's one entry, as the page's fields were (in the sandbox's child process:
+        # a tree does not cross the process boundary, so the child builds its own, only when an XPath/CSS
+        # extractor needs it).
+        document = parse_document(body, charset, tree=any(e.xpath is not None for e in extractors))
+        root = document.tree
+        if any(e.regex is not None for e in extractors):
+            source = document.text()
     for extractor in extractors:
         yield _values(extractor, root, source) if body else []

@@ -1,7 +1,7 @@
 """Signs of an endless URL space, read from one URL alone: ever-deeper or repeating paths, calendar dates
-far from today. Pure functions; the counting rules (dated URLs per shape, query variants per path, the optional
-per-shape cap) need the frontier and live in scratchpad.services, and so does the one read from crawled pages
-(a shape whose pages keep coming back with the same main text). Query keys in another order need no rule:
+far from today. Pure functions; the trap policy that applies them, and the counting rules (dated URLs per shape,
+query variants per path, the optional per-shape cap, a shape whose pages keep coming back with the same main text)
+that need the frontier, is audits.pipeline.traps'. Query keys in another order need no rule:
 crawler.urls.normalize sorts them, so a permutation is the same URL.
 
 A rule names a trap by its signs, never by how many URLs share a template: a shop's /product/{id} is
@@ -121,9 +121,3 @@ def _years(segments: list[str], query: str) -> list[int]:
 def has_date(url: str) -> bool:
     """The URL carries a date (in the path, or a date-like query parameter): counted per shape."""
     return trap_signs(url).dated
-
-
-def path_key(url: str) -> str:
-    """The URL without its query, for counting query variants per exact path; "" for a URL without a query."""
-    head, sep, _ = url.partition("?")
-    return head[:250] if sep else ""

@@ -51,9 +51,9 @@ class Frontier(models.Model):
 
 
 class SkippedURL(models.Model):
-    """A new link-found URL a trap rule or cap refused (crawler/traps.py, scratchpad.services._insert_new): one
-    row per distinct URL, so the audit can say how many URLs each rule skipped under which shape, with examples.
-    Purged with the frontier once the audit's site checks turned them into `crawl-urls-skipped` issues.
+    """A new link-found URL a trap rule or cap refused (audits/pipeline/traps.py decides, scratchpad.services
+    stores): one row per distinct URL, so the audit can say how many URLs each rule skipped under which shape,
+    with examples. Purged with the frontier once the audit's site checks turned them into `crawl-urls-skipped` issues.
 
     `rule` is one of crawler.traps' shape rules (a URL's own signs) or one of the counting rules below."""
 
@@ -77,7 +77,7 @@ class SkippedURL(models.Model):
 
 class ShapeText(models.Model):
     """Crawled pages per (URL shape, main-text fingerprint), and per shape in all (`text_hash` ""): what the
-    identical-pages trap rule counts (scratchpad.services.shape_texts_record). A shape is `trapped` once one main
+    identical-pages trap rule counts (audits.pipeline.traps.shape_traps_record). A shape is `trapped` once one main
     text holds the project's max identical pages and most of the shape's pages; its new link-found URLs are then
     skipped. Purged with the frontier."""
 

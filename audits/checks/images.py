@@ -1,26 +1,12 @@
 """Image checks. One page at a time: <img> without width and height (layout shifts), alt text over the threshold.
-In finalize: broken images (4xx/5xx or no answer) and images over the size threshold, from one headers-only
-request per distinct internal image URL (Page.image_urls), bounded per audit and spaced like the crawl.
-
-The image pass runs before the site checks' transaction (no transaction is held open over the network) and
-uses the crawler's fetch: the same SSRF guard (ALLOW_PRIVATE_TARGETS), user agent, total deadline and basic auth
-(audit_site_auth: sent to the project's own site only, so an image on another origin gets no credentials, and a
-site behind basic auth does not report each of its images as broken with a 401).
-Not judged: images robots.txt disallows are requested all the same (they are not pages), and a 3xx image is
-not followed (counted as answered).
+In finalize: broken images (4xx/5xx or no answer) and images over the size threshold, read from the answers the
+image pass (audits.pipeline.images, the stage that asks the site) got for the audit's image URLs. No network here.
 """
 
-import time
-
-from django.conf import settings
-
-from audits.pipeline.politeness import DiscoveryPacer
-from audits.pipeline.scope import audit_site_auth
-from crawler.fetch import build_session, fetch
+from audits.checks.registry import CheckSettings, make_issue
+from audits.models import Issue
 
 EXAMPLES_MAX = 5  # image srcs listed in one issue
-IMAGE_REQUESTS_MAX_PER_AUDIT = 500  # distinct image URLs asked per audit; the rest are not judged
-IMAGE_PASS_BUDGET_S = 120  # wall time the pass may take in finalize (a slow site or a long Crawl-delay)
 IMAGE_SITE_TYPES = ("broken-image", "image-too-large")
 
 
@@ -43,47 +29,20 @@ def image_page_checks(data, add, limit) -> None:
         )
 
 
-def image_answers(audit, pages) -> dict[str, dict]:
-    """url -> {"status_code", "bytes" (Content-Length or None), "error"} for the audit's distinct image URLs,
-    first-linked first, at most IMAGE_REQUESTS_MAX_PER_AUDIT and within IMAGE_PASS_BUDGET_S."""
-    urls: dict[str, None] = {}
-    for image_urls in pages.exclude(image_urls=[]).order_by("url").values_list("image_urls", flat=True).iterator():
-        for url in image_urls or []:
-            if len(urls) >= IMAGE_REQUESTS_MAX_PER_AUDIT:
-                break
-            urls.setdefault(url, None)
-    if not urls:
-        return {}
-    pace = DiscoveryPacer(audit)
-    pace.use_crawl_delay((audit.discovery or {}).get("crawl_delay_s"))
-    session = build_session((audit.config or {}).get("user_agent") or None)
-    session.auth = audit_site_auth(audit)
-    answers: dict[str, dict] = {}
-    stop_at = time.monotonic() + IMAGE_PASS_BUDGET_S
-    try:
-        for url in urls:
-            if time.monotonic() > stop_at:
-                break
-            pace()
-            # GET with the body never read: some servers answer HEAD wrongly; the connection is dropped after
-            # the headers, so no image is downloaded.
-            result = fetch(session, url, read_body="never", allow_private=settings.ALLOW_PRIVATE_TARGETS)
-            length = result.headers.get("content-length", "")
-            answers[url] = {
-                "status_code": result.status_code,
-                "bytes": int(length) if length.strip().isdigit() else None,
-                "error": result.error_kind or "",
-            }
-    finally:
-        session.close()
-    return answers
-
-
-def image_site_checks(out, pages, answers: dict, enabled, max_kb: int) -> None:
-    """One issue per page and type, listing its broken or too large images."""
+def image_site_issues(audit_id, pages, answers: dict, settings: CheckSettings) -> list[Issue]:
+    """One issue per page and type, listing its broken or too large images, from the image pass's `answers`
+    (url -> {"status_code", "bytes", "error"})."""
     if not answers:
-        return
+        return []
+    max_kb = settings.threshold("image-too-large", "max_kb")
     max_bytes = max_kb * 1024
+    found: list[Issue] = []
+
+    def add(issue_type: str, page_id, page_url: str, **details) -> None:
+        issue = make_issue(audit_id, issue_type, page_id=page_id, page_url=page_url, details=details, settings=settings)
+        if issue is not None:
+            found.append(issue)
+
     rows = pages.exclude(image_urls=[]).order_by("url").values_list("id", "url", "image_urls").iterator()
     for page_id, page_url, image_urls in rows:
         broken, large = [], []
@@ -96,9 +55,9 @@ def image_site_checks(out, pages, answers: dict, enabled, max_kb: int) -> None:
                 broken.append({"src": src, "status_code": status, "error": answer["error"]})
             elif answer["bytes"] is not None and answer["bytes"] > max_bytes:
                 large.append({"src": src, "kb": round(answer["bytes"] / 1024)})
-        if broken and enabled("broken-image"):
-            out.add("broken-image", page_id=page_id, page_url=page_url, images_count=len(broken),
-                    images=broken[:EXAMPLES_MAX])  # fmt: skip
-        if large and enabled("image-too-large"):
-            out.add("image-too-large", page_id=page_id, page_url=page_url, images_count=len(large), max_kb=max_kb,
-                    images=large[:EXAMPLES_MAX])  # fmt: skip
+        if broken and settings.enabled("broken-image"):
+            add("broken-image", page_id, page_url, images_count=len(broken), images=broken[:EXAMPLES_MAX])
+        if large and settings.enabled("image-too-large"):
+            add("image-too-large", page_id, page_url, images_count=len(large), max_kb=max_kb,
+                images=large[:EXAMPLES_MAX])  # fmt: skip
+    return found

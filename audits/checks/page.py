@@ -13,6 +13,7 @@ from audits.checks.registry import PAGE_TYPES, CheckSettings, make_issue
 from audits.checks.security import security_page_checks
 from audits.checks.structured_data import structured_data_page_checks
 from audits.checks.urls import url_checks
+from crawler.blocked import refusal_for
 from crawler.limits import MAX_HTML_BYTES
 from crawler.parse import PageData
 from crawler.urls import normalize
@@ -20,21 +21,6 @@ from crawler.urls import normalize
 PAGE_CHECK_TYPES: tuple[str, ...] = PAGE_TYPES
 
 EXAMPLES_MAX = 5  # offending srcs/hrefs/values listed in an issue's details
-CHALLENGE_SCAN_BYTES = 64 * 1024  # challenge markers sit near the top of a challenge page
-CHALLENGE_MAX_WORDS = 100  # a challenge interstitial is tiny; a real page mentioning "captcha" is not
-CHALLENGE_STATUSES = frozenset({200, 202, 503})
-CHALLENGE_HEADERS = ("cf-mitigated",)
-# Lower-cased markers only bot challenges / WAF interstitials carry (Cloudflare, Imperva, DataDome,
-# PerimeterX, DDoS-Guard). Cloudflare injects /cdn-cgi/challenge-platform/scripts/jsd/ into ordinary
-# pages too, so that path does not count.
-CHALLENGE_BODY_MARKERS = re.compile(
-    r"cf-browser-verification|_cf_chl_opt|challenge-platform(?!/scripts/jsd)|_incapsula_resource"
-    r"|captcha-delivery\.com|px-captcha|ddos-guard\.net/"
-)
-# Weaker signs, trusted only in the title of a tiny page: a login form with a CAPTCHA is not a challenge.
-CHALLENGE_TITLE_MARKERS = re.compile(
-    r"just a moment|attention required|checking your browser|captcha|verify you are (a )?human|are you a robot"
-)
 NON_DESCRIPTIVE_LINK_TEXTS = frozenset({"click here", "here", "more", "read more", "learn more", "link", "this page"})
 # Decoration around a link's words ("Read more »", "here.", "→ more"), never characters that make it another
 # text: "--link" (a command-line option) and "link()" (a function) are names, not "link".
@@ -117,38 +103,6 @@ def robots_directives(meta_robots: str, x_robots_tag: str) -> set[str]:
     return directives
 
 
-def challenge_reason(result, data) -> str | None:
-    """Why this answer is a WAF/bot challenge rather than the page, or None."""
-    for header in CHALLENGE_HEADERS:
-        if header in result.headers:
-            return f"{header}: {result.headers[header]}"[:200]
-    if result.status_code not in CHALLENGE_STATUSES or not result.body:
-        return None
-    tiny = data.word_count < CHALLENGE_MAX_WORDS if data is not None else len(result.body) <= CHALLENGE_SCAN_BYTES
-    if not tiny:
-        return None
-    head = result.body[:CHALLENGE_SCAN_BYTES].decode("utf-8", "replace").lower()
-    marker = CHALLENGE_BODY_MARKERS.search(head)
-    if marker:
-        return f"challenge marker {marker.group(0)!r} in a {result.status_code} answer"
-    title = (data.titles[0] if data is not None and data.titles else _raw_title(head)).lower()
-    marker = CHALLENGE_TITLE_MARKERS.search(title)
-    if marker:
-        return f"challenge title {title[:80]!r} in a {result.status_code} answer"
-    return None
-
-
-def _raw_title(html: str) -> str:
-    match = re.search(r"<title[^>]*>(.*?)</title", html, re.DOTALL)
-    return " ".join(match.group(1).split()) if match else ""
-
-
-def blocked_reason(result, data) -> str | None:
-    if result.status_code in (401, 403):
-        return f"HTTP {result.status_code}"
-    return challenge_reason(result, data)
-
-
 def _link_text_key(anchor: str) -> str:
     """The words of a link text, lower-cased, without decoration around them: "Read more »" -> "read more",
     "(here)" -> "here"; "--link" and "link()" stay what they are."""
@@ -168,8 +122,17 @@ def _canonical_problem(href: str) -> str | None:
     return "canonical-non-http" if scheme and len(scheme.group(1)) > 1 else "canonical-relative"
 
 
-def page_issues(page, data, result, settings: CheckSettings) -> list:
-    """Unsaved Issue rows for one fetched page (page.is_indexable must already be set). Pure: no DB."""
+_ASK = object()  # page_issues' `refusal` left out: asked of crawler.blocked here
+
+
+def page_issues(page, data, result, settings: CheckSettings, *, refusal=_ASK) -> list:
+    """Unsaved Issue rows for one fetched page (page.is_indexable must already be set). Pure: no DB.
+
+    `refusal` is crawler.blocked.refusal_for's answer for this page, decided once by the page record
+    (audits.pipeline.page_record) and read here; a caller without a page record (a test, the benchmark) leaves it
+    out and the same function is asked."""
+    if refusal is _ASK:
+        refusal = refusal_for(result, data)
     found: list = []
 
     def add(issue_type: str, dedupe_key: str = "", **details) -> None:
@@ -193,9 +156,8 @@ def page_issues(page, data, result, settings: CheckSettings) -> list:
         )
         return found
 
-    reason = blocked_reason(result, data)
-    if reason:
-        add("blocked-page", status_code=status, reason=reason)
+    if refusal is not None:
+        add("blocked-page", status_code=status, reason=refusal.reason)
         return found
     if status == 429:
         add("rate-limited-page", status_code=status, retry_after=result.headers.get("retry-after", ""))

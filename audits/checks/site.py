@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Window
 
 from audits.checks.content import near_duplicates, soft_404s
-from audits.checks.images import IMAGE_SITE_TYPES, image_answers, image_site_checks
+from audits.checks.images import IMAGE_SITE_TYPES
 from audits.checks.page import hreflang_problem, robots_directives
 from audits.checks.pagination import pagination_checks
 from audits.checks.registry import SITE_TYPES, CheckSettings, as_uuid, make_issue
@@ -75,10 +75,8 @@ def run_site_checks(audit) -> None:
     """Compute every site check of the catalogue for `audit`, replacing earlier results. Idempotent."""
     settings = CheckSettings.for_audit(audit)
     frontier = _frontier_counts(audit.id)
-    kept = FRONTIER_CHECK_TYPES if frontier is None else ()
-    # Network before the transaction: the image pass asks the site, and no transaction waits on it.
-    images = any(settings.enabled(t) for t in IMAGE_SITE_TYPES)
-    answers = image_answers(audit, _judged_pages(audit.id)) if images else {}
+    # The image checks' issues are the image pass's (audits.pipeline.images, after this in finalize): kept here.
+    kept = (*IMAGE_SITE_TYPES, *(FRONTIER_CHECK_TYPES if frontier is None else ()))
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type__in=[t for t in SITE_CHECK_TYPES if t not in kept]).delete()
         out = _IssueWriter(audit.id, settings)
@@ -97,16 +95,13 @@ def run_site_checks(audit) -> None:
             if enabled(issue_type):
                 _duplicates(audit, out, issue_type, column)
         if enabled("near-duplicate-content"):
-            near_duplicates(audit, out, _judged_pages(audit.id))
+            near_duplicates(audit, out, judged_pages(audit.id))
         if enabled("soft-404"):
-            soft_404s(audit, out, _judged_pages(audit.id))
+            soft_404s(audit, out, judged_pages(audit.id))
         if any(enabled(t) for t in HEADER_TYPES):
-            security_header_checks(audit, out, _judged_pages(audit.id))
-        if images:
-            max_kb = settings.threshold("image-too-large", "max_kb")
-            image_site_checks(out, _judged_pages(audit.id), answers, enabled, max_kb)
+            security_header_checks(audit, out, judged_pages(audit.id))
         if any(enabled(t) for t in ("pagination-broken-sequence", "pagination-url-not-ok", "pagination-loop")):
-            pagination_checks(audit, out, _judged_pages(audit.id), enabled)
+            pagination_checks(audit, out, judged_pages(audit.id), enabled)
         if enabled("canonical-target-not-ok"):
             _canonical_targets(audit, out)
         if enabled("hreflang-missing-return-link"):
@@ -156,7 +151,7 @@ def _pages_by_url(audit_id, urls, *fields) -> dict:
     return found
 
 
-def _judged_pages(audit_id):
+def judged_pages(audit_id):
     """The audit's pages minus those whose answer was a refusal (a challenge page says nothing of the site)."""
     refused = Issue.objects.filter(audit_id=audit_id, page_id=OuterRef("id"), type="blocked-page")
     return (
@@ -354,7 +349,7 @@ def _redirects(audit, out: _IssueWriter, *, min_hops: int) -> None:
 def _duplicates(audit, out: _IssueWriter, issue_type: str, column: str) -> None:
     """Indexable pages sharing a value: each gets the group size and up to 3 other URLs of its group."""
     rows = (
-        _judged_pages(audit.id)
+        judged_pages(audit.id)
         .filter(is_indexable=True)
         .exclude(**{column: ""})
         .exclude(**{f"{column}__isnull": True})
@@ -467,7 +462,7 @@ def _pairs(value) -> list[tuple[str, str]]:
 
 def _sitemap_not_indexable(audit, out: _IssueWriter) -> None:
     candidates = (
-        _judged_pages(audit.id)
+        judged_pages(audit.id)
         .filter(in_sitemap=True)
         .filter(
             Q(status_code__isnull=True)

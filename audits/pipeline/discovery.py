@@ -6,11 +6,12 @@ from django.conf import settings
 from audits.models import Audit, AuditEvent
 from audits.pipeline.lifecycle import audit_event, audit_fail, audit_set_phase
 from audits.pipeline.politeness import DiscoveryPacer
-from audits.pipeline.scope import CrawlScope, audit_site_auth, url_pattern
+from audits.pipeline.scope import CrawlScope, audit_site_auth
 from audits.pipeline.start import Mode, audit_mode
 from crawler import limits as crawl_limits
 from crawler.discovery import fetch_robots, fetch_sitemaps
 from crawler.fetch import build_session, fetch
+from crawler.shapes import url_pattern
 from crawler.urls import normalize
 from scratchpad.models import Frontier
 from scratchpad.services import NewURL, frontier_seed

@@ -8,7 +8,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -16,9 +15,7 @@ import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -28,6 +25,7 @@ from django.utils import timezone
 from audits.checks.registry import LIGHTHOUSE_TYPES, CheckSettings, make_issue
 from audits.models import Audit, Issue, LighthouseResult, Page, lighthouse_id_for
 from audits.pipeline.chromium import chromium_flags, find_chromium
+from crawler.shapes import url_template
 from crawler.urls import normalize
 
 logger = logging.getLogger(__name__)
@@ -53,65 +51,6 @@ LIGHTHOUSE_BIN_ENV = "SITEWARDEN_LIGHTHOUSE_BIN"  # explicit path to the CLI; wh
 _LIGHTHOUSE_HINT = (
     f"make lighthouse-install, or npm ci --prefix audits/lighthouse_runner, or set {LIGHTHOUSE_BIN_ENV} to the CLI"
 )
-
-
-# --- URL templates ---------------------------------------------------------------------------------
-
-_UUID = re.compile(r"^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$", re.I)
-_DATE_DASHED = re.compile(r"^(\d{4})-(\d{1,2})(?:-(\d{1,2}))?$")
-_DATE_COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
-_NUMBER = re.compile(r"^\d+$")
-_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
-_EXTENSION = re.compile(r"^(.+)(\.[a-z0-9]{1,5})$", re.I)
-
-
-def _is_date(year: str, month: str, day: str | None = None) -> bool:
-    try:
-        date(int(year), int(month), int(day or 1))
-    except ValueError:
-        return False
-    return 1900 <= int(year) <= 2100
-
-
-def _segment_template(segment: str) -> str:
-    """The placeholder for one path segment, or the segment itself when it is a fixed word."""
-    stem, ext = segment, ""
-    if match := _EXTENSION.match(segment):  # /posts/123.html -> /posts/{id}.html
-        stem, ext = match.groups()
-    if _UUID.match(stem):
-        return "{uuid}" + ext
-    if (match := _DATE_DASHED.match(stem) or _DATE_COMPACT.match(stem)) and _is_date(*match.groups()):
-        return "{date}" + ext
-    if _NUMBER.match(stem):
-        return "{id}" + ext
-    if _SLUG.match(stem) and (stem.count("-") >= 2 or any(c.isdigit() for c in stem)):
-        return "{slug}" + ext
-    return segment
-
-
-def url_template(url: str) -> str:
-    """The shape of a URL: ids, UUIDs, dates and slugs in the path become placeholders; no query.
-
-    `https://x.test/blog/2024/01/31/my-first-post?page=2` -> `https://x.test/blog/{date}/{slug}`.
-    """
-    parts = urlsplit(url)
-    segments = parts.path.split("/")
-    out: list[str] = []
-    i = 0
-    while i < len(segments):
-        seg = segments[i]
-        # year/month[/day] spread over segments is one date
-        if re.fullmatch(r"\d{4}", seg) and i + 1 < len(segments) and re.fullmatch(r"\d{1,2}", segments[i + 1]):
-            day = segments[i + 2] if i + 2 < len(segments) and re.fullmatch(r"\d{1,2}", segments[i + 2]) else None
-            span = 3 if day and _is_date(seg, segments[i + 1], day) else 2 if _is_date(seg, segments[i + 1]) else 0
-            if span:
-                out.append("{date}")
-                i += span
-                continue
-        out.append(_segment_template(seg) if seg else seg)
-        i += 1
-    path = "/".join(out) or "/"
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}"
 
 
 # --- Sampling ----------------------------------------------------------------------------------------

@@ -7,13 +7,14 @@ from urllib.parse import urlsplit
 from django.utils import timezone
 
 from audits.checks.content import content_fields_fill
-from audits.checks.page import challenge_reason, page_issues, robots_directives
+from audits.checks.page import page_issues, robots_directives
 from audits.checks.security import security_headers_kept
 from audits.extraction import PageExtraction, extract, extraction_issues
 from audits.limits import PAGE_HEADER_VALUE_MAX_CHARS, PAGE_HEADERS_STORED_MAX, PAGE_HEADING_TEXT_MAX_CHARS
 from audits.models import Issue, Page, page_id_for
 from audits.pipeline.scope import CrawlScope
 from crawler import limits as crawl_limits
+from crawler.blocked import Refusal, refusal_for
 from crawler.fetch import FetchResult
 from crawler.parse import PageData, parse_html, parse_link_header
 from crawler.urls import normalize
@@ -22,9 +23,7 @@ from scratchpad.services import ClaimedURL, Edge, NewURL
 
 Source = Frontier.Source
 
-BLOCKED_STATUS_CODES = frozenset({401, 403})
 RATE_LIMITED_STATUS_CODES = frozenset({429})
-CHALLENGE_HEADERS = ("cf-mitigated",)
 
 
 @dataclass
@@ -40,11 +39,13 @@ class PageRecord:
     extraction_stopped: str = ""  # the custom extractor stopped over the page's time budget (an audit event says so)
 
 
-def fetch_class_for(result: FetchResult) -> str:
+def fetch_class_for(result: FetchResult, refusal: Refusal | None, *, parsed: bool) -> str:
+    """The page's fetch class from its answer and crawler.blocked's decision on it (`parsed`: the body was read
+    as the page; a challenge seen only in an unparsed body is reported, not made the fetch class)."""
     # A deadline or a broken connection after the headers is still a failed fetch: the page was not read.
     if result.status_code is None or result.error_kind:
         return Page.FetchClass.ERROR
-    if result.status_code in BLOCKED_STATUS_CODES or any(h in result.headers for h in CHALLENGE_HEADERS):
+    if refusal is not None and (refusal.by_answer or parsed):
         return Page.FetchClass.BLOCKED
     if result.status_code in RATE_LIMITED_STATUS_CODES:
         return Page.FetchClass.RATE_LIMITED
@@ -73,7 +74,6 @@ def build_page_record(
         audit_id=audit_id,
         url=item.url,
         status_code=result.status_code,
-        fetch_class=fetch_class_for(result),
         fetch_error=(result.error or "")[:500],
         content_type=result.content_type[:120],
         bytes=result.bytes_read,
@@ -97,13 +97,7 @@ def build_page_record(
     )
     page.canonical_header = canonical_header or ""
 
-    if result.redirect_url and result.status_code and 300 <= result.status_code < 400:
-        target = normalize(result.redirect_url, item.url)
-        page.redirect_url = target or result.redirect_url[:2048]
-        if target and item.redirect_hops < crawl_limits.MAX_REDIRECT_HOPS:
-            new = _queue(scope, target, item.depth, Source.REDIRECT, item.redirect_hops + 1, found_from=item.url)
-            discovered += [new] if new else []
-    elif result.is_html and result.body and result.status_code and 200 <= result.status_code < 300:
+    if result.is_html and result.body and result.status_code and 200 <= result.status_code < 300:
         if rendered_html is not None:
             # The rendered DOM is what a JavaScript-running search engine sees; the response time
             # stays the fetch's own.
@@ -112,6 +106,18 @@ def build_page_record(
             )
         else:
             data = parse_html(result.body, item.url, content_type_charset=result.charset, is_internal=scope.is_internal)
+    # The one "is this answer a refusal" decision (a WAF/bot challenge stands in for the page): the fetch class
+    # and the page checks both read it.
+    refusal = refusal_for(result, data)
+    page.fetch_class = fetch_class_for(result, refusal, parsed=data is not None)
+
+    if result.redirect_url and result.status_code and 300 <= result.status_code < 400:
+        target = normalize(result.redirect_url, item.url)
+        page.redirect_url = target or result.redirect_url[:2048]
+        if target and item.redirect_hops < crawl_limits.MAX_REDIRECT_HOPS:
+            new = _queue(scope, target, item.depth, Source.REDIRECT, item.redirect_hops + 1, found_from=item.url)
+            discovered += [new] if new else []
+    elif data is not None:
         _fill_from_html(page, data)
         if scope.extractors:  # the project's custom extraction, read from the HTML the page fields came from
             skip = scope.extractors_skipped()
@@ -123,8 +129,6 @@ def build_page_record(
             if extraction.stopped:
                 scope.extraction_stopped(extraction.stopped)
         content_fields_fill(page, data)
-        if challenge_reason(result, data):
-            page.fetch_class = Page.FetchClass.BLOCKED  # a WAF/bot challenge stands in for the page
         follow_all = page.fetch_class == Page.FetchClass.OK and "nofollow" not in robots_directives(
             page.meta_robots, page.x_robots_tag
         )
@@ -144,7 +148,7 @@ def build_page_record(
                 new = _queue(scope, extra, child_depth, Source.LINK, found_from=item.url)
                 discovered += [new] if new else []
     page.is_indexable = _is_indexable(page)
-    issues = page_issues(page, data, result, scope.checks)
+    issues = page_issues(page, data, result, scope.checks, refusal=refusal)
     if extraction.values:
         issues += extraction_issues(page, scope.extractors, extraction, scope.checks)
     return PageRecord(item, page, discovered, edges, issues, extraction_stopped=extraction.stopped)

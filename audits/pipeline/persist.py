@@ -8,7 +8,6 @@ was taken over, or outlived its audit, writes nothing, and pages_crawled always 
 
 import json
 import zlib
-from dataclasses import replace
 
 from django.db import connection, models, transaction
 from django.db.models import F
@@ -26,11 +25,10 @@ from audits.models import Audit, AuditEvent, Issue, Page
 from audits.pipeline.lifecycle import audit_event
 from audits.pipeline.page_record import PageRecord
 from audits.pipeline.politeness import Politeness
-from audits.pipeline.scope import url_pattern
-from crawler.limits import TRAP_IDENTICAL_PAGES_SHARE
-from crawler.traps import TrapLimits, path_key, trap_signs
+from audits.pipeline.traps import frontier_caps, shape_pages, shape_traps_record, url_shaped
+from crawler.traps import TrapLimits
 from scratchpad.models import Throttle
-from scratchpad.services import frontier_hold, frontier_record_batch, shape_texts_record
+from scratchpad.services import frontier_hold, frontier_record_batch
 
 
 class _Fenced(Exception):
@@ -106,7 +104,7 @@ class BatchPersister:
             for new in record.discovered:
                 if new.url not in self.seen_urls:
                     # Shape and trap signs only for URLs this chunk has not queued yet: most links repeat.
-                    discovered.append(self._shaped(new))
+                    discovered.append(url_shaped(new, self.traps))
                     if len(self.seen_urls) < CHUNK_SEEN_URLS_MAX:
                         self.seen_urls.add(new.url)
         pages_upsert([r.page for r in records])
@@ -121,10 +119,7 @@ class BatchPersister:
             done_ids=[r.claimed.id for r in records],
             discovered=discovered,
             edges=[e for r in records for e in r.edges],
-            max_per_pattern=self.max_per_pattern,
-            max_query_variants=self.traps.max_query_variants_per_path if self.traps else None,
-            max_dated_per_pattern=self.traps.max_dated_urls_per_pattern if self.traps else None,
-            identical_rule=self.traps is not None,
+            caps=frontier_caps(self.max_per_pattern, self.traps),
         )
         if outcome.capped:
             Throttle.objects.filter(audit_id=self.audit_id).update(urls_capped=F("urls_capped") + outcome.capped)
@@ -140,15 +135,10 @@ class BatchPersister:
             )
         if self.traps is not None:
             # Late in the transaction: every batch of a shape's pages takes the shape's counter row.
-            shape_texts_record(
+            shape_traps_record(
                 audit_id=self.audit_id,
-                pages=[
-                    (url_pattern(r.page.url), r.page.main_text_hash)
-                    for r in records
-                    if r.page.main_text_hash and r.page.fetch_class == Page.FetchClass.OK
-                ],
+                pages=shape_pages([r.page for r in records]),
                 max_identical=self.traps.max_identical_pages_per_pattern,
-                share=TRAP_IDENTICAL_PAGES_SHARE,
             )
         # Last, and conditional: this row lock orders the batch against a cancel or a finish.
         running = Audit.objects.filter(id=self.audit_id, status=Audit.Status.RUNNING).update(
@@ -162,15 +152,6 @@ class BatchPersister:
             raise _Fenced
         _extraction_stops_report(self.audit_id, records)
         return outcome.finished
-
-    def _shaped(self, new):
-        """A new URL with its shape, and its trap signs when the persister has trap settings."""
-        if self.traps is None:
-            return replace(new, pattern=url_pattern(new.url))
-        signs = trap_signs(new.url, self.traps)
-        return replace(
-            new, pattern=url_pattern(new.url), trap=signs.rule, path_key=path_key(new.url), dated=signs.dated
-        )
 
 
 def _extraction_stops_report(audit_id, records: list[PageRecord]) -> None:

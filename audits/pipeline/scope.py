@@ -7,15 +7,15 @@ Include/exclude rules are user-supplied regular expressions run against every li
 """
 
 import logging
-import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from audits.checks import CheckSettings
 from audits.extraction import compile_extractors
-from audits.limits import EXTRACTOR_STOPS_BEFORE_SKIP, MAX_PAGES_CEILING, SCOPE_VERDICTS_KEPT
+from audits.limits import EXTRACTOR_STOPS_BEFORE_SKIP, SCOPE_VERDICTS_KEPT
 from audits.models import Audit, Project
 from audits.patterns import compile_pattern
+from audits.pipeline.traps import pattern_cap, trap_limits_for
 from crawler import limits as crawl_limits
 from crawler.auth import SiteBasicAuth, site_basic_auth
 from crawler.discovery import Robots
@@ -23,16 +23,7 @@ from crawler.traps import TrapLimits
 from crawler.urls import SiteMatcher
 
 QueryPolicy = Project.QueryPolicy
-_NUMERIC = re.compile(r"^\d+$")
-_ID_LIKE = re.compile(r"^(?=.*\d)[0-9a-f-]{8,}$", re.IGNORECASE)  # hex ids, UUIDs, hashes
-_DATE_LIKE = re.compile(r"^\d{4}[-_.]\d{1,2}(?:[-_.]\d{1,2})?$")  # 2024-05, 2024-05-03: a calendar's pages, one shape
 logger = logging.getLogger(__name__)
-
-
-def _pattern_cap(value: int | None) -> int | None:
-    """The per-shape cap, None when off: unset, or at the ceiling (the default). Off means no count at all: a
-    count per batch of every queued URL of a shape grows with the shape (50 ms a batch at 50,000 URLs)."""
-    return value if value and value < MAX_PAGES_CEILING else None
 
 
 def _compile_stored(patterns, kind: str, audit_id) -> tuple[list, list[str]]:
@@ -46,42 +37,6 @@ def _compile_stored(patterns, kind: str, audit_id) -> tuple[list, list[str]]:
             skipped.append(f"{kind} pattern skipped: {exc}")
             logger.warning("audit %s: %s pattern %r skipped: %s", audit_id, kind, pattern, exc)
     return compiled, skipped
-
-
-def url_pattern(url: str) -> str:
-    """The URL's shape, named in skipped-URL reports and counted by the optional per-shape cap: numeric,
-    date-like and id-like path segments collapse, query values drop.
-    /calendar/2024/05?view=month -> /calendar/{n}/{n}?view, /events/2031-01 -> /events/{date}"""
-    parts = urlsplit(url)
-    segments = []
-    for segment in parts.path.split("/"):
-        stem, dot, ext = segment.partition(".")
-        if _NUMERIC.match(stem):
-            stem = "{n}"
-        elif _DATE_LIKE.match(stem):
-            stem = "{date}"
-        elif _ID_LIKE.match(stem):
-            stem = "{id}"
-        segments.append(stem + dot + ext)
-    keys = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)})
-    return "/".join(segments)[:180] + ("?" + "&".join(keys) if keys else "")[:60]
-
-
-def trap_limits_for(config: dict) -> TrapLimits:
-    """An audit's trap settings from its config snapshot; an audit started before they existed gets the
-    defaults."""
-    defaults = TrapLimits()
-    return TrapLimits(
-        max_path_segments=int(config.get("max_path_segments") or defaults.max_path_segments),
-        calendar_years_ahead=int(config.get("calendar_years_ahead") or defaults.calendar_years_ahead),
-        max_query_variants_per_path=int(
-            config.get("max_query_variants_per_path") or defaults.max_query_variants_per_path
-        ),
-        max_dated_urls_per_pattern=int(config.get("max_dated_urls_per_pattern") or defaults.max_dated_urls_per_pattern),
-        max_identical_pages_per_pattern=int(
-            config.get("max_identical_pages_per_pattern") or defaults.max_identical_pages_per_pattern
-        ),
-    )
 
 
 def _extractors(stored) -> list:
@@ -127,7 +82,7 @@ class CrawlScope:
             follow_nofollow=bool(config.get("follow_nofollow", False)),
             include_subdomains=bool(config.get("crawl_subdomains", False)),
             max_depth=config.get("max_depth"),
-            max_urls_per_pattern=_pattern_cap(config.get("max_urls_per_pattern")),
+            max_urls_per_pattern=pattern_cap(config.get("max_urls_per_pattern")),
             traps=trap_limits_for(config),
             query_policy=config.get("query_policy", QueryPolicy.KEEP),
             query_keep_keys=frozenset(config.get("query_keep_keys", [])),

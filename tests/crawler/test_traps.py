@@ -6,13 +6,13 @@ from datetime import date
 import pytest
 
 from crawler import limits
+from crawler.shapes import path_key
 from crawler.traps import (
     RULE_CALENDAR,
     RULE_PATH_TOO_DEEP,
     RULE_REPEATING_PATH,
     TrapLimits,
     has_date,
-    path_key,
     trap_rule,
 )
 

@@ -8,12 +8,14 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from audits.pipeline.scope import url_pattern
+from audits.pipeline.traps import shape_traps_record
+from crawler.shapes import url_pattern
 from scratchpad.limits import MAX_HANDOUTS_PER_URL
 from scratchpad.models import CrawlChunk, Frontier, ShapeText, SkippedURL
 from scratchpad.selectors import frontier_stats
 from scratchpad.services import (
     Edge,
+    FrontierCaps,
     NewURL,
     chunk_begin,
     chunk_finish,
@@ -24,7 +26,6 @@ from scratchpad.services import (
     frontier_record_batch,
     frontier_release,
     frontier_seed,
-    shape_texts_record,
 )
 from tests.factories import AuditFactory
 
@@ -267,7 +268,7 @@ def test_pattern_cap_drops_new_link_urls_beyond_the_cap_but_not_sitemap_ones():
     claimed = frontier_claim(audit_id=audit.id, lease_key="k", limit=1, lease_s=LEASE_S)
     found = [NewURL(f"http://127.0.0.1:1/cal/{i}", depth=2, source="link", pattern="/cal/{n}") for i in range(10)]
     outcome = frontier_record_batch(
-        audit_id=audit.id, lease_key="k", done_ids=[], discovered=found, edges=[], max_per_pattern=5
+        audit_id=audit.id, lease_key="k", done_ids=[], discovered=found, edges=[], caps=FrontierCaps(max_per_pattern=5)
     )
     assert outcome.capped == 5  # 3 known + 2 new reach the cap of 5; the other 5 new ones are dropped
     assert Frontier.objects.filter(audit=audit, pattern="/cal/{n}").count() == 5
@@ -341,7 +342,8 @@ def test_skipped_urls_are_counted_once_per_url_under_their_rule_and_shape():
         # a sitemap URL is never skipped, whatever its shape
         NewURL("http://127.0.0.1:1/events/2040-01", depth=None, source="sitemap", in_sitemap=True, trap="calendar"),
     ]
-    args = dict(audit_id=audit.id, lease_key="k", done_ids=[], edges=[], max_query_variants=3, max_dated_per_pattern=4)
+    caps = FrontierCaps(max_query_variants=3, max_dated_per_pattern=4)
+    args = dict(audit_id=audit.id, lease_key="k", done_ids=[], edges=[], caps=caps)
     first = frontier_record_batch(discovered=batch, **args)
     assert first.capped == 2 + 1 + 2 + 1
     assert {(f.rule, f.pattern) for f in first.first_skips} == {
@@ -378,7 +380,7 @@ def test_without_a_cap_a_catalogue_of_one_shape_is_queued_whole():
 
 def _texts(audit, pages, max_identical=5, share=0.9):
     with transaction.atomic():
-        return shape_texts_record(audit_id=audit.id, pages=pages, max_identical=max_identical, share=share)
+        return shape_traps_record(audit_id=audit.id, pages=pages, max_identical=max_identical, share=share)
 
 
 def test_a_shape_whose_pages_keep_one_main_text_is_trapped_and_its_new_links_skipped():
@@ -395,7 +397,12 @@ def test_a_shape_whose_pages_keep_one_main_text_is_trapped_and_its_new_links_ski
     found = [_found(f"http://127.0.0.1:1/list/{n}/") for n in range(10, 13)] + [_found("http://127.0.0.1:1/p/9.html")]
     sitemap = NewURL("http://127.0.0.1:1/list/99/", depth=None, source="sitemap", in_sitemap=True, pattern=shape)
     outcome = frontier_record_batch(
-        audit_id=audit.id, lease_key="k", done_ids=[], discovered=[*found, sitemap], edges=[], identical_rule=True
+        audit_id=audit.id,
+        lease_key="k",
+        done_ids=[],
+        discovered=[*found, sitemap],
+        edges=[],
+        caps=FrontierCaps(identical_rule=True),
     )
     assert outcome.capped == 3
     assert [(f.rule, f.pattern) for f in outcome.first_skips] == [("identical-pages", shape)]

@@ -9,6 +9,7 @@ from audits.checks.site import run_site_checks
 from audits.models import Audit, Issue
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.finalize import audit_finalize
+from audits.pipeline.images import images_judge
 from audits.pipeline.inline import pipeline_crawl_inline, pipeline_run_inline
 from audits.pipeline.start import audit_start
 from scratchpad.models import Frontier
@@ -42,10 +43,12 @@ def test_finalize_run_twice_gives_identical_issue_rows():
 
     page_depths_store(audit_id=audit.id)  # finalize's first step: exact depths, deep-page judged on them
     run_site_checks(audit)
+    images_judge(audit)  # the site-check step's image pass (a pipeline stage: checks do no network I/O)
     first = _snapshot(audit)
     types = {row[1] for row in first}
     assert types >= {"redirect-chain", "redirect-loop", "orphan-page", "duplicate-title", "broken-internal-link"}
     run_site_checks(audit)
+    images_judge(audit)
     assert _snapshot(audit) == first
 
     assert audit_finalize(audit_id=audit.id)  # runs the site checks again, then purges the frontier
@@ -53,6 +56,7 @@ def test_finalize_run_twice_gives_identical_issue_rows():
     assert not Frontier.objects.filter(audit=audit).exists()
     assert not audit_finalize(audit_id=audit.id)  # a duplicated finalize message finds the audit completed
     run_site_checks(audit)  # and a retried site-check step after the purge changes nothing either
+    images_judge(audit)
     assert _snapshot(audit) == first
 
 

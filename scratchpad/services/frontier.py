@@ -1,5 +1,5 @@
-"""Writes to the crawl state: lease URLs to a chunk, give back what it did not do, record what it did; the
-crawl chunks' own rows (who runs each, when it last renewed its lease).
+"""Writes to the frontier: lease URLs to a chunk, give back what it did not do, record what it did (its URLs done,
+their link edges, the new URLs it found queued, or recorded as skipped under the caps it is handed).
 
 Claiming follows the lease invariants in docs/ARCHITECTURE.md: a short transaction picks rows with
 SELECT ... FOR UPDATE SKIP LOCKED, marks them leased under the chunk's key and commits before any I/O.
@@ -8,74 +8,21 @@ a run of a chunk takes it with a new generation, and every write of the run is f
 was paused and taken over writes nothing.
 """
 
-import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
 
 from django.db import connection, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from scratchpad.limits import (
-    MAX_CAREFUL_STARTS_PER_URL,
-    MAX_HANDOUTS_PER_URL,
-    NEW_URLS_PER_BATCH,
-    SQL_IN_BATCH,
-)
+from scratchpad.limits import MAX_CAREFUL_STARTS_PER_URL, NEW_URLS_PER_BATCH
 from scratchpad.models import CrawlChunk, Frontier, LinkEdge, ShapeText, SkippedURL
+from scratchpad.services.records import BatchOutcome, ClaimedURL, Edge, FrontierCaps, InsertOutcome, NewURL, batched
+from scratchpad.services.skips import shapes_trapped_out, skipped_record
 
 State = Frontier.State
+NO_CAPS = FrontierCaps()  # seeding, and a batch without trap rules or a per-shape cap
 SITEMAP = Frontier.Source.SITEMAP
-ChunkState = CrawlChunk.State
-
-
-@dataclass(frozen=True)
-class ClaimedURL:
-    id: int
-    url: str
-    depth: int | None
-    in_sitemap: bool
-    redirect_hops: int
-    handouts: int
-    starts: int = 0
-    source: str = ""  # Frontier.Source: how the URL was found
-    found_from: str = ""  # the page that led to it ("" for the start URL and sitemap-only URLs)
-
-    @property
-    def exhausted(self) -> bool:
-        """Handed out too often without being finished (its chunk kept dying): do not fetch again."""
-        return self.handouts > MAX_HANDOUTS_PER_URL
-
-    @property
-    def suspect(self) -> bool:
-        """Handed out before and never finished: the chunk that held it may have died because of it."""
-        return self.handouts > 1
-
-
-@dataclass(frozen=True)
-class NewURL:
-    url: str
-    depth: int | None
-    source: str
-    in_sitemap: bool = False
-    redirect_hops: int = 0
-    pattern: str = ""  # URL shape: named when the URL is skipped, counted by the optional per-shape cap
-    trap: str = ""  # the trap rule its shape breaks (crawler.traps.trap_rule), "" when none
-    path_key: str = ""  # the URL without its query, when it has one (crawler.traps.path_key)
-    dated: bool = False  # it carries a date (crawler.traps.has_date): counted per shape
-    found_from: str = ""  # the crawled page that leads to it (Frontier.found_from)
-
-
-@dataclass(frozen=True, slots=True)
-class Edge:
-    """One distinct target of a page's links (see LinkEdge)."""
-
-    source_page_id: object
-    target_url: str
-    anchor_text: str
-    nofollow: bool
-    internal: bool
-    link_count: int = 1
 
 
 def _claim_candidates(audit_id, now, limit: int, *, linked_only: bool) -> list[int]:
@@ -170,7 +117,7 @@ def frontier_release(*, audit_id, lease_key: str, ids: list[int], lease_gen: int
     """Give unattempted URLs back: pending again, and the hand-out does not count against them. With
     `lease_gen`, only what that run still holds."""
     released = 0
-    for part in _batched(ids):
+    for part in batched(ids):
         released += _held(Frontier.objects.filter(audit_id=audit_id, id__in=part), lease_key, lease_gen).update(
             state=State.PENDING,
             lease_key="",
@@ -191,7 +138,7 @@ def frontier_hold(*, audit_id, lease_key: str, lease_gen: int | None, ids: list[
     transaction, before writing anything): a batch writes only for these, so a run whose lease was taken
     over writes nothing. Locked in id order, the order every other locker of a chunk's rows uses."""
     held: set[int] = set()
-    for part in _batched(sorted(ids)):
+    for part in batched(sorted(ids)):
         rows = _held(Frontier.objects.filter(audit_id=audit_id, id__in=part), lease_key, lease_gen)
         held.update(rows.select_for_update().order_by("id").values_list("id", flat=True))
     return held
@@ -221,30 +168,6 @@ def frontier_renew(*, audit_id, lease_key: str, lease_gen: int, lease_s: int) ->
         return cursor.rowcount
 
 
-@dataclass(frozen=True)
-class SkipFirst:
-    """A (rule, shape) that skipped its first URL in this batch: what the audit's event names."""
-
-    rule: str
-    pattern: str
-    example: str
-
-
-@dataclass(frozen=True)
-class InsertOutcome:
-    skipped: int = 0  # new link-found URLs a trap rule or cap refused (distinct, not known before)
-    first: tuple[SkipFirst, ...] = ()
-    queued: int = 0  # new URLs inserted into the frontier (not known before, by this call alone)
-
-
-@dataclass(frozen=True)
-class BatchOutcome:
-    finished: int  # URLs moved from leased to done under the key (0 for a replayed batch)
-    capped: int  # new URLs skipped by a trap rule or cap
-    first_skips: tuple[SkipFirst, ...] = ()
-    queued: int = 0  # new URLs queued: the audit's known URLs grow by this much
-
-
 def frontier_record_batch(
     *,
     audit_id,
@@ -252,10 +175,7 @@ def frontier_record_batch(
     done_ids: list[int],
     discovered: list[NewURL],
     edges: list[Edge],
-    max_per_pattern: int | None = None,
-    max_query_variants: int | None = None,
-    max_dated_per_pattern: int | None = None,
-    identical_rule: bool = False,
+    caps: FrontierCaps = NO_CAPS,
     lease_gen: int | None = None,
 ) -> BatchOutcome:
     """Finish a persisted batch: its URLs done, their links stored, new URLs queued.
@@ -263,19 +183,12 @@ def frontier_record_batch(
     Call inside the transaction that upserts the batch's pages.
     """
     finished = 0
-    for part in _batched(done_ids):
+    for part in batched(done_ids):
         finished += _held(Frontier.objects.filter(audit_id=audit_id, id__in=part), lease_key, lease_gen).update(
             state=State.DONE, leased_until=None
         )
     _replace_edges(audit_id, edges)
-    inserted = _insert_new(
-        audit_id,
-        discovered[:NEW_URLS_PER_BATCH],
-        max_per_pattern=max_per_pattern,
-        max_query_variants=max_query_variants,
-        max_dated_per_pattern=max_dated_per_pattern,
-        identical_rule=identical_rule,
-    )
+    inserted = _insert_new(audit_id, discovered[:NEW_URLS_PER_BATCH], caps)
     return BatchOutcome(finished, inserted.skipped, inserted.first, inserted.queued)
 
 
@@ -294,80 +207,6 @@ def _held(rows, lease_key: str, lease_gen: int | None):
     """`rows` narrowed to those leased under `lease_key` (and `lease_gen`, when given)."""
     rows = rows.filter(state=State.LEASED, lease_key=lease_key)
     return rows if lease_gen is None else rows.filter(lease_gen=lease_gen)
-
-
-def chunk_register(*, audit_id, round_no: int, chunks: list[tuple[str, int]]) -> None:
-    """Record a round's chunks (lease key, quota) as queued, before their messages are sent. Idempotent."""
-    now = timezone.now()
-    CrawlChunk.objects.bulk_create(
-        [CrawlChunk(audit_id=audit_id, lease_key=k, round_no=round_no, quota=q, sent_at=now) for k, q in chunks],
-        ignore_conflicts=True,
-    )
-
-
-@dataclass(frozen=True)
-class ChunkTake:
-    generation: int | None  # this run's generation, or None: not taken
-    held_for_s: float = 0.0  # > 0: another run renewed it this recently; it is free once the lease runs out
-
-
-def chunk_begin(*, audit_id, lease_key: str, round_no: int, quota: int, lease_s: int) -> ChunkTake:
-    """Take a chunk for this run (a new generation), unless it is done or another run holds it (renewed within
-    `lease_s`: then how long until it is free). A chunk nobody registered (the in-process runner) is
-    registered here."""
-    now = timezone.now()
-    with transaction.atomic():
-        CrawlChunk.objects.bulk_create(
-            [CrawlChunk(audit_id=audit_id, lease_key=lease_key, round_no=round_no, quota=quota, sent_at=now)],
-            ignore_conflicts=True,
-        )
-        chunk = CrawlChunk.objects.select_for_update().get(audit_id=audit_id, lease_key=lease_key)
-        if chunk.state == ChunkState.DONE:
-            return ChunkTake(None)
-        if chunk.state == ChunkState.RUNNING and chunk.renewed_at is not None:
-            free_at = chunk.renewed_at + timedelta(seconds=lease_s)
-            if free_at > now:
-                return ChunkTake(None, held_for_s=(free_at - now).total_seconds())
-        chunk.state, chunk.generation, chunk.renewed_at = ChunkState.RUNNING, chunk.generation + 1, now
-        chunk.save(update_fields=["state", "generation", "renewed_at"])
-        return ChunkTake(chunk.generation)
-
-
-def chunk_renew(*, audit_id, lease_key: str, generation: int, lease_s: int) -> bool:
-    """The holding run's heartbeat: renew the chunk and the URLs it still holds. False when the run lost the
-    chunk (taken over, or purged because the audit ended): it must stop writing."""
-    with transaction.atomic():
-        renewed = CrawlChunk.objects.filter(
-            audit_id=audit_id, lease_key=lease_key, generation=generation, state=ChunkState.RUNNING
-        ).update(renewed_at=timezone.now())
-        if renewed:
-            frontier_renew(audit_id=audit_id, lease_key=lease_key, lease_gen=generation, lease_s=lease_s)
-    return bool(renewed)
-
-
-def chunk_finish(*, audit_id, lease_key: str, generation: int) -> bool:
-    """Mark the chunk done, if this run still holds it."""
-    return bool(
-        CrawlChunk.objects.filter(
-            audit_id=audit_id, lease_key=lease_key, generation=generation, state=ChunkState.RUNNING
-        ).update(state=ChunkState.DONE, renewed_at=timezone.now())
-    )
-
-
-def chunk_abandon(*, audit_id, lease_key: str, generation: int) -> None:
-    """A run that stops on an error hands the chunk back at once, so its retry may take it again."""
-    CrawlChunk.objects.filter(
-        audit_id=audit_id, lease_key=lease_key, generation=generation, state=ChunkState.RUNNING
-    ).update(state=ChunkState.QUEUED, renewed_at=None)
-
-
-def chunk_mark_resent(*, chunk: CrawlChunk) -> bool:
-    """Note a re-send of a chunk's message; conditional on the last send, so two sweeps send it once."""
-    return bool(
-        CrawlChunk.objects.filter(id=chunk.id, sent_at=chunk.sent_at, state=chunk.state).update(
-            sent_at=timezone.now(), sends=F("sends") + 1
-        )
-    )
 
 
 def _replace_edges(audit_id, edges: list[Edge]) -> None:
@@ -412,18 +251,11 @@ def _replace_edges(audit_id, edges: list[Edge]) -> None:
     )
 
 
-def _insert_new(
-    audit_id,
-    urls: list[NewURL],
-    *,
-    max_per_pattern: int | None = None,
-    max_query_variants: int | None = None,
-    max_dated_per_pattern: int | None = None,
-    identical_rule: bool = False,
-) -> InsertOutcome:
+def _insert_new(audit_id, urls: list[NewURL], caps: FrontierCaps = NO_CAPS) -> InsertOutcome:
     """Queue URLs not known yet; known ones learn a link depth or the sitemap flag. New link-found URLs that
-    break a trap rule, or a cap, are recorded as skipped instead (sitemap URLs never are: the site asked for
-    them). Returns how many were skipped and which (rule, shape) skipped its first URL here.
+    break a trap rule (NewURL.trap, set by audits.pipeline.traps), or one of `caps`, are recorded as skipped
+    instead (sitemap URLs never are: the site asked for them). Returns how many were skipped and which (rule,
+    shape) skipped its first URL here.
 
     Only unknown URLs are inserted: an INSERT ... ON CONFLICT that meets a row another chunk has just
     updated (marked done) waits for that chunk, and two chunks doing that to each other deadlock. New
@@ -437,7 +269,7 @@ def _insert_new(
         if seen is None or _shallower(new, seen):
             unique[new.url] = new
     known: dict[str, int | None] = {}  # url -> its link depth so far (None: sitemap-only)
-    for part in _batched(list(unique)):
+    for part in batched(list(unique)):
         known.update(Frontier.objects.filter(audit_id=audit_id, url__in=part).values_list("url", "depth"))
     new = sorted((u for u in unique.values() if u.url not in known), key=lambda u: u.url)
     skipped: list[tuple[NewURL, str]] = []
@@ -447,14 +279,16 @@ def _insert_new(
             skipped.append((u, u.trap))
         else:
             kept.append(u)
-    kept, over = _cap_counted(audit_id, kept, "pattern", max_dated_per_pattern, key=lambda u: u.dated and u.pattern)
+    kept, over = _cap_counted(
+        audit_id, kept, "pattern", caps.max_dated_per_pattern, key=lambda u: u.dated and u.pattern
+    )
     skipped += [(u, SkippedURL.RULE_CALENDAR_DATES) for u in over]
-    kept, over = _cap_counted(audit_id, kept, "path_key", max_query_variants, key=lambda u: u.path_key)
+    kept, over = _cap_counted(audit_id, kept, "path_key", caps.max_query_variants, key=lambda u: u.path_key)
     skipped += [(u, SkippedURL.RULE_QUERY_VARIANTS) for u in over]
-    if identical_rule:
-        kept, over = _trapped_shapes_out(audit_id, kept)
+    if caps.identical_rule:
+        kept, over = shapes_trapped_out(audit_id, kept)
         skipped += [(u, SkippedURL.RULE_IDENTICAL_PAGES) for u in over]
-    kept, over = _cap_counted(audit_id, kept, "pattern", max_per_pattern, key=lambda u: u.pattern)
+    kept, over = _cap_counted(audit_id, kept, "pattern", caps.max_per_pattern, key=lambda u: u.pattern)
     skipped += [(u, SkippedURL.RULE_PATTERN_CAP) for u in over]
     queued = _insert_rows(audit_id, sorted(kept, key=lambda u: u.url)) if kept else 0
     # A known URL reached by a shorter path (chunks claim without a barrier between depth layers): its queued row
@@ -467,85 +301,9 @@ def _insert_new(
     if linked:
         _learn_depths(audit_id, linked)
     sitemap_urls = [u.url for u in unique.values() if u.in_sitemap and u.url in known]
-    for part in _batched(sitemap_urls):
+    for part in batched(sitemap_urls):
         Frontier.objects.filter(audit_id=audit_id, in_sitemap=False, url__in=part).update(in_sitemap=True)
-    return replace(_record_skipped(audit_id, skipped), queued=queued)
-
-
-def _trapped_shapes_out(audit_id, new: list[NewURL]) -> tuple[list, list]:
-    """Split new URLs into those kept and the link-found ones whose shape the identical-pages rule trapped."""
-    patterns = sorted({u.pattern[:250] for u in new if u.source != SITEMAP})
-    trapped: set[str] = set()
-    for part in _batched(patterns):
-        trapped.update(
-            ShapeText.objects.filter(audit_id=audit_id, text_hash="", trapped=True, pattern__in=part).values_list(
-                "pattern", flat=True
-            )
-        )
-    if not trapped:
-        return new, []
-    kept, over = [], []
-    for u in new:
-        (over if u.source != SITEMAP and u.pattern[:250] in trapped else kept).append(u)
-    return kept, over
-
-
-def shape_texts_record(*, audit_id, pages: list[tuple[str, str]], max_identical: int, share: float) -> list[str]:
-    """Count a persisted batch's pages per (shape, main-text fingerprint) and per shape, and mark a shape trapped
-    once one main text holds `max_identical` of its pages and `share` of all of them. `pages` are (shape,
-    fingerprint) of pages with a main text. Returns the shapes this batch trapped.
-
-    Call inside the batch's transaction, late: the shape's own row is taken by every batch with pages of that
-    shape, and the rows are locked in one (sorted) order, so two batches wait for each other at most briefly and
-    never in a cycle."""
-    if not pages:
-        return []
-    counts: dict[tuple[str, str], int] = {}
-    for pattern, text_hash in pages:
-        for key in ((pattern[:250], ""), (pattern[:250], text_hash[:16])):
-            counts[key] = counts.get(key, 0) + 1
-    rows = sorted(counts.items())
-    totals: dict[str, int] = {}
-    largest: dict[str, int] = {}
-    for (pattern, text_hash), pages_now in _shape_texts_add(audit_id, rows):
-        if text_hash:
-            largest[pattern] = max(largest.get(pattern, 0), pages_now)
-        else:
-            totals[pattern] = pages_now
-    trapped = sorted(
-        pattern for pattern, most in largest.items() if most >= max_identical and most >= share * totals.get(pattern, 0)
-    )
-    if not trapped:
-        return []
-    rows = ShapeText.objects.filter(audit_id=audit_id, text_hash="", pattern__in=trapped, trapped=False)
-    newly = sorted(rows.values_list("pattern", flat=True))  # the shape rows are this transaction's: no race
-    rows.update(trapped=True)
-    return newly
-
-
-def _shape_texts_add(audit_id, rows: list[tuple[tuple[str, str], int]]) -> list[tuple[tuple[str, str], int]]:
-    """Add the counts (upsert, in the given order); returns each row's count after the addition."""
-    if connection.vendor == "postgresql":
-        table = ShapeText._meta.db_table
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""
-                INSERT INTO {table} (audit_id, pattern, text_hash, pages, trapped)
-                SELECT %s, t.pattern, t.text_hash, t.pages, false
-                FROM unnest(%s::text[], %s::text[], %s::int[]) WITH ORDINALITY AS t(pattern, text_hash, pages, n)
-                ORDER BY t.n
-                ON CONFLICT (audit_id, pattern, text_hash) DO UPDATE SET pages = {table}.pages + EXCLUDED.pages
-                RETURNING pattern, text_hash, pages
-                """,
-                [audit_id, [p for (p, _), _ in rows], [h for (_, h), _ in rows], [n for _, n in rows]],
-            )
-            return [((pattern, text_hash), pages) for pattern, text_hash, pages in cursor.fetchall()]
-    added = []
-    for (pattern, text_hash), n in rows:  # SQLite (make run): one writer at a time
-        row, _ = ShapeText.objects.get_or_create(audit_id=audit_id, pattern=pattern, text_hash=text_hash)
-        ShapeText.objects.filter(id=row.id).update(pages=F("pages") + n)
-        added.append(((pattern, text_hash), row.pages + n))
-    return added
+    return replace(skipped_record(audit_id, skipped), queued=queued)
 
 
 def _cap_counted(audit_id, new: list[NewURL], column: str, cap: int | None, *, key) -> tuple[list, list]:
@@ -557,7 +315,7 @@ def _cap_counted(audit_id, new: list[NewURL], column: str, cap: int | None, *, k
     if not keys:
         return new, []
     counts: dict[str, int] = {}
-    for part in _batched(sorted(keys)):
+    for part in batched(sorted(keys)):
         rows = (
             Frontier.objects.filter(audit_id=audit_id, **{f"{column}__in": part})
             .values(column)
@@ -575,68 +333,6 @@ def _cap_counted(audit_id, new: list[NewURL], column: str, cap: int | None, *, k
             counts[k] = counts.get(k, 0) + 1
         kept.append(u)
     return kept, over
-
-
-def _record_skipped(audit_id, skipped: list[tuple[NewURL, str]]) -> InsertOutcome:
-    """Store each skipped URL once (a URL linked from many pages counts once); note which (rule, shape) had
-    none before, for the audit's event. Sorted, like frontier inserts, so two chunks lock in one order."""
-    if not skipped:
-        return InsertOutcome()
-    skipped.sort(key=lambda s: s[0].url)
-    pairs = {(rule, u.pattern[:250]): u.url for u, rule in reversed(skipped)}  # first example per pair
-    _lock_skip_pairs(audit_id, sorted(pairs))
-    seen_pairs = set()
-    for rule in {r for r, _ in pairs}:
-        patterns = [p for r, p in pairs if r == rule]
-        for part in _batched(patterns):
-            seen_pairs.update(
-                SkippedURL.objects.filter(audit_id=audit_id, rule=rule, pattern__in=part)
-                .values_list("rule", "pattern")
-                .distinct()
-            )
-    before = SkippedURL.objects.filter(audit_id=audit_id).count() if connection.vendor != "postgresql" else None
-    rows = [SkippedURL(audit_id=audit_id, url=u.url, rule=rule, pattern=u.pattern[:250]) for u, rule in skipped]
-    if before is None:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""
-                INSERT INTO {SkippedURL._meta.db_table} (audit_id, url, rule, pattern)
-                SELECT %s, t.url, t.rule, t.pattern FROM unnest(%s::text[], %s::text[], %s::text[])
-                     AS t(url, rule, pattern)
-                ON CONFLICT (audit_id, url) DO NOTHING
-                """,
-                [audit_id, [r.url for r in rows], [r.rule for r in rows], [r.pattern for r in rows]],
-            )
-            added = cursor.rowcount
-    else:
-        SkippedURL.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
-        added = SkippedURL.objects.filter(audit_id=audit_id).count() - before
-    first = tuple(
-        SkipFirst(rule, pattern, url)
-        for (rule, pattern), url in sorted(pairs.items())
-        if (rule, pattern) not in seen_pairs
-    )
-    return InsertOutcome(added, first)
-
-
-def _lock_skip_pairs(audit_id, pairs: list[tuple[str, str]]) -> None:
-    """Serialise the batches that skip URLs under the same (rule, shape) until they commit: a transaction-scoped
-    advisory lock per pair, taken in sorted order, so the second batch looks for earlier skips only after the
-    first committed its own and the `urls_skipped` event of a pair is written once, not once per batch that raced
-    to it. Only batches that skip something take one; each is taken after the batch's frontier inserts, so it
-    never waits while holding what another batch waits for."""
-    if connection.vendor != "postgresql" or not pairs:
-        return
-    keys = [
-        int.from_bytes(
-            hashlib.blake2b(f"{audit_id}|{rule}|{pattern}".encode(), digest_size=8).digest(), "big", signed=True
-        )
-        for rule, pattern in pairs
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) WITH ORDINALITY AS t(k, n) ORDER BY n", [keys]
-        )
 
 
 def _insert_rows(audit_id, new: list[NewURL]) -> int:
@@ -699,7 +395,7 @@ def _learn_depths(audit_id, linked: list[tuple[str, int, str]]) -> None:
         for url, depth, found_from in linked:
             by_step.setdefault((depth, found_from), []).append(url)
         for (depth, found_from), step_urls in by_step.items():
-            for part in _batched(step_urls):
+            for part in batched(step_urls):
                 Frontier.objects.filter(audit_id=audit_id, url__in=part).filter(
                     Q(depth__isnull=True) | Q(depth__gt=depth)
                 ).update(depth=depth, found_from=found_from)
@@ -727,8 +423,3 @@ def _shallower(a: NewURL, b: NewURL) -> bool:
     if a.depth is None:
         return False
     return b.depth is None or a.depth < b.depth
-
-
-def _batched(items: list, size: int = SQL_IN_BATCH):
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

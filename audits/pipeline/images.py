@@ -1,0 +1,76 @@
+"""Stage of finalize: the image pass. One headers-only request per distinct internal image URL of the audit's judged
+pages (Page.image_urls), bounded per audit and spaced like the crawl; the image checks (audits.checks.images) then
+read its answers and the broken-image / image-too-large issues replace earlier ones. Idempotent.
+
+The requests run before the issues' transaction (no transaction is held open over the network) and use the
+crawler's fetch: the same SSRF guard (ALLOW_PRIVATE_TARGETS), user agent, total deadline and basic auth
+(audit_site_auth: sent to the project's own site only, so an image on another origin gets no credentials, and a
+site behind basic auth does not report each of its images as broken with a 401).
+Not judged: images robots.txt disallows are requested all the same (they are not pages), and a 3xx image is
+not followed (counted as answered).
+"""
+
+import time
+
+from django.conf import settings
+from django.db import transaction
+
+from audits.checks.images import IMAGE_SITE_TYPES, image_site_issues
+from audits.checks.registry import CheckSettings
+from audits.checks.site import judged_pages
+from audits.models import Issue
+from audits.pipeline.politeness import DiscoveryPacer
+from audits.pipeline.scope import audit_site_auth
+from crawler.fetch import build_session, fetch
+
+IMAGE_REQUESTS_MAX_PER_AUDIT = 500  # distinct image URLs asked per audit; the rest are not judged
+IMAGE_PASS_BUDGET_S = 120  # wall time the pass may take in finalize (a slow site or a long Crawl-delay)
+ISSUE_WRITE_BATCH = 500
+
+
+def images_judge(audit) -> None:
+    """Ask the site for the audit's image URLs (when an image check is enabled) and replace the audit's image
+    issues with what the image checks make of the answers."""
+    check_settings = CheckSettings.for_audit(audit)
+    enabled = any(check_settings.enabled(t) for t in IMAGE_SITE_TYPES)
+    answers = image_answers(audit, judged_pages(audit.id)) if enabled else {}
+    with transaction.atomic():
+        Issue.objects.filter(audit_id=audit.id, type__in=IMAGE_SITE_TYPES).delete()
+        issues = image_site_issues(audit.id, judged_pages(audit.id), answers, check_settings) if enabled else []
+        Issue.objects.bulk_create(issues, ignore_conflicts=True, batch_size=ISSUE_WRITE_BATCH)
+
+
+def image_answers(audit, pages) -> dict[str, dict]:
+    """url -> {"status_code", "bytes" (Content-Length or None), "error"} for the audit's distinct image URLs,
+    first-linked first, at most IMAGE_REQUESTS_MAX_PER_AUDIT and within IMAGE_PASS_BUDGET_S."""
+    urls: dict[str, None] = {}
+    for image_urls in pages.exclude(image_urls=[]).order_by("url").values_list("image_urls", flat=True).iterator():
+        for url in image_urls or []:
+            if len(urls) >= IMAGE_REQUESTS_MAX_PER_AUDIT:
+                break
+            urls.setdefault(url, None)
+    if not urls:
+        return {}
+    pace = DiscoveryPacer(audit)
+    pace.use_crawl_delay((audit.discovery or {}).get("crawl_delay_s"))
+    session = build_session((audit.config or {}).get("user_agent") or None)
+    session.auth = audit_site_auth(audit)
+    answers: dict[str, dict] = {}
+    stop_at = time.monotonic() + IMAGE_PASS_BUDGET_S
+    try:
+        for url in urls:
+            if time.monotonic() > stop_at:
+                break
+            pace()
+            # GET with the body never read: some servers answer HEAD wrongly; the connection is dropped after
+            # the headers, so no image is downloaded.
+            result = fetch(session, url, read_body="never", allow_private=settings.ALLOW_PRIVATE_TARGETS)
+            length = result.headers.get("content-length", "")
+            answers[url] = {
+                "status_code": result.status_code,
+                "bytes": int(length) if length.strip().isdigit() else None,
+                "error": result.error_kind or "",
+            }
+    finally:
+        session.close()
+    return answers

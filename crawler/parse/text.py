@@ -1,0 +1,295 @@
+"""The words of a page: visible text and main text counted and hashed in one walk of the tree, the main text's
+first words kept, lorem ipsum noticed (PageData's text fields)."""
+
+import hashlib
+import re
+
+from lxml import etree
+
+from crawler import limits
+from crawler.parse.data import PageData
+from crawler.words import first_words, words_of
+
+INVISIBLE_TAGS = ("script", "style", "noscript", "template", "svg", "head")
+# Elements that separate words when rendered: "<p>a</p><p>b</p>" is two words, "a<b>b</b>" is one.
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote br dd details dialog div dl dt fieldset figcaption figure footer "
+    "form h1 h2 h3 h4 h5 h6 header hr li main nav ol option p pre section summary table tbody td tfoot "
+    "th thead tr ul img input button select textarea label caption iframe video audio canvas".split()
+)
+
+
+def collapse(text: str | None) -> str:
+    # str.split() and the regex \s agree on what whitespace is (every code point); split is the faster of the two.
+    return " ".join(text.split()) if text else ""
+
+
+class _WordStream:
+    """Words of text arriving in pieces ("a<b>b</b>" is one word), counted and hashed as they come. Pieces are
+    gathered up to TEXT_STEP_CHARS and split in one go (a word costs no Python call of its own), and a big page's
+    text is never held whole. The hash is sha1 of the words joined by one space, lower-cased.
+
+    The text walk appends to `pieces` itself (a method call per piece cost a fifth of the walk) and calls `spill`
+    now and then; `add` does both for the rarer callers."""
+
+    def __init__(self):
+        self.count = 0
+        self._hash = hashlib.sha1()  # noqa: S324 - a fingerprint for duplicate detection, not security
+        self.pieces: list[str] = []  # changed in place only: the walk holds its append
+        self._counted = 0  # pieces whose length _size holds
+        self._size = 0
+        self._step_chars = limits.TEXT_STEP_CHARS
+
+    def add(self, text: str | None) -> None:
+        if text:
+            self.pieces.append(text)
+            self.spill()
+
+    def spill(self) -> None:
+        """Split what was gathered once it reaches a step."""
+        pieces = self.pieces
+        self._size += sum(map(len, pieces[self._counted :]))
+        self._counted = len(pieces)
+        if self._size >= self._step_chars:
+            self._step(final=False)
+
+    def _step(self, *, final: bool) -> None:
+        words = words_of("".join(self.pieces), partial=not final)  # a last word may go on in the next piece
+        self.pieces.clear()
+        self._counted = self._size = 0
+        if words.rest:
+            self.pieces.append(words.rest)
+            self._counted, self._size = 1, len(words.rest)
+            # A word longer than a step (no whitespace for megabytes) waits for twice its length, not one step
+            # more: joined again at every step it would cost the square of its length.
+            self._step_chars = max(limits.TEXT_STEP_CHARS, 2 * len(words.rest))
+        if words.count:
+            self._emit(words.joined, words.count)
+
+    def _emit(self, lowered: str, count: int) -> None:
+        """`count` words, lower-cased and joined by one space (lower-casing them one by one gives the same)."""
+        self._hash.update(((" " if self.count else "") + lowered).encode("utf-8"))
+        self.count += count
+
+    def close(self) -> str:
+        self._step(final=True)
+        return self._hash.hexdigest() if self.count else ""
+
+
+class _MainWords(_WordStream):
+    """The main text's words: counted and hashed like the visible text, the first ones kept, lorem ipsum noticed."""
+
+    def __init__(self):
+        super().__init__()
+        self._kept: list[str] = []  # steps' lower-cased text, the last one cut at the word limit
+        self._kept_words = 0
+        self.lorem = False
+        self._last = ""
+
+    @property
+    def kept(self) -> str:
+        """The first MAX_MAIN_WORDS_KEPT words, joined by one space."""
+        return " ".join(self._kept)
+
+    def _emit(self, lowered: str, count: int) -> None:
+        room = limits.MAX_MAIN_WORDS_KEPT - self._kept_words
+        if room >= count:
+            self._kept.append(lowered)  # kept whole: no word is split out on its own
+            self._kept_words += count
+        elif room > 0:
+            self._kept.append(first_words(lowered, room))
+            self._kept_words += room
+        if not self.lorem:
+            # The substring test first: the regex over every step's text cost more than the rest of _emit.
+            if "lorem" in lowered or "lorem" in self._last:
+                self.lorem = _LOREM.search(self._last + " " + lowered) is not None
+            self._last = lowered.rpartition(" ")[2]
+        super()._emit(lowered, count)
+
+
+_LOREM = re.compile(r"\blorem\s+ipsum\b")
+_LOREM_AS_WRITTEN = re.compile(r"\blorem\s+ipsum\b", re.IGNORECASE)
+_CODE_TAGS = frozenset(("pre", "code", "kbd", "samp"))  # code samples: their wording is the subject, not the page's
+# The walk asks a stream to measure what it gathered once it holds this many pieces (a piece is an element's text
+# or tail, or a space): a step is TEXT_STEP_CHARS, measured in bulk rather than piece by piece.
+_SPILL_PIECES = 512
+_BOILERPLATE_TAGS = frozenset(("nav", "header", "footer", "aside"))
+_BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary"))
+_X_MAIN = "//main[not(ancestor::main)] | //*[@role='main'][not(ancestor::main)][not(ancestor::*[@role='main'])]"
+
+
+def page_text(root, page: PageData, url: str) -> None:
+    """Visible text (script/style/noscript/template/svg/head left out) and main text, in one walk of the tree.
+
+    Main text: the <main>/[role=main] elements when the page has them, else the visible text minus nav, header,
+    footer and aside (by tag or role). The walk skips invisible subtrees (their tails still count: "a<script>x
+    </script>b" is the one word "ab"), so the tree is never changed."""
+    mains = root.xpath(_X_MAIN)
+    visible, main = _WordStream(), _MainWords()
+    main_set = set(mains)
+    if len(mains) > limits.MAIN_ELEMENTS_ONE_WALK_MAX or any(_hidden_or_nested(m, main_set) for m in mains):
+        _main_text_alone(mains, main)  # rare markup the one walk does not model: the main text walked on its own
+        _walk_text(root, visible, None, main_set)
+    else:
+        _walk_text(root, visible, main, main_set)
+    page.text_hash = visible.close()
+    page.word_count = visible.count
+    page.main_text_hash = main.close()
+    page.main_word_count = main.count
+    page.main_text = main.kept
+    short = main.count <= limits.SHORT_MAIN_TEXT_WORDS_MAX
+    if main.lorem or (short and main.count):
+        # A second walk only for the few pages that need the text outside code: lorem ipsum seen somewhere (rare)
+        # or a short main text (cheap to walk). The one walk above stays free of code tracking.
+        prose = _main_prose(root, mains)
+        if short:
+            page.short_main_prose = prose
+        if main.lorem:
+            page.lorem_excerpt = excerpt(prose, _LOREM_AS_WRITTEN)
+            page.lorem_ipsum = bool(page.lorem_excerpt)
+
+
+def excerpt(text: str, pattern: re.Pattern, context_chars: int = limits.EVIDENCE_CONTEXT_CHARS) -> str:
+    """The first match of `pattern` in `text` with up to `context_chars` around it, cut at whole words ("…" where
+    cut); "" when it does not match."""
+    match = pattern.search(text)
+    if match is None:
+        return ""
+    start, end = max(0, match.start() - context_chars), min(len(text), match.end() + context_chars)
+    if start > 0:
+        space = text.find(" ", start, match.start())
+        start = space + 1 if space >= 0 else start
+    if end < len(text):
+        space = text.rfind(" ", match.end(), end)
+        end = space if space >= 0 else end
+    return ("…" if start > 0 else "") + text[start:end].strip() + ("…" if end < len(text) else "")
+
+
+def _main_prose(root, mains: list) -> str:
+    """The main text (as page_text defines it) outside invisible elements and code samples, as written, collapsed; its
+    first PROSE_SCAN_CHARS_MAX characters or a little more (a 15 MiB page of lorem ipsum is not copied whole)."""
+    pieces: list[str] = []
+    add = pieces.append
+    size = 0
+    by_main_elements, main_set = bool(mains), set(mains)
+    for scope in mains if by_main_elements else [root]:
+        if by_main_elements and _hidden_or_nested(scope, main_set):
+            continue
+        walk = etree.iterwalk(scope, events=("start", "end"))
+        for event, el in walk:
+            tag = el.tag if isinstance(el.tag, str) else ""
+            if event == "start":
+                if tag in INVISIBLE_TAGS or tag in _CODE_TAGS or (not by_main_elements and _boilerplate(el, tag)):
+                    walk.skip_subtree()  # its "end" still comes, and adds its tail
+                    continue
+                if tag in BLOCK_TAGS:
+                    add(" ")
+                if el.text:
+                    add(el.text)
+                    size += len(el.text)
+            else:
+                if tag in BLOCK_TAGS:
+                    add(" ")
+                if el is not scope and el.tail:
+                    add(el.tail)
+                    size += len(el.tail)
+            if size > limits.PROSE_SCAN_CHARS_MAX:
+                return collapse("".join(pieces))
+        add(" ")
+    return collapse("".join(pieces))
+
+
+def _hidden_or_nested(main_el, main_set: set) -> bool:
+    """A main element inside an invisible one (<template><main>) or inside another main element."""
+    if main_el.tag in INVISIBLE_TAGS:
+        return True
+    return any(a in main_set or a.tag in INVISIBLE_TAGS for a in main_el.iterancestors())
+
+
+def _boilerplate(el, tag: str) -> bool:
+    return tag in _BOILERPLATE_TAGS or (el.get("role") or "").strip().lower() in _BOILERPLATE_ROLES
+
+
+def _walk_text(root, visible: _WordStream, main: _MainWords | None, main_set: set) -> None:
+    """Feed the visible text to `visible` and, unless None, the main text to `main` (see page_text)."""
+    by_main_elements = bool(main_set)
+    main_on = main is not None and not by_main_elements  # is the walk inside the main text now
+    main_off_at = None  # the boilerplate element (no <main>) whose subtree the main text leaves out
+    # The streams' own lists, appended to directly: this loop runs twice per element of every page.
+    seen, kept = visible.pieces, (main.pieces if main is not None else [])
+    see, keep = seen.append, kept.append
+    walk = etree.iterwalk(root, events=("start", "end"))
+    for event, el in walk:
+        tag = el.tag if isinstance(el.tag, str) else ""
+        block = tag in BLOCK_TAGS
+        if event == "start":
+            if tag in INVISIBLE_TAGS:
+                walk.skip_subtree()  # its "end" still comes, and adds its tail
+                continue
+            if block:
+                see(" ")
+            text = el.text
+            if text:
+                see(text)
+            if main is None:
+                continue
+            if by_main_elements:
+                main_on = main_on or el in main_set
+            elif main_on and _boilerplate(el, tag):
+                main_on, main_off_at = False, el
+                continue
+            if main_on:
+                if block:
+                    keep(" ")
+                if text:
+                    keep(text)
+        else:
+            if block:
+                see(" ")
+            tail = el.tail if el is not root else None
+            if tail:
+                see(tail)
+            if len(seen) >= _SPILL_PIECES:
+                visible.spill()
+            if main is None:
+                continue
+            if el is main_off_at:
+                main_on, main_off_at = True, None
+            if not main_on:
+                continue
+            if block:
+                keep(" ")
+            if by_main_elements and el in main_set:
+                keep(" ")  # the end of one main element: its tail is not main text
+                main_on = False
+            elif tail:
+                keep(tail)
+            if len(kept) >= _SPILL_PIECES:
+                main.spill()
+    if main is not None and not by_main_elements:
+        keep(" ")
+    visible.spill()
+    if main is not None:
+        main.spill()
+
+
+def _main_text_alone(mains: list, words: _MainWords) -> None:
+    """The main text of main elements the one walk cannot take (nested, or inside an invisible element): each
+    walked as its own scope, invisible subtrees skipped."""
+    for scope in mains:
+        walk = etree.iterwalk(scope, events=("start", "end"))
+        for event, el in walk:
+            tag = el.tag if isinstance(el.tag, str) else ""
+            if event == "start":
+                if tag in INVISIBLE_TAGS:
+                    walk.skip_subtree()
+                    continue
+                if tag in BLOCK_TAGS:
+                    words.add(" ")
+                words.add(el.text)
+            else:
+                if tag in BLOCK_TAGS:
+                    words.add(" ")
+                if el is not scope:
+                    words.add(el.tail)
+        words.add(" ")
