@@ -9,8 +9,15 @@ PORT ?= 8000
 DASHBOARD_BASE_URL ?= http://127.0.0.1:$(PORT)
 LIGHTHOUSE_DIR := audits/lighthouse_runner
 LIGHTHOUSE_STAMP := $(LIGHTHOUSE_DIR)/node_modules/.installed-$(shell cat $(LIGHTHOUSE_DIR)/package-lock.json | md5sum | cut -c1-12)
+# The npm that runs the lockfile, whatever npm the machine has: Debian 12's own npm 9.2 (with its nodejs 18.20)
+# refuses it (`npm ci`: "can only install with an existing package-lock.json"); npm 10 reads it. npx fetches this
+# npm once into npm's cache (~/.npm/_npx). Node >= 18.17 runs it.
+NPM_VERSION := 10.9.2
+NPM := npx --yes npm@$(NPM_VERSION)
+# apt-get as root, through sudo otherwise (Chromium, Node.js, pdftoppm when missing).
+APT_GET := $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: install services run test test-fast bench chaos lint format clean lighthouse-install test-tools
+.PHONY: install services run test test-fast bench chaos lint format clean lighthouse-install node-install test-tools
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/production.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -19,17 +26,30 @@ $(STAMP): requirements/base.txt requirements/local.txt requirements/production.t
 
 install: $(STAMP)
 
-# Lighthouse (npm, pinned in audits/lighthouse_runner) and Debian's Chromium for the Lighthouse phase.
-$(LIGHTHOUSE_STAMP): $(LIGHTHOUSE_DIR)/package.json $(LIGHTHOUSE_DIR)/package-lock.json
-	@command -v npm >/dev/null || { echo "lighthouse-install: npm (Node >= 18.16) is required"; exit 1; }
-	npm ci --prefix $(LIGHTHOUSE_DIR) --no-audit --no-fund --loglevel=error
+# Node.js and npm (npx) when missing, installed the way Chromium is: Debian's `nodejs` and `npm` packages.
+# A Node.js from elsewhere (nodesource, nvm) that already has npm is left as it is.
+node-install:
+	@missing=; command -v node >/dev/null || missing="nodejs"; \
+	  { command -v npm >/dev/null && command -v npx >/dev/null; } || missing="$$missing npm"; \
+	  if [ -n "$$missing" ]; then \
+	    if command -v apt-get >/dev/null; then \
+	      echo "node-install: installing$$( printf ' %s' $$missing ) with apt-get"; \
+	      $(APT_GET) update -qq && $(APT_GET) install -y -qq $$missing || exit 1; \
+	    else echo "node-install: install Node.js (>= 18.17) with npm (no apt-get here)"; exit 1; fi; \
+	  fi; \
+	  node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 18 || (a === 18 && b >= 17) ? 0 : 1)' \
+	    || { echo "node-install: Node.js >= 18.17 is required, found $$(node --version)"; exit 1; }
+
+# Lighthouse (npm, pinned in audits/lighthouse_runner) and Debian's Chromium for the Lighthouse phase. The lockfile
+# is run by the pinned npm (NPM_VERSION), not the machine's.
+$(LIGHTHOUSE_STAMP): $(LIGHTHOUSE_DIR)/package.json $(LIGHTHOUSE_DIR)/package-lock.json | node-install
+	$(NPM) ci --prefix $(LIGHTHOUSE_DIR) --no-audit --no-fund --loglevel=error
 	touch $(LIGHTHOUSE_STAMP)
 
-lighthouse-install: $(LIGHTHOUSE_STAMP)
+lighthouse-install: node-install $(LIGHTHOUSE_STAMP)
 	@if [ -z "$$CHROME_PATH" ] && [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null; then \
 	  if command -v apt-get >/dev/null; then \
-	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
-	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	    $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium; \
 	  else echo "lighthouse-install: install Chromium and set CHROME_PATH (no apt-get here)"; exit 1; fi; \
 	fi
 
@@ -38,8 +58,7 @@ lighthouse-install: $(LIGHTHOUSE_STAMP)
 test-tools:
 	@if ! command -v pdftoppm >/dev/null; then \
 	  if command -v apt-get >/dev/null; then \
-	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
-	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils; \
+	    $(APT_GET) update -qq && $(APT_GET) install -y -qq poppler-utils; \
 	  else echo "test-tools: install poppler-utils (pdftoppm); no apt-get here"; exit 1; fi; \
 	fi
 

@@ -3,13 +3,12 @@
 Every tool is thin, like an API view: it resolves the caller's token (assistants.identity), counts it
 against the API's throttles, looks objects up through the caller's account (another account's audit is
 `not_found`, exactly like one that does not exist) and calls the API's and the dashboard's services and
-selectors. Refusals come back as tool errors with the API's stable codes (assistants.errors).
+selectors. Refusals come back as tool errors with the API's stable codes (assistants.errors). How a function
+becomes a tool (the caller's token, a fresh connection, the throttles) is assistants.tooling.
 
 Served over stdio by `manage.py mcp --token …` and over streamable HTTP at /mcp/ (config/asgi.py).
 """
 
-import inspect
-from dataclasses import dataclass
 from typing import Annotated, Literal
 from uuid import UUID
 
@@ -19,21 +18,18 @@ from django.urls import reverse
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from accounts.models import ApiToken
 from accounts.services import account_get_or_create_for_user
 from api import selectors as api_selectors
-from api.permissions import READ_ONLY_SENTENCE
 from api.services import audit_cancel_checked
 from assistants import shapes
-from assistants.errors import VALIDATION_ERROR, CodedTool, Refused, not_found
-from assistants.identity import BearerGate, caller_token, stdio_caller, throttle
+from assistants.errors import VALIDATION_ERROR, Refused, not_found
+from assistants.identity import BearerGate, caller_token, throttle
 from assistants.report import audit_report_markdown
+from assistants.tooling import TOOLS, Caller, tool
 from audits.checks.catalogue import render_catalogue
 from audits.checks.registry import CHECKS_BY_TYPE
-from audits.errors import ErrorCode
 from audits.evidence import evidence_columns, evidence_count_unit, evidence_note, evidence_queryset, evidence_records
 from audits.models import Audit, Page, Project
 from audits.pipeline.reconcile import audit_status_refresh
@@ -67,66 +63,6 @@ ProjectId = Annotated[int, Field(ge=ID_MIN, le=ID_MAX, description="The project'
 CHARS_MAX = 10_000  # the pages grid's over/under N characters, as its form bounds it
 PageSize = Annotated[int, Field(ge=1, le=PAGE_SIZE_MAX, description=f"Rows per page, at most {PAGE_SIZE_MAX}")]
 AuditId = Annotated[UUID, Field(description="An audit's id (from start_audit or list_audits)")]
-
-
-@dataclass(frozen=True)
-class Caller:
-    token: ApiToken
-    base_url: str  # where this instance's API answers, for links
-
-    @property
-    def user(self):
-        return self.token.user
-
-
-TOOLS: list[CodedTool] = []
-
-
-def tool(*, title: str, read_only: bool, destructive: bool = False, action: str | None = None):
-    """Register `fn(caller, **arguments)` as a tool: the SDK sees its signature without `caller` (plus the
-    request context), and each call gets a fresh database connection, the caller's token and the
-    throttles (`action`: the stricter API scope, e.g. audit_start).
-
-    `read_only` has no default: every tool says whether it writes (starts, cancels, creates, changes or
-    deletes anything). A write tool refuses a read-only token with `token_read_only`, as the API does
-    (api.permissions). Read-only tokens still see the write tools in the list: the SDK lists the same tools
-    to every caller, and a refusal that names the token's scope tells an assistant more than a missing tool.
-    """
-
-    def register(fn):
-        params = list(inspect.signature(fn).parameters.values())[1:]
-
-        def run(ctx: Context, **arguments):
-            close_old_connections()  # as Django does around a request: no connection outlives its call
-            try:
-                token = caller_token(ctx)
-                if not read_only and token.read_only:
-                    raise Refused(ErrorCode.TOKEN_READ_ONLY.value, READ_ONLY_SENTENCE)
-                throttle(token, action=action)
-                return fn(Caller(token=token, base_url=_base_url(ctx)), **arguments)
-            finally:
-                close_old_connections()
-
-        ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
-        signature = inspect.Signature([ctx_param, *(p.replace(kind=p.KEYWORD_ONLY) for p in params)])
-        run.__signature__ = signature.replace(return_annotation=inspect.signature(fn).return_annotation)
-        run.__name__, run.__doc__ = fn.__name__, fn.__doc__
-        hints = ToolAnnotations(
-            title=title, read_only_hint=read_only, destructive_hint=destructive, idempotent_hint=read_only
-        )
-        TOOLS.append(
-            CodedTool.from_function(run, name=fn.__name__, title=title, context_kwarg="ctx", annotations=hints)
-        )
-        return fn
-
-    return register
-
-
-def _base_url(ctx) -> str:
-    request = getattr(ctx.request_context, "request", None)
-    if request is not None and hasattr(request, "base_url"):
-        return str(request.base_url).rstrip("/")
-    return stdio_caller.base_url.rstrip("/")
 
 
 def _paged(queryset, page: int, page_size: int) -> tuple[int, list, bool]:

@@ -9,6 +9,10 @@ PostgreSQL, Redis and RabbitMQ, which tests may be using, are never stopped, res
 python -m bench.chaos [--pages 1000] [--brokers redis,rabbitmq] [--faults kill,...] [--keep]
 """
 
+# Why one module of over 600 lines: it is one script, read in the order it runs (private services, the product's
+# fleet, reading the outcome, one run, the faults, the table), and each fault is a few lines that use the services
+# and the fleet of the same run. Nothing imports it; `make chaos` is its only caller.
+
 from __future__ import annotations
 
 import argparse

@@ -7,6 +7,11 @@ This process only orchestrates, without Django; generation, the timed run and th
 a child process of their own, so no figure carries another step's memory.
 """
 
+# Why one module of over 600 lines: it is one script, run top to bottom and re-entered by its own child processes
+# (`python -m bench.finalize --child ...`); most of it is the synthetic crawl (about 470 lines), whose planted
+# findings the measurement then counts, so the plan and its check stay side by side. Only bench and its tests
+# import it. (A comment, not the docstring: the docstring is the script's --help.)
+
 from __future__ import annotations
 
 import argparse

@@ -20,8 +20,8 @@ from audits.models import Audit, Issue, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start, url_list_lines
 from scratchpad.models import LinkEdge
-from tests.audits.checks.sites import html_route, page, serve
 from tests.factories import ProjectFactory, UserFactory
+from tests.support.sites.pages import html_route, page, serve
 from tests.support.workers import run_cli
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"

@@ -31,8 +31,8 @@ from audits.segments import (
     segment_table,
     segment_update,
 )
-from tests.audits.checks.sites import html_route, page, serve
 from tests.factories import AuditFactory, IssueFactory, PageFactory, ProjectFactory, SegmentFactory
+from tests.support.sites.pages import html_route, page, serve
 
 SECTION_EXTRACTOR = {
     "name": "section",

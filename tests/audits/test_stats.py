@@ -16,8 +16,9 @@ from audits.priority import issue_summary
 from audits.selectors import issues_by_severity, issues_by_type, page_inlinks_count
 from dashboard.report import report_summary
 from dashboard.selectors import audit_progress, page_distributions
-from tests.audits.checks.sites import HOME_LINKS, html_route, page, serve, site_check_routes
 from tests.factories import ProjectFactory
+from tests.support.sites.crawled import HOME_LINKS, site_check_routes
+from tests.support.sites.pages import html_route, page, serve
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

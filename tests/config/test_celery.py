@@ -2,10 +2,10 @@
 
 import signal
 import subprocess
-import time
 
 import pytest
 
+from tests.support.waits import wait_until
 from tests.support.workers import REPO_ROOT, WORKER_STOP_TIMEOUT_S, subprocess_env
 
 pytestmark = pytest.mark.slow  # a real worker process
@@ -25,11 +25,12 @@ def test_the_worker_writes_its_log_to_the_logfile(tmp_path):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline and proc.poll() is None:
-            if logfile.exists() and " ready." in logfile.read_text():
-                break
-            time.sleep(POLL_S)
+        wait_until(
+            lambda: proc.poll() is not None or (logfile.exists() and " ready." in logfile.read_text()),
+            READY_TIMEOUT_S,
+            "the worker's ready line in its logfile (or its exit)",
+            every_s=POLL_S,
+        )
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=WORKER_STOP_TIMEOUT_S)

@@ -17,6 +17,7 @@ from tests.dashboard.conftest import PASSWORD, finished_audit, make_issue, make_
 from tests.factories import ProjectFactory, UserFactory
 from tests.support.browser import chromium_browser
 from tests.support.sites import serve_generated
+from tests.support.waits import wait_until
 from tests.support.workers import REPO_ROOT
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e, pytest.mark.browser]
@@ -123,15 +124,22 @@ def test_happy_path_in_the_browser(page, live_server, celery_worker_process, tmp
         page.evaluate("window.__sitewardenNoReload = true")
 
         # Watch it run: the live block is replaced every 2 s, the progress bar moves, no reload.
-        seen, deadline = [], time.monotonic() + 90
-        while time.monotonic() < deadline:
+        seen = []
+
+        def moved_or_ended() -> bool:
             state = live_state(page)
             if not seen or (state["crawled"], state["phase"]) != (seen[-1]["crawled"], seen[-1]["phase"]):
                 seen.append(state)
             running = [s for s in seen if s["status"] == "running"]
-            if len({s["crawled"] for s in running if s["crawled"] > 0}) >= 2 or state["status"] != "running":
-                break
-            page.wait_for_timeout(250)
+            return len({s["crawled"] for s in running if s["crawled"] > 0}) >= 2 or state["status"] != "running"
+
+        wait_until(
+            moved_or_ended,
+            90,
+            "two crawled counts while running, or the end of the audit",
+            every_s=0.25,
+            sleep=lambda s: page.wait_for_timeout(s * 1000),
+        )
         assert seen[0]["status"] == "running", seen
         crawled_while_running = [s["crawled"] for s in seen if s["status"] == "running"]
         assert len(set(crawled_while_running)) >= 2, f"the progress bar did not move while running: {seen}"

@@ -1,5 +1,5 @@
 """Every finding one click from its pages, on real crawls: the site with planted findings of every type
-(tests/audits/checks/sites.py) and the generated 300-page site, crawled in process by the real pipeline.
+(tests/support/sites/crawled.py) and the generated 300-page site, crawled in process by the real pipeline.
 
 For every issue type found, the grid filtered by it lists exactly the pages its issues name and shows the issues
 table's "pages affected"; an unknown filter value is said and lists nothing; inlinks read "N links from M pages"
@@ -21,11 +21,13 @@ from audits.priority import issue_summary
 from dashboard.pages import folder_prefix
 from dashboard.structure import site_structure
 from scratchpad.models import LinkEdge
-from tests.audits.checks.sites import crawl_site_routes, page_cases, serve
 from tests.dashboard.test_browser import SCREENSHOTS, sign_in
 from tests.dashboard.test_pages_browser import _check
 from tests.factories import ProjectFactory, UserFactory
 from tests.support.browser import chromium_browser
+from tests.support.sites.crawled import crawl_site_routes
+from tests.support.sites.page_cases import page_cases
+from tests.support.sites.pages import serve
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

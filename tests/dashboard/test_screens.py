@@ -1,7 +1,7 @@
 """Every dashboard screen in Debian's Chromium, at 1440 and 390 px wide: no horizontal overflow, no console
 errors, and axe-core (the copy inside the pinned Lighthouse package) finds no serious or critical violation.
 
-The data is an audit of a site with planted defects (tests/audits/checks/sites.py: every page case and
+The data is an audit of a site with planted defects (tests/support/sites/crawled.py: every page case and
 every site-check situation) crawled in-process by the real pipeline, a previous audit of the same project
 to compare with, and audits that are running, failed and cancelled.
 
@@ -30,10 +30,12 @@ from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from audits.segments import segment_create
 from audits.sharing import share_link_create
-from tests.audits.checks.sites import crawl_site_routes, page_cases, serve
 from tests.dashboard.conftest import PASSWORD
 from tests.factories import AuditEventFactory, AuditFactory, LighthouseResultFactory, ProjectFactory, UserFactory
 from tests.support.browser import chromium_browser
+from tests.support.sites.crawled import crawl_site_routes
+from tests.support.sites.page_cases import page_cases
+from tests.support.sites.pages import serve
 from tests.support.workers import REPO_ROOT
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_create

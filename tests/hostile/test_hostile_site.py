@@ -10,7 +10,7 @@ from bench.rss import RssSampler
 from crawler.limits import MAX_HTML_BYTES
 from scratchpad.models import LinkEdge, Throttle
 from tests.factories import ProjectFactory
-from tests.hostile.server import serve_hostile
+from tests.support.sites.hostile import serve_hostile
 from tests.support.waits import wait_audit_finished
 from tests.support.workers import WorkerProcess, flush_test_broker
 

@@ -10,9 +10,15 @@ POLL_EVERY_S = 0.5
 
 
 def wait_until(
-    predicate: Callable[[], T], timeout_s: float, what: str = "condition", every_s: float = POLL_EVERY_S
+    predicate: Callable[[], T],
+    timeout_s: float,
+    what: str = "condition",
+    every_s: float = POLL_EVERY_S,
+    sleep: Callable[[float], object] = time.sleep,
 ) -> T:
-    """Call `predicate` until it returns something truthy and return that; AssertionError after `timeout_s`."""
+    """Call `predicate` until it returns something truthy and return that; AssertionError after `timeout_s`.
+
+    `sleep(seconds)` waits between calls: a Playwright page's own wait keeps it handling its events meanwhile."""
     deadline = time.monotonic() + timeout_s
     while True:
         value = predicate()
@@ -20,7 +26,7 @@ def wait_until(
             return value
         if time.monotonic() >= deadline:
             raise AssertionError(f"{what} not reached after {timeout_s}s")
-        time.sleep(every_s)
+        sleep(every_s)
 
 
 def wait_audit_finished(audit, timeout_s: float, every_s: float = POLL_EVERY_S):

@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import redis
@@ -14,6 +13,7 @@ from django.conf import settings
 from django.db import connection
 
 from config.celery import app
+from tests.support.waits import wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKER_READY_TIMEOUT_S = 60
@@ -65,13 +65,14 @@ class WorkerProcess:
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
         self.proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=subprocess_env(**self.extra_env), start_new_session=True)
-        deadline = time.monotonic() + WORKER_READY_TIMEOUT_S
-        while time.monotonic() < deadline:
+
+        def answers_ping() -> list:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"celery worker exited with {self.proc.returncode}")
-            if self.ping_app.control.ping(timeout=PING_TIMEOUT_S):
-                return self
-        raise RuntimeError("celery worker did not answer ping")
+            return self.ping_app.control.ping(timeout=PING_TIMEOUT_S)  # waits PING_TIMEOUT_S itself
+
+        wait_until(answers_ping, WORKER_READY_TIMEOUT_S, "the celery worker answering ping", every_s=0)
+        return self
 
     def kill(self, sig=signal.SIGKILL) -> None:
         if self.proc and self.proc.poll() is None:

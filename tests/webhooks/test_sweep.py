@@ -1,6 +1,5 @@
 """The watchdog queues again a webhook delivery whose message was lost, and a real worker delivers it."""
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -8,6 +7,7 @@ from django.utils import timezone
 
 from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
+from tests.support.waits import wait_until
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_create, webhook_deliveries_queue, webhook_deliveries_sweep, webhook_verify
 
@@ -31,9 +31,7 @@ def test_lost_delivery_is_queued_again_by_the_sweep_and_delivered(receiver, cele
     WebhookDelivery.objects.filter(id=lost.id).update(created_at=timezone.now() - timedelta(hours=1))
 
     assert webhook_deliveries_sweep() == [lost.id]  # the recent one may still have its message queued
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not receiver.received:
-        time.sleep(0.2)
+    wait_until(lambda: receiver.received, 60, "the lost delivery at the receiver", every_s=0.2)
     lost.refresh_from_db()
     assert (lost.status, lost.attempts) == ("succeeded", 1)
     (got,) = receiver.received

@@ -29,8 +29,8 @@ from audits.checks.site import run_site_checks
 from audits.checks.urls import repeated_segments, tracking_keys
 from audits.models import Issue
 from crawler.parse import parse_html
-from tests.audits.checks.sites import shared_text
 from tests.audits.checks.test_site_checks import B, audit, mkpage  # noqa: F401 - the audit fixture
+from tests.support.sites.crawled import shared_text
 
 # --- near duplicates -------------------------------------------------------------------------------
 

@@ -13,16 +13,11 @@ from audits.checks.site import run_site_checks
 from audits.models import Audit, Issue, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
-from tests.audits.checks.sites import (
-    DEEP_CHAIN,
-    SOFT_404_PATHS,
-    SOFT_404_TWINS,
-    crawl_site_routes,
-    page_cases,
-    serve,
-)
 from tests.audits.checks.test_page_checks import expectation_errors
 from tests.factories import ProjectFactory
+from tests.support.sites.crawled import DEEP_CHAIN, SOFT_404_PATHS, SOFT_404_TWINS, crawl_site_routes
+from tests.support.sites.page_cases import page_cases
+from tests.support.sites.pages import serve
 
 # Tells pytest-django this module needs the test database; the tests themselves only read the snapshot.
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,8 @@ from crawler.fetch import FetchResult, build_session, fetch
 from crawler.limits import MAX_HTML_BYTES
 from crawler.parse import parse_html
 from scratchpad.services import ClaimedURL
-from tests.audits.checks.sites import html_route, page, page_cases, serve
+from tests.support.sites.page_cases import page_cases
+from tests.support.sites.pages import html_route, page, serve
 
 AUDIT_ID = uuid.UUID("00000000-0000-0000-0000-00000000c0de")
 UNIT_CASES = [c.name for c in page_cases("http://127.0.0.1:12345") if c.unit]

@@ -14,8 +14,8 @@ from audits.checks.score import (
 from audits.models import Audit, Issue, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
-from tests.audits.checks.sites import html_route, page, serve
 from tests.factories import AuditFactory, IssueFactory, PageFactory, ProjectFactory
+from tests.support.sites.pages import html_route, page, serve
 
 pytestmark = pytest.mark.django_db
 

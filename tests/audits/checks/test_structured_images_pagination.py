@@ -1,7 +1,7 @@
 """Issue 14c: structured data (JSON-LD, microdata, RDFa against the rich-result table), image attributes,
 pagination sequences (a small crawl on 127.0.0.1) and accessibility failures from the Lighthouse phase.
 
-The planted page cases with their clean twins live in tests/audits/checks/sites.py and run through
+The planted page cases with their clean twins live in tests/support/sites/ and run through
 test_page_checks.py (unit) and test_crawled_site.py (crawled); this file checks what those cannot."""
 
 import uuid
@@ -18,18 +18,10 @@ from audits.pipeline.lighthouse import accessibility_violations, lighthouse_issu
 from audits.pipeline.start import audit_start
 from crawler.fetch import FetchResult
 from crawler.parse import parse_html
-from tests.audits.checks.sites import (
-    IMAGES_PAGE,
-    IMAGES_TWIN,
-    LONG_ALT,
-    PAGINATION,
-    html_route,
-    image_routes,
-    page,
-    pagination_routes,
-    serve,
-)
 from tests.factories import AuditFactory, ProjectFactory
+from tests.support.sites.crawled import IMAGES_PAGE, IMAGES_TWIN, PAGINATION, image_routes, pagination_routes
+from tests.support.sites.pages import html_route, page, serve
+from tests.support.sites.structured_image_cases import LONG_ALT
 
 pytestmark = pytest.mark.django_db
 AUDIT_ID = uuid.UUID("00000000-0000-0000-0000-0000000014c0")

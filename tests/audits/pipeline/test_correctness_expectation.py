@@ -1,13 +1,16 @@
 """Correctness is unchanged by the crawl's speed work: a fresh audit of each test site gives the same pages
 (status, depth), link edges and issues as a stored expectation (tests/audits/expectations/*.json).
 
-The expectation was generated on the layered (round-barrier) crawl before the barrier went. To regenerate
-after an intended change of behaviour, run this module with SITEWARDEN_UPDATE_EXPECTATIONS=1 and review the
-JSON diff before committing it:
+The expectation pins, per page, its status, depth, inlinks, outlinks, a digest of its outgoing edges (target,
+link count, nofollow) and its issues by type, and the count of each issue type: one line per page, so a change
+shows as the lines of the pages it changed, and a failure lists them in words. It was first recorded on the
+layered (round-barrier) crawl before the barrier went. To regenerate after an intended change of behaviour, run
+this module with SITEWARDEN_UPDATE_EXPECTATIONS=1 and review the JSON diff before committing it:
 
     SITEWARDEN_UPDATE_EXPECTATIONS=1 .venv/bin/python -m pytest tests/audits/pipeline/test_correctness_expectation.py
 """
 
+import hashlib
 import json
 import os
 import threading
@@ -34,34 +37,71 @@ TIMING_ISSUES = frozenset({"slow-response"})
 
 
 def audit_summary(audit: Audit, base: str) -> dict:
-    """A canonical, port-free summary of an audit: pages (path, status, depth), edges (source, target,
-    link_count, nofollow), issue counts by (type, path). Sorted, so two equal crawls give equal summaries."""
+    """A canonical, port-free summary of an audit: its pages (path, status, depth, inlinks, outlinks, the digest
+    of its outgoing edges, its issues by type), issues on no crawled page, and the count of each issue type.
+    Sorted, so two equal crawls give equal summaries."""
 
     def rel(url: str) -> str:
         return url[len(base) :] or "/" if url.startswith(base) else url
 
-    pages = sorted(
-        [rel(url), status, depth]
-        for url, status, depth in Page.objects.filter(audit=audit).values_list("url", "status_code", "depth")
-    )
-    page_urls = dict(Page.objects.filter(audit=audit).values_list("id", "url"))
-    edges = sorted(
-        [rel(page_urls[src]), rel(target), count, nofollow]
+    page_rows = Page.objects.filter(audit=audit).values_list("id", "url", "status_code", "depth")
+    page_urls = {page_id: rel(url) for page_id, url, _, _ in page_rows}
+    edges = [
+        [page_urls[src], rel(target), count, nofollow]
         for src, target, count, nofollow in LinkEdge.objects.filter(audit=audit).values_list(
             "source_page_id", "target_url", "link_count", "nofollow"
         )
-    )
+    ]
     issues = Counter(
         (kind, rel(url or ""))
         for kind, url in Issue.objects.filter(audit=audit)
         .exclude(type__in=TIMING_ISSUES)
         .values_list("type", "page_url")
     )
-    return {
-        "pages": pages,
-        "edges": edges,
-        "issues": sorted([kind, url, n] for (kind, url), n in issues.items()),
-    }
+    return summary_from_rows(
+        pages=[[page_urls[page_id], status, depth] for page_id, _, status, depth in page_rows],
+        edges=edges,
+        issues=[[kind, path, n] for (kind, path), n in issues.items()],
+    )
+
+
+def summary_from_rows(*, pages: list, edges: list, issues: list) -> dict:
+    """The summary of pages ([path, status, depth]), edges ([source, target, link_count, nofollow]) and issue
+    counts ([type, path, n])."""
+    outgoing: dict[str, list] = {}
+    inlinks = Counter()
+    for source, target, count, nofollow in edges:
+        outgoing.setdefault(source, []).append([target, count, nofollow])
+        inlinks[target] += 1
+    page_issues: dict[str, dict] = {}
+    paths = {path for path, _, _ in pages}
+    other_issues = []
+    for kind, path, n in sorted(issues):
+        if path in paths:
+            page_issues.setdefault(path, {})[kind] = n
+        else:
+            other_issues.append([kind, path, n])
+    rows = [
+        {
+            "path": path,
+            "status": status,
+            "depth": depth,
+            "inlinks": inlinks[path],
+            "outlinks": len(outgoing.get(path, [])),
+            "edges": _edges_digest(outgoing.get(path, [])),
+            "issues": page_issues.get(path, {}),
+        }
+        for path, status, depth in sorted(pages)
+    ]
+    counts = Counter()
+    for kind, _, n in issues:
+        counts[kind] += n
+    return {"pages": rows, "other_issues": other_issues, "issue_counts": dict(sorted(counts.items()))}
+
+
+def _edges_digest(outgoing: list) -> str:
+    """12 hex digits standing for a page's outgoing edges: any other target, link count or nofollow changes it."""
+    return hashlib.sha256(json.dumps(sorted(outgoing)).encode()).hexdigest()[:12]
 
 
 def assert_matches_expectation(name: str, summary: dict) -> None:
@@ -73,21 +113,62 @@ def assert_matches_expectation(name: str, summary: dict) -> None:
         if not UPDATE:
             pytest.fail(f"no expectation stored yet: wrote {path}; review it and run again")
         return
-    expected = json.loads(path.read_text())
-    for part in ("pages", "edges", "issues"):
-        got, want = summary[part], expected[part]
-        missing = [row for row in want if row not in got]
-        extra = [row for row in got if row not in want]
-        assert not missing and not extra, f"{name} {part}: missing {missing[:10]}, unexpected {extra[:10]}"
+    differences = summary_differences(json.loads(path.read_text()), summary)
+    assert not differences, (
+        f"{name} differs from {path} in {len(differences)} ways (expected -> got; "
+        "SITEWARDEN_UPDATE_EXPECTATIONS=1 rewrites it):\n  " + "\n  ".join(differences[:DIFFERENCES_SHOWN])
+    )
+
+
+DIFFERENCES_SHOWN = 40
+
+
+def summary_differences(want: dict, got: dict) -> list[str]:
+    """What differs between two summaries, one sentence each: pages missing or unexpected, a page's fields
+    (expected -> got), issues on no page, issue counts by type."""
+    out = []
+    want_pages = {row["path"]: row for row in want["pages"]}
+    got_pages = {row["path"]: row for row in got["pages"]}
+    for path in sorted(want_pages.keys() | got_pages.keys()):
+        if path not in got_pages:
+            out.append(f"page {path}: missing (expected {_page_words(want_pages[path])})")
+        elif path not in want_pages:
+            out.append(f"page {path}: unexpected ({_page_words(got_pages[path])})")
+        else:
+            changed = [
+                f"{key} {want_pages[path][key]} -> {got_pages[path][key]}"
+                for key in want_pages[path]
+                if key != "path" and want_pages[path][key] != got_pages[path].get(key)
+            ]
+            if changed:
+                out.append(f"page {path}: " + "; ".join(changed))
+    for row in want["other_issues"]:
+        if row not in got["other_issues"]:
+            out.append(f"issue on no crawled page missing: {row}")
+    for row in got["other_issues"]:
+        if row not in want["other_issues"]:
+            out.append(f"issue on no crawled page unexpected: {row}")
+    for kind in sorted(want["issue_counts"].keys() | got["issue_counts"].keys()):
+        before, after = want["issue_counts"].get(kind, 0), got["issue_counts"].get(kind, 0)
+        if before != after:
+            out.append(f"issue type {kind}: {before} -> {after}")
+    return out
+
+
+def _page_words(row: dict) -> str:
+    return ", ".join(f"{key} {value}" for key, value in row.items() if key != "path")
 
 
 def _dump(summary: dict) -> str:
-    """One row per line: a reviewable diff, a file a third the size of indented JSON."""
-    parts = []
-    for key in ("pages", "edges", "issues"):
-        rows = ",\n".join("  " + json.dumps(row) for row in summary[key])
-        parts.append(f' "{key}": [\n{rows}\n ]')
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+    """One page per line: a reviewable diff."""
+
+    def rows(items: list) -> str:
+        return "[\n" + ",\n".join("  " + json.dumps(row) for row in items) + "\n ]" if items else "[]"
+
+    return (
+        f'{{\n "pages": {rows(summary["pages"])},\n "other_issues": {rows(summary["other_issues"])},\n'
+        f' "issue_counts": {json.dumps(summary["issue_counts"])}\n}}\n'
+    )
 
 
 def run_audit(base: str, *, max_pages: int = 1000) -> Audit:

@@ -13,8 +13,9 @@ from audits.pipeline.images import images_judge
 from audits.pipeline.inline import pipeline_crawl_inline, pipeline_run_inline
 from audits.pipeline.start import audit_start
 from scratchpad.models import Frontier
-from tests.audits.checks.sites import HOME_LINKS, html_route, page, serve, site_check_routes
 from tests.factories import ProjectFactory
+from tests.support.sites.crawled import HOME_LINKS, site_check_routes
+from tests.support.sites.pages import html_route, page, serve
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

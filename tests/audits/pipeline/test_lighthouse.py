@@ -6,7 +6,6 @@ import os
 import stat
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from audits.pipeline.lighthouse import (
 )
 from bench.serve import free_port, serve_site
 from tests.factories import AuditFactory
+from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -351,12 +351,8 @@ def test_a_hung_run_times_out_and_leaves_no_process_behind(fake_cli, tmp_path, m
     assert result["status"] == "failed"
     assert result["error"] == "Lighthouse timed out after 2 s"
     browser_pid = int((tmp_path / "browser.pid").read_text())
-    for _ in range(50):  # SIGKILLed: gone, or a zombie until init reaps it
-        if not _running(browser_pid):
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"the run's browser process {browser_pid} outlived the run")
+    # SIGKILLed: gone, or a zombie until init reaps it
+    wait_until(lambda: not _running(browser_pid), 5, f"the run's browser process {browser_pid} gone", every_s=0.1)
 
 
 def _running(pid: int) -> bool:

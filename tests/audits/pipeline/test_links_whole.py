@@ -7,8 +7,8 @@ from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from bench.rss import RssSampler
 from scratchpad.models import LinkEdge
-from tests.audits.checks.sites import html_route, page, serve
 from tests.factories import ProjectFactory
+from tests.support.sites.pages import html_route, page, serve
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

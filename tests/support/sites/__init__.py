@@ -1,5 +1,9 @@
 """Small HTTP sites the tests serve themselves on 127.0.0.1: a routed site (path -> answer), any handler
-class, a generated static tree with a slow answer or a page that kills its client, and a gzip bomb."""
+class, a generated static tree with a slow answer or a page that kills its client, and a gzip bomb.
+
+The sites built on them live beside this module: `pages` (a page builder, routes, `Case`), the page-check cases
+(`page_cases`, `url_security_cases`, `structured_image_cases`), `crawled` (the crawled site with every case and
+site-check situation) and `hostile` (the hostile site the crawler must survive)."""
 
 import contextlib
 import os
