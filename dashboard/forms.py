@@ -14,8 +14,7 @@ from audits.checks.registry import CATEGORIES, CHECKS, CHECKS_BY_TYPE, SEVERITIE
 from audits.errors import AuditRefused
 from audits.extraction import MAX_EXTRACTORS, extractors_from_text, extractors_to_text
 from audits.models import Page, Project, Schedule
-from audits.pipeline.start import Mode, url_list_lines
-from audits.projects import NUMBER_BOUNDS, PROJECT_FIELDS
+from audits.services import NUMBER_BOUNDS, PROJECT_FIELDS, Mode, url_list_lines
 from dashboard.pages import COLUMNS, SORT_LABELS, VIEWS, view_for
 from dashboard.selectors import REFUSAL_HINTS
 
@@ -338,7 +337,7 @@ URL_LIST_FILE_SUFFIXES = (".txt", ".csv")
 
 
 class AuditStartForm(forms.Form):
-    """Only shape is checked here: audits.pipeline.start.audit_start is the judge of URL, pages and plan.
+    """Only shape is checked here: audits.services.audit_start is the judge of URL, pages and plan.
 
     The mode picks what is audited; the fields of the other modes are ignored (and hidden by CSS :has())."""
 
