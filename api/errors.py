@@ -20,7 +20,7 @@ refusal it is:
 - 409: audit_already_running, audit_not_running, project_name_taken: the resource's state conflicts;
 - 429: audit_capacity_reached (the account's or the instance's running audits; Retry-After: 60).
 
-A refused value of a project or segment field (audits.projects.ProjectInvalid, audits.segments.SegmentInvalid) is
+A refused value of a project or segment field (audits.services.ProjectInvalid, audits.segments.SegmentInvalid) is
 answered like the serializer's own
 field errors: 400 validation_error, with the service's code in `errors[field][0].code` (invalid_port,
 invalid_pattern, invalid_user_agent, invalid_max_concurrency, ...), so a client reads every field error of
@@ -51,8 +51,8 @@ from rest_framework.serializers import as_serializer_error
 
 from api.throttling import REFUSED_ATTR, rate_sentence
 from audits.errors import AuditRefused, ErrorCode
-from audits.projects import ProjectInvalid
 from audits.segments import SegmentInvalid
+from audits.services import ProjectInvalid
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 TYPE_PREFIX = "urn:sitewarden:error:"

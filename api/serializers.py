@@ -9,7 +9,7 @@ from audits.checks.score import score_breakdown_stored
 from audits.extraction import MAX_EXTRACTORS
 from audits.limits import MAX_LIST_URLS
 from audits.models import Audit, Issue, Page, Project, Schedule, Segment
-from audits.projects import MAX_PATTERNS, NUMBER_BOUNDS, PATTERN_MAX_CHARS, PROJECT_NAME_MAX_CHARS
+from audits.services import MAX_PATTERNS, NUMBER_BOUNDS, PATTERN_MAX_CHARS, PROJECT_NAME_MAX_CHARS
 from webhooks.models import Webhook, WebhookDelivery
 
 

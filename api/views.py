@@ -22,16 +22,10 @@ from api import serializers as s
 from api.pagination import ApiPagination, KeysetPagination
 from api.parsers import SafeJSONParser
 from api.schema import ApiAutoSchema
-from api.services import audit_cancel_checked
 from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
 from audits.models import Audit, Issue, Page, Project, Schedule, Segment
-from audits.pipeline.lifecycle import audit_delete
-from audits.pipeline.reconcile import audit_status_refresh
-from audits.pipeline.start import audit_start
-from audits.projects import project_create, project_delete, project_update
-from audits.schedules import schedule_clear, schedule_set
 from audits.segments import (
     SEGMENT_PARAM,
     SegmentChoice,
@@ -41,6 +35,17 @@ from audits.segments import (
     segment_update,
 )
 from audits.selectors import audit_urls_skipped, issues_by_type
+from audits.services import (
+    audit_cancel_checked,
+    audit_delete,
+    audit_start,
+    audit_status_refresh,
+    project_create,
+    project_delete,
+    project_update,
+    schedule_clear,
+    schedule_set,
+)
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create, webhook_delete, webhook_update
 

@@ -23,7 +23,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from audits.errors import AuditRefused, ErrorCode
-from audits.projects import ProjectInvalid
+from audits.services import ProjectInvalid
 from config.inputs import first_text_problem
 
 # DRF's codes the API answers with, and their statuses (api.errors keeps the same ones).

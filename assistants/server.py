@@ -22,7 +22,6 @@ from pydantic import Field
 
 from accounts.services import account_get_or_create_for_user
 from api import selectors as api_selectors
-from api.services import audit_cancel_checked
 from assistants import shapes
 from assistants.errors import VALIDATION_ERROR, Refused, not_found
 from assistants.identity import BearerGate, caller_token, throttle
@@ -32,10 +31,8 @@ from audits.checks.catalogue import render_catalogue
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.evidence import evidence_columns, evidence_count_unit, evidence_note, evidence_queryset, evidence_records
 from audits.models import Audit, Page, Project
-from audits.pipeline.reconcile import audit_status_refresh
-from audits.pipeline.start import audit_start
 from audits.priority import PRIORITY_RULE, TOP_ISSUES_DEFAULT, top_issues
-from audits.projects import project_create
+from audits.services import audit_cancel_checked, audit_start, audit_status_refresh, project_create
 from config.inputs import ID_MAX, ID_MIN, PAGE_NUMBER_MAX
 from dashboard import pages as pages_grid
 from dashboard import selectors as grid

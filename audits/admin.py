@@ -1,10 +1,10 @@
 """The operators' admin for projects, audits, pages, issues, events and schedules. Every write goes through
-the services, as the dashboard and the API do:
+the services (audits.services, the front door), as the dashboard and the API do:
 
-- audits are started (re-run), cancelled, reconciled and deleted with audits.pipeline (start, lifecycle, reconcile),
-  never saved from a form (a stale form would overwrite what the workers wrote);
-- projects are judged and saved by audits.projects, schedules with audits.schedules (so the beat task follows),
-  a project's segments (an inline on the project) by audits.segments.
+- audits are started (re-run), cancelled, reconciled and deleted, never saved from a form (a stale form would
+  overwrite what the workers wrote);
+- projects are judged and saved, schedules set and cleared (so the beat task follows), there too; a project's
+  segments (an inline on the project) by audits.segments.
 
 Plans, accounts, credits and API tokens are in accounts/admin.py; webhooks in webhooks/admin.py.
 """
@@ -17,18 +17,21 @@ from django.utils.html import format_html
 from audits.errors import AuditRefused
 from audits.events import event_sentence
 from audits.models import Audit, AuditEvent, Issue, Page, Project, Schedule, Segment
-from audits.pipeline.lifecycle import audit_cancel, audit_delete
-from audits.pipeline.reconcile import reconcile_running_audit
-from audits.pipeline.start import audit_start
-from audits.projects import (
+from audits.segments import SegmentInvalid, segment_create, segment_delete, segment_update, segment_validate
+from audits.services import (
     PASSWORD_CLEARED_MESSAGE,
+    audit_cancel,
+    audit_delete,
+    audit_start,
     project_create,
     project_delete,
     project_update,
     project_validate,
+    reconcile_running_audit,
+    schedule_clear,
+    schedule_set,
+    schedule_validate,
 )
-from audits.schedules import PRESETS, _parse_cron, schedule_clear, schedule_set
-from audits.segments import SegmentInvalid, segment_create, segment_delete, segment_update, segment_validate
 from config.admin import INLINE_ROWS, URL_FIELDS_HTTPS, ReadOnlyAdmin, ReadOnlyInline
 from config.forms import SafeJSONField
 
@@ -323,10 +326,8 @@ class ScheduleForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        kind = data.get("kind")
-        expression = PRESETS.get(kind) or (data.get("cron") or "").strip()
         try:
-            _parse_cron(expression)
+            schedule_validate(kind=data.get("kind"), cron=data.get("cron") or "")
         except AuditRefused as exc:
             raise forms.ValidationError({"cron": exc.message}) from exc
         return data

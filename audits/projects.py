@@ -1,5 +1,6 @@
 """Writes of projects: the one path by which the dashboard, the API, the admin and the CLI create, change
-and delete a project, so every rule about a project lives here once.
+and delete a project, so every rule about a project lives here once. The faces reach it through
+audits.services (an import-linter contract keeps them out of this module).
 
 Refusals are audits.errors.AuditRefused with a stable code and the `field` they are about; a refusal
 about one field is a ProjectInvalid (a subclass: the API answers it as a validation error of that field).

@@ -1,5 +1,6 @@
 """Recurring audits through django-celery-beat (each run, `audits.pipeline.start.schedule_run`, is an
-ordinary audit of the project), and the watchdog's periodic task, which `manage.py install_watchdog` owns."""
+ordinary audit of the project), and the watchdog's periodic task, which `manage.py install_watchdog` owns.
+The faces reach these through audits.services."""
 
 import json
 
@@ -28,6 +29,14 @@ def _parse_cron(cron: str) -> dict:
     except Exception as exc:
         raise AuditRefused("invalid_schedule", f"That cron expression does not parse: {exc}") from exc
     return values
+
+
+def schedule_validate(*, kind: str | None, cron: str = "") -> str:
+    """The cron expression a schedule of this kind runs on (a preset's, or `cron` for kind=cron), checked;
+    raises AuditRefused("invalid_schedule") as schedule_set would, so a form can show it before saving."""
+    expression = PRESETS.get(kind) or (cron or "").strip()
+    _parse_cron(expression)
+    return expression
 
 
 def schedule_set(*, project: Project, kind: str, cron: str = "", enabled: bool = True) -> Schedule:

@@ -1,4 +1,5 @@
-"""Read-only share links to an audit's report: make, revoke, and resolve a presented token.
+"""Read-only share links to an audit's report: make, revoke, and resolve a presented token (the faces
+reach these through audits.services).
 
 A token is 32 random bytes (secrets.token_urlsafe); only its sha256 is stored, and a presented token is looked
 up by its hash, so neither the database nor a lookup's timing reveals a live token. Unknown, revoked and

@@ -12,7 +12,7 @@ from accounts.tokens import TOKEN_EXPIRY_MAX_DAYS
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.errors import AuditRefused
 from audits.models import Page, Schedule
-from audits.pipeline.start import Mode, url_list_lines
+from audits.services import Mode, url_list_lines
 from dashboard.pages import COLUMNS, SORT_LABELS, VIEWS, view_for
 from dashboard.project_form import PatternsField
 from dashboard.project_form import ProjectForm as ProjectForm  # dashboard.views imports every form from here
@@ -24,7 +24,7 @@ URL_LIST_FILE_SUFFIXES = (".txt", ".csv")
 
 
 class AuditStartForm(forms.Form):
-    """Only shape is checked here: audits.pipeline.start.audit_start is the judge of URL, pages and plan.
+    """Only shape is checked here: audits.services.audit_start is the judge of URL, pages and plan.
 
     The mode picks what is audited; the fields of the other modes are ignored (and hidden by CSS :has())."""
 

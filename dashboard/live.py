@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 
 from audits.models import Audit, AuditEvent, LighthouseResult
-from audits.pipeline.lighthouse import STRATEGIES, sample_pages
+from audits.services import lighthouse_runs_planned
 from dashboard import selectors
 
 # The planned Lighthouse sample is fixed once the phase starts (the crawl is over); computing it streams
@@ -35,7 +35,7 @@ def lighthouse_planned_runs(*, audit: Audit) -> int:
     key = f"sitewarden:lighthouse-plan:{audit.id}"
     planned = cache.get(key)
     if planned is None:
-        planned = len(sample_pages(audit)) * len(STRATEGIES)
+        planned = lighthouse_runs_planned(audit=audit)
         cache.set(key, planned, LIGHTHOUSE_PLAN_CACHE_S)
     return planned
 

@@ -16,9 +16,9 @@ from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 
 from audits.models import Audit
-from audits.pipeline.chromium import CHROMIUM_BASE_FLAGS, find_chromium
 from audits.report_pdfs import report_pdf_fail, report_pdf_get, report_pdf_store
 from audits.segments import UnknownSegment, resolve_segment
+from audits.services import CHROMIUM_BASE_FLAGS, find_chromium
 from dashboard.report import report_summary
 
 PDF_CONCURRENT_MAX = 2  # Chromiums printing at once in one process: each takes ~150 MB

@@ -11,7 +11,7 @@ from django.db import models
 from audits.checks.registry import CATEGORIES, CHECKS, SEVERITIES, CheckSpec, threshold_words
 from audits.extraction import MAX_EXTRACTORS, extractors_from_text, extractors_to_text
 from audits.models import Project
-from audits.projects import NUMBER_BOUNDS, PROJECT_FIELDS
+from audits.services import NUMBER_BOUNDS, PROJECT_FIELDS
 
 
 def _lines(value: str) -> list[str]:

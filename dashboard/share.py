@@ -26,8 +26,8 @@ from audits.report_pdfs import (
     report_pdf_request,
 )
 from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment
-from audits.sharing import SHARE_EXPIRY_DAYS, share_link_create, share_link_resolve, share_link_revoke
-from audits.sharing import share_links_for_audit as links_for_audit
+from audits.services import SHARE_EXPIRY_DAYS, share_link_create, share_link_resolve, share_link_revoke
+from audits.services import share_links_for_audit as links_for_audit
 from dashboard import pdf
 from dashboard.report import report_segments, report_summary
 from dashboard.selectors import audit_for_account

@@ -18,18 +18,23 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.models import ApiToken
 from accounts.services import account_get_or_create_for_user
 from accounts.tokens import token_create, token_revoke
-from audits import comparison, exports, projects
+from audits import comparison, exports, services
 from audits.checks.registry import CATEGORIES, CHECKS_BY_TYPE, SEVERITIES
 from audits.checks.score import SCORE_FORMULA_WORDS
 from audits.errors import AuditRefused
 from audits.models import Audit, Schedule
-from audits.pipeline import lighthouse
-from audits.pipeline.lifecycle import audit_cancel, audit_delete
-from audits.pipeline.reconcile import audit_status_refresh
-from audits.pipeline.start import audit_start
-from audits.schedules import schedule_clear, schedule_set
 from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment, segment_choices
 from audits.selectors import audit_urls_skipped
+from audits.services import (
+    ReportRenderFailed,
+    audit_cancel,
+    audit_delete,
+    audit_start,
+    audit_status_refresh,
+    lighthouse_report_render,
+    schedule_clear,
+    schedule_set,
+)
 from config.cursors import CursorInvalid
 from dashboard import pages as page_reads
 from dashboard import selectors as dashboard
@@ -125,7 +130,7 @@ def project_create(request):
     form = ProjectForm(request.POST or None, account=request.account)
     if request.method == "POST" and form.is_valid():
         try:
-            project = projects.project_create(account=request.account, owner=request.user, **form.project_fields())
+            project = services.project_create(account=request.account, owner=request.user, **form.project_fields())
         except AuditRefused as exc:
             form.add_refusal(exc)
         else:
@@ -141,14 +146,14 @@ def project_edit(request, project_id):
     form = ProjectForm(request.POST or None, instance=project, account=request.account)
     if request.method == "POST" and form.is_valid():
         try:
-            projects.project_update(project=project, **form.project_fields())
+            services.project_update(project=project, **form.project_fields())
         except AuditRefused as exc:
             project.refresh_from_db()  # the page shows the stored project, not the refused values
             form.add_refusal(exc)
         else:
             messages.success(request, "Project settings saved.")
             if project.auth_password_cleared:
-                messages.warning(request, projects.PASSWORD_CLEARED_MESSAGE)
+                messages.warning(request, services.PASSWORD_CLEARED_MESSAGE)
             return redirect("audits:project-detail", project_id=project.id)
     return render(request, "dashboard/project_form.html", {"form": form, "project": project})
 
@@ -214,7 +219,7 @@ def audit_new(request, project_id):
             try:
                 # Patterns are project settings: saved with the start, rolled back with a refusal.
                 with transaction.atomic():
-                    projects.project_update(
+                    services.project_update(
                         project=project,
                         include_patterns=data["include_patterns"],
                         exclude_patterns=data["exclude_patterns"],
@@ -585,8 +590,8 @@ def lighthouse_report_html(request, audit_id, result_id):
     audit = _audit(request, audit_id)
     _result, path = page_reads.lighthouse_report_path(audit=audit, result_id=result_id)
     try:
-        html_path = lighthouse.report_html(path)
-    except lighthouse.ReportRenderFailed as exc:
+        html_path = lighthouse_report_render(json_path=path)
+    except ReportRenderFailed as exc:
         return HttpResponse(
             f"The HTML report could not be made: {exc}", status=503, content_type="text/plain; charset=utf-8"
         )

@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import admin, messages
 
 from audits.errors import AuditRefused
-from audits.projects import url_checked
+from audits.services import url_checked
 from config.admin import INLINE_ROWS, URL_FIELDS_HTTPS, ReadOnlyAdmin, ReadOnlyInline
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create, webhook_delivery_resend, webhook_update

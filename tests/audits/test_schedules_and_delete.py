@@ -12,7 +12,7 @@ from audits.errors import AuditRefused
 from audits.models import Audit, AuditEvent, Issue, LighthouseResult, Page, page_id_for
 from audits.pipeline.lifecycle import audit_delete
 from audits.pipeline.start import audit_start, schedule_run
-from audits.schedules import schedule_clear, schedule_set
+from audits.schedules import schedule_clear, schedule_set, schedule_validate
 from scratchpad.models import Frontier, LinkEdge
 from scratchpad.services import NewURL, frontier_seed
 from tests.factories import ProjectFactory
@@ -91,3 +91,13 @@ def test_delete_removes_everything_but_the_ledger(tmp_path):
     assert not report.exists()
     kinds = set(CreditEntry.objects.filter(audit_ref=audit.id).values_list("kind", flat=True))
     assert kinds == {"reserve", "release"}
+
+
+def test_schedule_validate_names_the_expression_a_schedule_runs_on_and_refuses_what_schedule_set_would():
+    assert schedule_validate(kind="daily") == "0 3 * * *"
+    assert schedule_validate(kind="weekly", cron="ignored") == "0 3 * * 1"
+    assert schedule_validate(kind="cron", cron=" 5 4 * * 1 ") == "5 4 * * 1"
+    for cron in ("61 * * * *", "* * *", ""):
+        with pytest.raises(AuditRefused) as refused:
+            schedule_validate(kind="cron", cron=cron)
+        assert refused.value.code == "invalid_schedule"

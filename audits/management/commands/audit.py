@@ -27,9 +27,6 @@ from audits.errors import AuditRefused
 from audits.events import event_sentence
 from audits.models import Audit
 from audits.outages import is_transient_db_error
-from audits.pipeline.reconcile import audit_status_refresh
-from audits.pipeline.start import audit_start, url_list_lines
-from audits.projects import project_get_or_create, url_checked
 from audits.selectors import (
     CrawlBar,
     audit_crawl_bar,
@@ -37,6 +34,14 @@ from audits.selectors import (
     audit_summary,
     audit_urls_skipped,
     issues_by_severity,
+)
+from audits.services import (
+    audit_run_inline,
+    audit_start,
+    audit_status_refresh,
+    project_get_or_create,
+    url_checked,
+    url_list_lines,
 )
 
 # How often the watcher reads the audit: a small audit ends in seconds and the CLI's exit is its end to end
@@ -257,11 +262,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _run_inline(audit_id) -> None:
-    # why: the crawl's modules (fetching, parsing, persisting) are only this process's work inline
-    from audits.pipeline.inline import pipeline_run_inline
-
     try:
-        pipeline_run_inline(audit_id)
+        audit_run_inline(audit_id=audit_id)
     except Exception:  # recorded on the audit by the runner; the watcher reports it
         pass
     finally:

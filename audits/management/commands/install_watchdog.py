@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from audits.schedules import HEAL_NAME, watchdog_install
+from audits.services import HEAL_NAME, watchdog_install
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from audits.pipeline.reconcile import reconcile_sweep
+from audits.services import reconcile_sweep
 
 
 class Command(BaseCommand):
