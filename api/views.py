@@ -40,7 +40,9 @@ from audits.segments import (
     segment_delete,
     segment_update,
 )
-from audits.selectors import audit_urls_skipped, issues_by_type
+from audits.selectors.audits import audit_urls_skipped
+from audits.selectors.issues import ISSUE_LIST_ORDERING, issue_counts_by_type, issue_list, issues_by_type
+from audits.selectors.links import page_links
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create, webhook_delete, webhook_update
 
@@ -240,14 +242,14 @@ class IssueList(ApiMixin, generics.ListAPIView):
     serializer_class = s.IssueSerializer
     filterset_class = filters.IssueFilter
     pagination_class = KeysetPagination
-    keyset_ordering = selectors.ISSUE_LIST_ORDERING
+    keyset_ordering = ISSUE_LIST_ORDERING
 
     def get_queryset(self):
         if self.schema_only:
             return Issue.objects.none()
         audit = self.audit_or_404(self.kwargs["pk"])
         segment = self.segment_for(audit)
-        issues = selectors.issue_list(audit=audit)
+        issues = issue_list(audit=audit)
         return issues if segment is None else issues.filter(segment.issues_q)
 
 
@@ -264,7 +266,7 @@ class IssueSummary(ApiMixin, APIView):
     )
     def get(self, request, pk):
         audit = self.audit_or_404(pk)
-        rows = selectors.issue_summary(audit=audit, **_issues_q(self.segment_for(audit)))
+        rows = issue_counts_by_type(audit=audit, **_issues_q(self.segment_for(audit)))
         return Response(s.IssueSummarySerializer(rows, many=True).data)
 
 
@@ -329,7 +331,7 @@ class PageDetail(ApiMixin, APIView):
     def get(self, request, pk, page_pk):
         audit = self.audit_or_404(pk)
         page = get_object_or_404(Page.objects.filter(audit=audit), pk=page_pk)
-        page.link_data = selectors.page_links(page=page)
+        page.link_data = page_links(page=page)
         return Response(s.PageDetailSerializer(page).data)
 
 

@@ -16,7 +16,8 @@ from audits.extraction import MAX_EXTRACTORS, extractors_from_text, extractors_t
 from audits.models import Page, Project, Schedule
 from audits.pipeline.start import Mode, url_list_lines
 from audits.projects import NUMBER_BOUNDS, PROJECT_FIELDS
-from dashboard.pages import COLUMNS, SORT_LABELS, VIEWS, view_for
+from audits.selectors.pages import COLUMNS, VIEWS, view_for
+from dashboard.pages import SORT_LABELS
 from dashboard.selectors import REFUSAL_HINTS
 
 TOKEN_EXPIRY_DEFAULT_DAYS = 90  # what the new-token form suggests; a person may clear it (no expiry)
@@ -557,7 +558,7 @@ class PageFilterForm(forms.Form):
         return {k: v for k, v in self.cleaned_data.items() if k not in self.errors}  # invalid fields are ignored
 
     def filters(self) -> dict:
-        """Keyword arguments for dashboard.pages.page_filter."""
+        """Keyword arguments for audits.selectors.pages.page_filter."""
         data = self._data()
         return {
             "view": self.page_view.key,

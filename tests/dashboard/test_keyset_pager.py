@@ -1,4 +1,4 @@
-"""The pages grid's keyset pager (dashboard.selectors.keyset_paginate): every row once in the sort's order,
+"""The pages grid's keyset pager (audits.selectors.pagination.keyset_paginate): every row once in the sort's order,
 ties broken by URL and NULLs last whichever way the column is sorted; next/previous links that keep the sort
 and filters; a cursor from another audit or sort, or an altered or forged one (cursors are signed), sends
 to the first page."""
@@ -17,8 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audits.models import Page
-from config.cursors import CursorInvalid
-from dashboard.selectors import KeysetColumn, keyset_paginate
+from audits.selectors.pagination import CursorInvalid, KeysetColumn, keyset_paginate
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import SITE, finished_audit, make_page
 from tests.factories import ProjectFactory
@@ -42,7 +41,7 @@ def _payload(value: str) -> dict:
 @pytest.fixture
 def tied(owner, monkeypatch):
     """23 pages whose depth ties in runs (0, 1, 2, 3 and NULL), so only the URL orders rows within a run."""
-    monkeypatch.setattr("dashboard.selectors.PAGE_SIZE", PAGE_SIZE)
+    monkeypatch.setattr("audits.selectors.pagination.PAGE_SIZE", PAGE_SIZE)
     audit = finished_audit(ProjectFactory(owner=owner, base_url=SITE + "/"), pages_crawled=23)
     for n in range(23):
         make_page(audit, f"/p{n:02d}", depth=None if n % 5 == 4 else n % 5, status_code=404 if n % 3 == 0 else 200)
@@ -188,7 +187,7 @@ def test_keys_first_gives_the_same_pages_and_sorts_over_the_keys_alone(tied):
 
 
 def test_page_detail_pages_inlinks_by_source_url(owner_client, tied, monkeypatch):
-    monkeypatch.setattr("dashboard.pages.LINKS_PER_PAGE", 5)
+    monkeypatch.setattr("audits.selectors.links.LINKS_PER_PAGE", 5)
     target = Page.objects.get(audit=tied, url=SITE + "/p00")
     for page in Page.objects.filter(audit=tied).exclude(id=target.id):
         LinkEdge.objects.create(audit=tied, source_page=page, target_url=target.url, anchor_text="to p00")

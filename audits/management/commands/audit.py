@@ -30,14 +30,8 @@ from audits.outages import is_transient_db_error
 from audits.pipeline.reconcile import audit_status_refresh
 from audits.pipeline.start import audit_start, url_list_lines
 from audits.projects import project_get_or_create, url_checked
-from audits.selectors import (
-    CrawlBar,
-    audit_crawl_bar,
-    audit_events_notable,
-    audit_summary,
-    audit_urls_skipped,
-    issues_by_severity,
-)
+from audits.selectors.audits import CrawlBar, audit_crawl_bar, audit_events_notable, audit_summary, audit_urls_skipped
+from audits.selectors.issues import issues_by_severity
 
 # How often the watcher reads the audit: a small audit ends in seconds and the CLI's exit is its end to end
 # time (bench/small.py), so it looks often; a read is one row by its primary key.

@@ -1,16 +1,16 @@
-"""Reads of the audit domain. Reads only: the status read that reconciles (writes) is the service
-`audits.pipeline.reconcile.audit_status_refresh`."""
+"""Reads of one audit: its crawl bar and progress (the dashboard's live block, the CLI, the MCP server), its
+summary, what it skipped, its notable events, its failure in words and the audit before it. Reads only: the
+status read that reconciles (writes) is the service `audits.pipeline.reconcile.audit_status_refresh`."""
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from django.db import connection
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from audits.checks.skips import skip_rule_label, skip_rule_setting, skip_sentence, skipped_url_groups
 from audits.models import Audit, AuditEvent, Issue, Page
-from audits.stats import issue_type_counts, severity_counts
-from scratchpad.models import LinkEdge
+from audits.selectors.issues import issues_by_type
+from audits.stats import page_stats
 
 CRAWL_PHASES = frozenset({Audit.Phase.DISCOVERY, Audit.Phase.CRAWLING})
 
@@ -62,21 +62,6 @@ def audit_crawl_bar(*, audit: Audit) -> CrawlBar:
     else:
         state = "done"
     return crawl_bar(crawled=audit.pages_crawled, found=audit.pages_total, budget=audit.max_pages, crawl_state=state)
-
-
-def issues_by_type(*, audit: Audit) -> dict[str, int]:
-    """Issue rows per type, by type (stored at finalize for a completed audit: audits.stats)."""
-    counts: dict[str, int] = {}
-    for row in issue_type_counts(audit=audit):
-        counts[row["type"]] = counts.get(row["type"], 0) + row["n"]
-    return dict(sorted(counts.items()))
-
-
-def issues_by_severity(*, audit: Audit) -> dict[str, int]:
-    """Issue counts per severity, every severity present (critical first), zeros included."""
-    counts = dict.fromkeys(Issue.Severity.values, 0)
-    counts.update(severity_counts(audit=audit))
-    return counts
 
 
 def audit_summary(*, audit: Audit) -> dict:
@@ -170,67 +155,127 @@ def audit_urls_skipped(*, audit: Audit, issue_types: set[str] | None = None) -> 
     return out
 
 
-def _inlinks_subquery() -> Subquery:
-    edges = (
-        LinkEdge.objects.filter(audit_id=OuterRef("audit_id"), target_url=OuterRef("url"))
-        .order_by()
-        .values("target_url")
-        .annotate(n=Sum("link_count"))  # an edge is one source page's links to the target, counted
-        .values("n")[:1]
+FEED_SIZE = 10  # last crawled URLs on a running audit
+
+
+RATE_WINDOW_S = 10  # pages per second is measured over this trailing window while running
+
+
+PHASES = (Audit.Phase.DISCOVERY, Audit.Phase.CRAWLING, Audit.Phase.LIGHTHOUSE, Audit.Phase.FINALIZING)
+
+
+PHASE_LABELS = {
+    Audit.Phase.DISCOVERY: "Discovery",
+    Audit.Phase.CRAWLING: "Crawling",
+    Audit.Phase.LIGHTHOUSE: "Lighthouse",
+    Audit.Phase.FINALIZING: "Finalizing",
+}
+
+
+# What a failed audit's error code means, for people.
+ERROR_EXPLANATIONS = {
+    "oom": "A worker ran out of memory and the system stopped it. Very large pages or too many audits at "
+    "once on one worker are the usual causes; run the audit again, or give the workers more memory.",
+    "worker_lost": "The worker process running a step of this audit died (it was killed or crashed) "
+    "and the step could not be resumed.",
+    "step_timeout": "A step of the audit ran past its time limit and was stopped. A very slow site or a "
+    "very large sitemap can cause this.",
+    "db_error": "The database refused or lost a write during the audit. Check the database's health and "
+    "run the audit again.",
+    "broker_error": "The task queue could not be reached, so the next step could not be handed to a worker. "
+    "Check that the broker (Redis) is up.",
+    "instance_lost": "The audit stopped making progress (no heartbeat, no work in flight) and could not be "
+    "revived: its workers or queued tasks were lost, for example in a restart.",
+    "unknown": "An unexpected error stopped the audit. The event log below has the details.",
+    "start_url_unreachable": "The start URL could not be fetched (name lookup, connection, TLS or HTTP "
+    "error), so there was nothing to crawl. Check the address and that the site is up.",
+    "no_listed_url_allowed": "None of the listed URLs could be crawled: robots.txt or the project's include/exclude "
+    "rules refused them all, or the sitemap named none of the site's pages.",
+}
+
+
+def error_explanation(code: str) -> str:
+    return ERROR_EXPLANATIONS.get(code or "unknown", ERROR_EXPLANATIONS["unknown"])
+
+
+@dataclass(frozen=True)
+class PhaseStep:
+    phase: str
+    label: str
+    state: str  # done | current | todo | skipped | failed
+
+
+def phase_steps(audit: Audit) -> list[PhaseStep]:
+    lighthouse_on = bool(audit.config.get("lighthouse"))
+    reached = audit.current_phase if audit.current_phase in PHASES else None
+    if audit.status == Audit.Status.FAILED and audit.failed_phase in PHASES:
+        reached = audit.failed_phase
+    steps = []
+    seen_current = False
+    for phase in PHASES:
+        label = PHASE_LABELS[phase]
+        if phase == Audit.Phase.LIGHTHOUSE and not lighthouse_on:
+            steps.append(PhaseStep(phase, label, "skipped"))
+            continue
+        if audit.status == Audit.Status.COMPLETED:
+            state = "done"
+        elif reached is None:
+            state = "todo"
+        elif phase == reached:
+            seen_current = True
+            state = "failed" if audit.status == Audit.Status.FAILED else "current"
+            if audit.status == Audit.Status.CANCELLED:
+                state = "todo"
+        else:
+            state = "todo" if seen_current else "done"
+        steps.append(PhaseStep(phase, label, state))
+    return steps
+
+
+def audit_progress(*, audit: Audit) -> dict:
+    """Everything the live block shows: steps, pages crawled of known, rate, the last crawled URLs."""
+    pages = Page.objects.filter(audit=audit)
+    bar = audit_crawl_bar(audit=audit)
+    now = timezone.now()
+    feed = []
+    if audit.is_finished:
+        # The fetch span of a completed audit was stored at finalize (no aggregate over its pages per poll).
+        stats = page_stats(audit=audit)
+        first, last = (stats[k] and datetime.fromisoformat(stats[k]) for k in ("first_fetched_at", "last_fetched_at"))
+        rate = None
+        if stats["fetched"] > 1 and last > first:
+            rate = stats["fetched"] / (last - first).total_seconds()
+    else:
+        recent = pages.filter(fetched_at__gte=now - timedelta(seconds=RATE_WINDOW_S)).count()
+        rate = recent / RATE_WINDOW_S
+        # Only a running audit shows its last crawled URLs.
+        feed = list(
+            pages.exclude(fetched_at=None)
+            .order_by("-fetched_at", "-id")
+            .values("id", "url", "status_code", "fetch_class", "fetched_at")[:FEED_SIZE]
+        )
+    started = audit.started_at or audit.created_at
+    elapsed = (audit.completed_at or now) - started
+    return {
+        "steps": phase_steps(audit),
+        "bar": bar,
+        "crawled": bar.crawled,
+        "total": bar.total,
+        "found": bar.found,
+        "percent": bar.percent,
+        "rate": rate,
+        "feed": feed,
+        "elapsed": elapsed,
+        "error": error_explanation(audit.error_code) if audit.status == Audit.Status.FAILED else "",
+    }
+
+
+def previous_audit(*, audit: Audit) -> Audit | None:
+    """The project's last completed audit started before this one."""
+    return (
+        Audit.objects.filter(
+            project_id=audit.project_id, status=Audit.Status.COMPLETED, created_at__lt=audit.created_at
+        )
+        .order_by("-created_at")
+        .first()
     )
-    return Subquery(edges, output_field=IntegerField())
-
-
-def page_inlinks_count():
-    """An annotation for a Page queryset: links to the page's URL from the audit's crawled pages (every
-    <a> counts, as in a crawler's Inlinks column). Finalize stores the count on the page (sorting 10,000 pages
-    by a per-row subquery takes most of a second); until then, or for an audit that never finalized, a
-    subquery on LinkEdge's (audit, target_url) index counts it. COALESCE evaluates the subquery only for a
-    NULL column."""
-    return Coalesce(F("inlinks_count"), _inlinks_subquery(), Value(0))
-
-
-def page_inlinks_store(*, audit_id) -> int:
-    """Count every page's inlinks once, in one statement; returns pages updated."""
-    return Page.objects.filter(audit_id=audit_id).update(inlinks_count=Coalesce(_inlinks_subquery(), Value(0)))
-
-
-def _issues_subquery() -> Subquery:
-    issues = Issue.objects.filter(page_id=OuterRef("pk")).order_by().values("page_id").annotate(n=Count("id"))
-    return Subquery(issues.values("n")[:1], output_field=IntegerField())
-
-
-def page_counts_store(*, audit_id) -> int:
-    """Count every page's inlinks and issue rows once, after the site checks wrote the last issues (finalize
-    calls it): one UPDATE, so the 100,000 rows are rewritten once, not once per figure. The pages grid sorts
-    and pages by both (dashboard.pages). Returns pages updated.
-
-    On PostgreSQL the edges and issues are each aggregated once (a hash join onto the pages) instead of two
-    index lookups per page: 0.86 -> 0.60 s at 10,000 pages, and no random reads across a link table larger
-    than the cache at 100,000."""
-    if connection.vendor != "postgresql":
-        return Page.objects.filter(audit_id=audit_id).update(
-            inlinks_count=Coalesce(_inlinks_subquery(), Value(0)),
-            issues_count=Coalesce(_issues_subquery(), Value(0)),
-        )
-    pages, edges, issues = Page._meta.db_table, LinkEdge._meta.db_table, Issue._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            WITH counts AS (
-                SELECT p.id, COALESCE(l.n, 0) AS inlinks, COALESCE(i.n, 0) AS issues
-                FROM {pages} p
-                LEFT JOIN (
-                    SELECT target_url, SUM(link_count) AS n FROM {edges} WHERE audit_id = %(audit)s GROUP BY target_url
-                ) l ON l.target_url = p.url
-                LEFT JOIN (
-                    SELECT page_id, COUNT(*) AS n FROM {issues}
-                    WHERE audit_id = %(audit)s AND page_id IS NOT NULL GROUP BY page_id
-                ) i ON i.page_id = p.id
-                WHERE p.audit_id = %(audit)s
-            )
-            UPDATE {pages} p SET inlinks_count = c.inlinks, issues_count = c.issues FROM counts c WHERE p.id = c.id
-            """,
-            {"audit": audit_id},
-        )
-        return cursor.rowcount
