@@ -2,10 +2,15 @@
 wrote, and refuses anything else before a query — altered, made for another list or by another paginator, or
 holding values no sort column can (that last even when signed with the key)."""
 
+import base64
+import json
 from uuid import uuid4
 
 import pytest
 from django.core import signing
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 
 from audits.models import Issue, Page
 from audits.selectors.pagination import (
@@ -15,8 +20,11 @@ from audits.selectors.pagination import (
     KeysetPosition,
     cursor_decode,
     cursor_encode,
+    keyset_paginate,
     keyset_position,
 )
+from tests.dashboard.conftest import SITE, finished_audit, make_page
+from tests.factories import ProjectFactory
 
 SALT = "tests.keyset"
 
@@ -84,3 +92,80 @@ def test_keyset_position_lets_a_null_through_a_nullable_column_only():
     columns = (KeysetColumn("depth", nullable=True), KeysetColumn("url"))
     assert keyset_position(token, columns=columns, tag="grid", salt=SALT, model=Page).backwards
     assert keyset_position("", columns=columns, tag="grid", salt=SALT, model=Page) is None
+
+
+# --- keyset_paginate over an audit's pages (moved from tests/dashboard/test_keyset_pager.py) ----------------
+
+
+def _unsigned(data) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def api_cursor() -> str:
+    """A well-signed cursor of the API's paginator: another salt, so no good to the dashboard's lists."""
+    return signing.Signer(salt="api.pagination.keyset").sign_object({"t": "", "k": ["a"], "b": 0})
+
+
+@pytest.fixture
+def tied_pages(db):
+    """23 pages whose depth ties in runs (0, 1, 2, 3 and NULL), so only the URL orders rows within a run."""
+    audit = finished_audit(ProjectFactory(base_url=SITE + "/"), pages_crawled=23)
+    for n in range(23):
+        make_page(audit, f"/p{n:02d}", depth=None if n % 5 == 4 else n % 5, status_code=404 if n % 3 == 0 else 200)
+    return audit
+
+
+def _expected(audit, *, descending: bool) -> list[str]:
+    rows = sorted(Page.objects.filter(audit=audit).values_list("depth", "url"), key=lambda r: r[1])
+    with_depth = sorted((r for r in rows if r[0] is not None), key=lambda r: r[0], reverse=descending)
+    return [url for _, url in with_depth] + [url for depth, url in rows if depth is None]  # NULLs last
+
+
+def test_keyset_paginate_refuses_a_bad_cursor_before_any_query(tied_pages):
+    rows = Page.objects.filter(audit=tied_pages).order_by("url")
+    for cursor in ("x", _unsigned({"t": "", "k": [1], "b": 0}), api_cursor()):
+        with CaptureQueriesContext(connection) as queries, pytest.raises(CursorInvalid) as raised:
+            keyset_paginate(rows, columns=[KeysetColumn("url")], cursor=cursor, param="in")
+        assert queries.captured_queries == [] and raised.value.param == "in"
+
+
+def test_keyset_paginate_on_a_plain_queryset(tied_pages):
+    rows = Page.objects.filter(audit=tied_pages).order_by("-url")
+    columns = [KeysetColumn("url", descending=True)]
+    seen, cursor = [], None
+    while True:
+        page = keyset_paginate(rows, columns=columns, cursor=cursor, per_page=10)
+        seen += [p.url for p in page]
+        if not page.has_next:
+            break
+        cursor = page.next_cursor
+    assert seen == sorted(Page.objects.filter(audit=tied_pages).values_list("url", flat=True), reverse=True)
+
+
+def _walk_rows(rows, columns, **options) -> list:
+    """Every page of `rows` forward, then back from the last one: urls and both cursors of each page."""
+    walked, cursor = [], None
+    while True:
+        page = keyset_paginate(rows, columns=columns, cursor=cursor, per_page=5, **options)
+        walked.append(([p.url for p in page], page.next_cursor, page.previous_cursor))
+        if not page.has_next:
+            break
+        cursor = page.next_cursor
+    while page.has_previous:
+        page = keyset_paginate(rows, columns=columns, cursor=page.previous_cursor, per_page=5, **options)
+        walked.append(([p.url for p in page], page.next_cursor, page.previous_cursor))
+    return walked
+
+
+def test_keys_first_gives_the_same_pages_and_sorts_over_the_keys_alone(tied_pages):
+    rows = Page.objects.filter(audit=tied_pages).order_by(F("depth").desc(nulls_last=True), "url", "id")
+    columns = [KeysetColumn("depth", descending=True, nullable=True), KeysetColumn("url")]
+    walked = _walk_rows(rows, columns, keys_first=True)
+    assert walked == _walk_rows(rows, columns)
+    assert len(walked) == 9 and [u for urls, _, _ in walked[:5] for u in urls] == _expected(tied_pages, descending=True)
+
+    with CaptureQueriesContext(connection) as queries:
+        keyset_paginate(rows, columns=columns, cursor=walked[1][1], per_page=5, keys_first=True)
+    sorted_keys, page_rows = (q["sql"] for q in queries.captured_queries)
+    assert sorted_keys.startswith('SELECT "audits_page"."id" AS "pk" FROM') and "ORDER BY" in sorted_keys
+    assert '"audits_page"."title"' in page_rows and '"audits_page"."id" IN (' in page_rows
