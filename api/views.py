@@ -40,9 +40,10 @@ from audits.segments import (
     segment_delete,
     segment_update,
 )
-from audits.selectors.audits import audit_urls_skipped
+from audits.selectors.audits import audit_comparison, audit_list_for, audit_urls_skipped
 from audits.selectors.issues import ISSUE_LIST_ORDERING, issue_counts_by_type, issue_list, issues_by_type
 from audits.selectors.links import page_links
+from audits.selectors.projects import project_list_for
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create, webhook_delete, webhook_update
 
@@ -58,10 +59,10 @@ class ApiMixin:
         return getattr(self, "swagger_fake_view", False)
 
     def project_or_404(self, pk) -> Project:
-        return get_object_or_404(selectors.project_list_for(self.request.user), pk=pk)
+        return get_object_or_404(project_list_for(self.request.user), pk=pk)
 
     def audit_or_404(self, pk) -> Audit:
-        return get_object_or_404(selectors.audit_list_for(self.request.user).select_related("project"), pk=pk)
+        return get_object_or_404(audit_list_for(self.request.user).select_related("project"), pk=pk)
 
     def absolute(self, name: str, **kwargs) -> str:
         return self.request.build_absolute_uri(reverse(name, kwargs=kwargs))
@@ -101,7 +102,7 @@ class ProjectListCreate(ApiMixin, generics.ListCreateAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Project.objects.none()
-        return selectors.project_list_for(self.request.user)
+        return project_list_for(self.request.user)
 
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
@@ -123,7 +124,7 @@ class ProjectDetail(ApiMixin, generics.RetrieveUpdateDestroyAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Project.objects.none()
-        return selectors.project_list_for(self.request.user)
+        return project_list_for(self.request.user)
 
     def perform_update(self, serializer):
         serializer.instance = project_update(project=serializer.instance, **serializer.validated_data)
@@ -146,7 +147,7 @@ class ProjectAudits(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Audit.objects.none()
-        return selectors.audit_list_for(self.request.user).filter(project=self.project_or_404(self.kwargs["pk"]))
+        return audit_list_for(self.request.user).filter(project=self.project_or_404(self.kwargs["pk"]))
 
     @extend_schema(
         request=s.AuditStartSerializer,
@@ -173,7 +174,7 @@ class AuditList(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Audit.objects.none()
-        return selectors.audit_list_for(self.request.user)
+        return audit_list_for(self.request.user)
 
 
 @extend_schema(tags=["audits"])
@@ -226,9 +227,7 @@ class AuditCompare(ApiMixin, APIView):
         audit = self.audit_or_404(pk)
         base = self.audit_or_404(base_pk)
         segment = self.segment_for(audit)
-        return Response(
-            s.ComparisonSerializer(selectors.audit_comparison(audit=audit, base=base, segment=segment)).data
-        )
+        return Response(s.ComparisonSerializer(audit_comparison(audit=audit, base=base, segment=segment)).data)
 
 
 # --- results -------------------------------------------------------------------------------------------

@@ -24,7 +24,6 @@ from pydantic import Field
 
 from accounts.models import ApiToken
 from accounts.services import account_get_or_create_for_user
-from api import selectors as api_selectors
 from api.permissions import READ_ONLY_SENTENCE
 from api.services import audit_cancel_checked
 from assistants import shapes
@@ -45,6 +44,7 @@ from audits.selectors import audits as audit_reads
 from audits.selectors import issues as issue_reads
 from audits.selectors import links as link_reads
 from audits.selectors import pages as page_reads
+from audits.selectors.projects import project_list_for
 from config.inputs import ID_MAX, ID_MIN, PAGE_NUMBER_MAX
 
 SERVER_NAME = "Sitewarden"
@@ -140,14 +140,14 @@ def _paged(queryset, page: int, page_size: int) -> tuple[int, list, bool]:
 
 
 def _project(caller: Caller, project_id: int) -> Project:
-    project = api_selectors.project_list_for(caller.user).filter(pk=project_id).first()
+    project = project_list_for(caller.user).filter(pk=project_id).first()
     if project is None:
         raise not_found("project", "list_projects")
     return project
 
 
 def _audit(caller: Caller, audit_id: UUID) -> Audit:
-    audit = api_selectors.audit_list_for(caller.user).select_related("project").filter(pk=audit_id).first()
+    audit = audit_reads.audit_list_for(caller.user).select_related("project").filter(pk=audit_id).first()
     if audit is None:
         raise not_found("audit", "list_audits")
     return audit
@@ -196,7 +196,7 @@ def list_projects(
     page_size: PageSize = PAGE_SIZE_DEFAULT,
 ) -> shapes.ProjectPage:
     """The projects (sites) of your account, by name."""
-    projects = api_selectors.project_list_for(caller.user)
+    projects = project_list_for(caller.user)
     if name_contains:
         projects = projects.filter(name__icontains=name_contains)
     count, rows, more = _paged(projects, page, page_size)
@@ -274,7 +274,7 @@ def list_audits(
     page_size: PageSize = PAGE_SIZE_DEFAULT,
 ) -> shapes.AuditPage:
     """Audits of your account, newest first."""
-    audits = api_selectors.audit_list_for(caller.user)
+    audits = audit_reads.audit_list_for(caller.user)
     if project_id is not None:
         audits = audits.filter(project_id=project_id)
     if status:
@@ -537,7 +537,7 @@ def compare_audits(
     base_audit_id: Annotated[UUID, Field(description="The earlier audit of the same project")],
 ) -> shapes.Comparison:
     """Issues of an audit against an earlier one of the same project: new, fixed and persisting, per type."""
-    result = api_selectors.audit_comparison(audit=_audit(caller, audit_id), base=_audit(caller, base_audit_id))
+    result = audit_reads.audit_comparison(audit=_audit(caller, audit_id), base=_audit(caller, base_audit_id))
     return shapes.Comparison(
         audit_id=result["audit"],
         base_audit_id=result["base"],

@@ -5,10 +5,15 @@ status read that reconciles (writes) is the service `audits.pipeline.reconcile.a
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from accounts.selectors import account_for_user
 from audits.checks.skips import skip_rule_label, skip_rule_setting, skip_sentence, skipped_url_groups
+from audits.comparison import comparison_pages, comparison_summary, settings_differences
+from audits.errors import AuditRefused
 from audits.models import Audit, AuditEvent, Issue, Page
+from audits.segments import SegmentChoice
 from audits.selectors.issues import issues_by_type
 from audits.stats import page_stats
 
@@ -279,3 +284,33 @@ def previous_audit(*, audit: Audit) -> Audit | None:
         .order_by("-created_at")
         .first()
     )
+
+
+def audit_list_for(user) -> QuerySet[Audit]:
+    return Audit.objects.filter(project__account=account_for_user(user)).order_by("-created_at", "id")
+
+
+def audit_comparison(*, audit: Audit, base: Audit, segment: SegmentChoice | None = None) -> dict:
+    """Issues of `audit` against `base`, matched by (type, page_url) and counted per type in SQL (the
+    dashboard's comparison query): new (only in audit), fixed (only in base), persisting (in both).
+    Both audits must be of one project."""
+    if audit.id == base.id:
+        raise AuditRefused("comparison_same_audit", "Compare an audit with another audit.", field="base")
+    if audit.project_id != base.project_id:
+        raise AuditRefused(
+            "comparison_project_mismatch", "Only audits of the same project can be compared.", field="base"
+        )
+    kinds = ("new", "fixed", "persisting", "not_crawled")
+    rows = [
+        {"type": r.type, "severity": r.spec.severity, **{k: getattr(r, k) for k in kinds}}
+        for r in comparison_summary(audit=audit, previous=base, issues_q=segment.issues_q if segment else None)
+    ]
+    totals = {k: sum(r[k] for r in rows) for k in kinds}
+    return {
+        "audit": audit.id,
+        "base": base.id,
+        "totals": totals,
+        "by_type": rows,
+        "pages": comparison_pages(audit=audit, previous=base, pages_q=segment.pages_q if segment else None),
+        "settings_differ": [vars(d) for d in settings_differences(audit=audit, previous=base)],
+    }
