@@ -34,7 +34,10 @@ from audits.segments import (
     segment_delete,
     segment_update,
 )
-from audits.selectors import audit_urls_skipped, issues_by_type
+from audits.selectors.audits import audit_comparison, audit_list_for, audit_urls_skipped
+from audits.selectors.issues import ISSUE_LIST_ORDERING, issue_counts_by_type, issue_list, issues_by_type
+from audits.selectors.links import page_links
+from audits.selectors.projects import project_list_for
 from audits.services import (
     audit_cancel_checked,
     audit_delete,
@@ -61,10 +64,10 @@ class ApiMixin:
         return getattr(self, "swagger_fake_view", False)
 
     def project_or_404(self, pk) -> Project:
-        return get_object_or_404(selectors.project_list_for(self.request.user), pk=pk)
+        return get_object_or_404(project_list_for(self.request.user), pk=pk)
 
     def audit_or_404(self, pk) -> Audit:
-        return get_object_or_404(selectors.audit_list_for(self.request.user).select_related("project"), pk=pk)
+        return get_object_or_404(audit_list_for(self.request.user).select_related("project"), pk=pk)
 
     def absolute(self, name: str, **kwargs) -> str:
         return self.request.build_absolute_uri(reverse(name, kwargs=kwargs))
@@ -104,7 +107,7 @@ class ProjectListCreate(ApiMixin, generics.ListCreateAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Project.objects.none()
-        return selectors.project_list_for(self.request.user)
+        return project_list_for(self.request.user)
 
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
@@ -126,7 +129,7 @@ class ProjectDetail(ApiMixin, generics.RetrieveUpdateDestroyAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Project.objects.none()
-        return selectors.project_list_for(self.request.user)
+        return project_list_for(self.request.user)
 
     def perform_update(self, serializer):
         serializer.instance = project_update(project=serializer.instance, **serializer.validated_data)
@@ -149,7 +152,7 @@ class ProjectAudits(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Audit.objects.none()
-        return selectors.audit_list_for(self.request.user).filter(project=self.project_or_404(self.kwargs["pk"]))
+        return audit_list_for(self.request.user).filter(project=self.project_or_404(self.kwargs["pk"]))
 
     @extend_schema(
         request=s.AuditStartSerializer,
@@ -176,7 +179,7 @@ class AuditList(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Audit.objects.none()
-        return selectors.audit_list_for(self.request.user)
+        return audit_list_for(self.request.user)
 
 
 @extend_schema(tags=["audits"])
@@ -229,9 +232,7 @@ class AuditCompare(ApiMixin, APIView):
         audit = self.audit_or_404(pk)
         base = self.audit_or_404(base_pk)
         segment = self.segment_for(audit)
-        return Response(
-            s.ComparisonSerializer(selectors.audit_comparison(audit=audit, base=base, segment=segment)).data
-        )
+        return Response(s.ComparisonSerializer(audit_comparison(audit=audit, base=base, segment=segment)).data)
 
 
 # --- results -------------------------------------------------------------------------------------------
@@ -245,14 +246,14 @@ class IssueList(ApiMixin, generics.ListAPIView):
     serializer_class = s.IssueSerializer
     filterset_class = filters.IssueFilter
     pagination_class = KeysetPagination
-    keyset_ordering = selectors.ISSUE_LIST_ORDERING
+    keyset_ordering = ISSUE_LIST_ORDERING
 
     def get_queryset(self):
         if self.schema_only:
             return Issue.objects.none()
         audit = self.audit_or_404(self.kwargs["pk"])
         segment = self.segment_for(audit)
-        issues = selectors.issue_list(audit=audit)
+        issues = issue_list(audit=audit)
         return issues if segment is None else issues.filter(segment.issues_q)
 
 
@@ -269,7 +270,7 @@ class IssueSummary(ApiMixin, APIView):
     )
     def get(self, request, pk):
         audit = self.audit_or_404(pk)
-        rows = selectors.issue_summary(audit=audit, **_issues_q(self.segment_for(audit)))
+        rows = issue_counts_by_type(audit=audit, **_issues_q(self.segment_for(audit)))
         return Response(s.IssueSummarySerializer(rows, many=True).data)
 
 
@@ -334,7 +335,7 @@ class PageDetail(ApiMixin, APIView):
     def get(self, request, pk, page_pk):
         audit = self.audit_or_404(pk)
         page = get_object_or_404(Page.objects.filter(audit=audit), pk=page_pk)
-        page.link_data = selectors.page_links(page=page)
+        page.link_data = page_links(page=page)
         return Response(s.PageDetailSerializer(page).data)
 
 

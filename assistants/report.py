@@ -4,8 +4,8 @@ rule of audits.priority, so the assistant, the dashboard, the share page and the
 
 from audits.checks.score import score_breakdown
 from audits.models import Audit
+from audits.selectors.audits import error_explanation
 from dashboard.report import report_summary
-from dashboard.selectors import error_explanation
 
 
 def _cell(text) -> str:

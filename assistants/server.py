@@ -21,7 +21,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
 from accounts.services import account_get_or_create_for_user
-from api import selectors as api_selectors
 from assistants import shapes
 from assistants.errors import VALIDATION_ERROR, Refused, not_found
 from assistants.identity import BearerGate, caller_token, throttle
@@ -29,13 +28,17 @@ from assistants.report import audit_report_markdown
 from assistants.tooling import TOOLS, Caller, tool
 from audits.checks.catalogue import render_catalogue
 from audits.checks.registry import CHECKS_BY_TYPE
+from audits.comparison import check_spec
 from audits.evidence import evidence_columns, evidence_count_unit, evidence_note, evidence_queryset, evidence_records
 from audits.models import Audit, Page, Project
 from audits.priority import PRIORITY_RULE, TOP_ISSUES_DEFAULT, top_issues
+from audits.selectors import audits as audit_reads
+from audits.selectors import issues as issue_reads
+from audits.selectors import links as link_reads
+from audits.selectors import pages as page_reads
+from audits.selectors.projects import project_list_for
 from audits.services import audit_cancel_checked, audit_start, audit_status_refresh, project_create
 from config.inputs import ID_MAX, ID_MIN, PAGE_NUMBER_MAX
-from dashboard import pages as pages_grid
-from dashboard import selectors as grid
 
 SERVER_NAME = "Sitewarden"
 MCP_PATH = "/mcp/"
@@ -70,14 +73,14 @@ def _paged(queryset, page: int, page_size: int) -> tuple[int, list, bool]:
 
 
 def _project(caller: Caller, project_id: int) -> Project:
-    project = api_selectors.project_list_for(caller.user).filter(pk=project_id).first()
+    project = project_list_for(caller.user).filter(pk=project_id).first()
     if project is None:
         raise not_found("project", "list_projects")
     return project
 
 
 def _audit(caller: Caller, audit_id: UUID) -> Audit:
-    audit = api_selectors.audit_list_for(caller.user).select_related("project").filter(pk=audit_id).first()
+    audit = audit_reads.audit_list_for(caller.user).select_related("project").filter(pk=audit_id).first()
     if audit is None:
         raise not_found("audit", "list_audits")
     return audit
@@ -94,7 +97,7 @@ def _issue_type(value: str, field: str = "issue_type") -> str:
 
 
 def _status(audit: Audit) -> shapes.AuditStatus:
-    progress = grid.audit_progress(audit=audit)
+    progress = audit_reads.audit_progress(audit=audit)
     failed = audit.status == Audit.Status.FAILED
     return shapes.AuditStatus(
         id=audit.id,
@@ -126,7 +129,7 @@ def list_projects(
     page_size: PageSize = PAGE_SIZE_DEFAULT,
 ) -> shapes.ProjectPage:
     """The projects (sites) of your account, by name."""
-    projects = api_selectors.project_list_for(caller.user)
+    projects = project_list_for(caller.user)
     if name_contains:
         projects = projects.filter(name__icontains=name_contains)
     count, rows, more = _paged(projects, page, page_size)
@@ -204,7 +207,7 @@ def list_audits(
     page_size: PageSize = PAGE_SIZE_DEFAULT,
 ) -> shapes.AuditPage:
     """Audits of your account, newest first."""
-    audits = api_selectors.audit_list_for(caller.user)
+    audits = audit_reads.audit_list_for(caller.user)
     if project_id is not None:
         audits = audits.filter(project_id=project_id)
     if status:
@@ -245,7 +248,7 @@ def audit_summary(
 ) -> shapes.Summary:
     """Health score, issue counts by severity and the top issue types by priority, each with how to fix it."""
     audit = _audit(caller, audit_id)
-    counts = grid.severity_counts(audit=audit)
+    counts = issue_reads.issues_by_severity(audit=audit)
     crawled = Page.objects.filter(audit=audit).count()
     return shapes.Summary(
         audit_id=audit.id,
@@ -284,7 +287,7 @@ def list_issues(
     page_size: PageSize = PAGE_SIZE_DEFAULT,
 ) -> shapes.IssuePage:
     """The audit's issues, by type then URL; filter by type, severity or URL."""
-    issues = api_selectors.issue_list(audit=_audit(caller, audit_id))
+    issues = issue_reads.issue_list(audit=_audit(caller, audit_id))
     if type:
         issues = issues.filter(type=_issue_type(type, field="type"))
     if severity:
@@ -300,7 +303,7 @@ def list_issues(
             shapes.Issue(
                 id=i.id,
                 type=i.type,
-                title=grid.check_spec(i.type).title,
+                title=check_spec(i.type).title,
                 severity=i.severity,
                 page_id=i.page_id,
                 page_url=i.page_url,
@@ -325,7 +328,7 @@ def issue_evidence(
     count, issues, more = _paged(evidence_queryset(audit=audit, issue_type=issue_type), page, page_size)
     return shapes.Evidence(
         issue_type=issue_type,
-        title=grid.check_spec(issue_type).title,
+        title=check_spec(issue_type).title,
         unit=evidence_count_unit(issue_type),
         count=count,
         page=page,
@@ -340,7 +343,7 @@ def issue_evidence(
 def list_pages(
     caller: Caller,
     audit_id: AuditId,
-    view: Literal[tuple(pages_grid.VIEWS)] = pages_grid.DEFAULT_VIEW,
+    view: Literal[tuple(page_reads.VIEWS)] = page_reads.DEFAULT_VIEW,
     show: Annotated[
         str, Field(max_length=40, description="One of the view's filters: missing, duplicate, over, under, ...")
     ] = "",
@@ -355,7 +358,7 @@ def list_pages(
     issue_type: Annotated[str, Field(description="Only pages with an issue of this type")] = "",
     url_contains: Annotated[str, Field(max_length=500)] = "",
     sort: Annotated[
-        Literal[tuple(k for key in pages_grid.PAGE_SORTS for k in (key, f"-{key}"))],
+        Literal[tuple(k for key in page_reads.PAGE_SORTS for k in (key, f"-{key}"))],
         Field(description="A column; a leading - sorts descending"),
     ] = "url",
     page: PageNumber = 1,
@@ -363,7 +366,7 @@ def list_pages(
 ) -> shapes.PagePage:
     """The audit's crawled pages with the pages grid's views, filters and sorts."""
     audit = _audit(caller, audit_id)
-    filtered = pages_grid.page_filter(
+    filtered = page_reads.page_filter(
         audit=audit,
         view=view,
         show=show,
@@ -374,9 +377,9 @@ def list_pages(
         issue_type=_issue_type(issue_type) if issue_type else "",
         url_contains=url_contains,
     )
-    columns = [pages_grid.COLUMNS[key] for key in GRID_COLUMNS]
-    counted = pages_grid.page_counts_stored(audit=audit)
-    rows = pages_grid.page_list(pages=filtered, columns=columns, sort=sort, counted=counted)
+    columns = [page_reads.COLUMNS[key] for key in GRID_COLUMNS]
+    counted = page_reads.page_counts_stored(audit=audit)
+    rows = page_reads.page_list(pages=filtered, columns=columns, sort=sort, counted=counted)
     count, rows, more = _paged(rows, page, page_size)
     return shapes.PagePage(
         count=count,
@@ -417,7 +420,7 @@ def get_page(
     p = pages.filter(id=page_id).first() if page_id else pages.filter(url=url).first()
     if p is None:
         raise not_found("page in this audit", "list_pages")
-    links = api_selectors.page_links(page=p, limit=LINKS_SHOWN)
+    links = link_reads.page_links(page=p, limit=LINKS_SHOWN)
     return shapes.PageDetail(
         id=p.id,
         url=p.url,
@@ -443,7 +446,7 @@ def get_page(
                 columns=[shapes.Column(key=key, label=label) for key, label in g.columns],
                 rows=g.rows,
             )
-            for g in pages_grid.page_issue_groups(page=p)
+            for g in page_reads.page_issue_groups(page=p)
         ],
         inlinks_count=links["inlinks_count"],
         inlinks=[
@@ -467,7 +470,7 @@ def compare_audits(
     base_audit_id: Annotated[UUID, Field(description="The earlier audit of the same project")],
 ) -> shapes.Comparison:
     """Issues of an audit against an earlier one of the same project: new, fixed and persisting, per type."""
-    result = api_selectors.audit_comparison(audit=_audit(caller, audit_id), base=_audit(caller, base_audit_id))
+    result = audit_reads.audit_comparison(audit=_audit(caller, audit_id), base=_audit(caller, base_audit_id))
     return shapes.Comparison(
         audit_id=result["audit"],
         base_audit_id=result["base"],

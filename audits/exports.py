@@ -42,7 +42,8 @@ from audits.evidence import (
     finding_summary,
 )
 from audits.models import Audit, Issue, Page
-from audits.selectors import issues_by_severity, issues_by_type, page_inlinks_count
+from audits.selectors.issues import issues_by_severity, issues_by_type
+from audits.selectors.links import page_inlinks_count
 from audits.stats import issue_type_counts
 
 EXPORT_FETCH_ROWS = 2000  # rows per fetch of the database cursor

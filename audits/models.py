@@ -258,7 +258,7 @@ class Page(models.Model):
     in_sitemap = models.BooleanField(default=False)
     # How the crawl found the page (copied from its frontier row when it is claimed): the start URL, a link (or
     # canonical, hreflang), the sitemap, a redirect; and the crawled page that led to it, one click closer to the
-    # start. Following found_from page by page gives the crawl path (dashboard.pages.page_crawl_path).
+    # start. Following found_from page by page gives the crawl path (audits.selectors.pages.page_how_found).
     found_via = models.CharField(max_length=16, blank=True, choices=FoundVia.choices)
     found_from = models.TextField(blank=True, help_text="The crawled page that led to this one")
     title = models.TextField(blank=True)
@@ -322,7 +322,7 @@ class Page(models.Model):
         constraints = [models.UniqueConstraint(fields=["audit", "url"], name="page_unique_url_per_audit")]
         indexes = [
             # The grid filtered by a status code lists its pages by URL; sorted by status, most first, it reads
-            # the same index in order (dashboard.pages).
+            # the same index in order (audits.selectors.pages).
             MostFirstIndex(
                 F("audit"), F("status_code").desc(nulls_last=True), F("url"), name="page_audit_status_desc_url"
             ),
@@ -330,7 +330,7 @@ class Page(models.Model):
             models.Index(fields=["audit", "fetched_at"], name="page_audit_fetched"),
             # The grid's "most first" sorts that a top-N sort over every page made slow on 100,000 pages: each
             # is the grid's exact ORDER BY (the column DESC NULLS LAST, then the URL), so a page of the grid,
-            # however deep, is an index range (dashboard.pages.page_list, page_keyset_columns).
+            # however deep, is an index range (audits.selectors.pages.page_list, page_keyset_columns).
             MostFirstIndex(
                 F("audit"), F("issues_count").desc(nulls_last=True), F("url"), name="page_audit_issues_desc"
             ),

@@ -125,11 +125,3 @@ def issue_type_counts(*, audit: Audit) -> list[dict]:
     """issue_type_rows of the audit: stored by finalize for a completed audit, counted now for any other."""
     stored = _stored(audit).get("issue_types")
     return stored if stored is not None else issue_type_rows(audit_id=audit.id)
-
-
-def severity_counts(*, audit: Audit) -> dict[str, int]:
-    """Issue rows per severity (only the severities present), from issue_type_counts."""
-    counts: dict[str, int] = {}
-    for row in issue_type_counts(audit=audit):
-        counts[row["severity"]] = counts.get(row["severity"], 0) + row["n"]
-    return counts

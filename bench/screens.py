@@ -45,7 +45,7 @@ SORT_KEYS = (
     "size",
     "words",
     "issues",
-)  # fmt: skip  (every sortable column of the pages grid, dashboard.pages.PAGE_SORTS)
+)  # fmt: skip  (every sortable column of the pages grid, audits.selectors.pages.PAGE_SORTS)
 DEEP_PAGE = 1500  # "a deep page" of the grid (rows 74,951-75,000 of 100,000), capped to the last page but one
 
 
@@ -104,17 +104,18 @@ def _cursor_maker(audit, hub_id):
     from urllib.parse import quote
 
     from audits.models import Page
-    from dashboard import pages as page_reads
-    from dashboard.selectors import keyset_cursor
+    from audits.selectors import links as link_reads
+    from audits.selectors import pages as page_reads
+    from audits.selectors.pagination import keyset_cursor
 
     def make(kind: str, rows_before: int) -> str:
         if kind == "hub-inlinks-last":
-            links = page_reads.page_inlinks(page=Page.objects.get(id=hub_id))
-            rows_before = max(0, links.count() - page_reads.LINKS_PER_PAGE)
+            links = link_reads.page_inlinks(page=Page.objects.get(id=hub_id))
+            rows_before = max(0, links.count() - link_reads.LINKS_PER_PAGE)
             if not rows_before:
                 return ""
-            tag = page_reads.links_cursor_tag(hub_id, "in")
-            return quote(keyset_cursor(links[rows_before - 1], page_reads.INLINK_KEYSET, tag))
+            tag = link_reads.links_cursor_tag(hub_id, "in")
+            return quote(keyset_cursor(links[rows_before - 1], link_reads.INLINK_KEYSET, tag))
         if rows_before <= 0:
             return ""
         counted = page_reads.page_counts_stored(audit=audit)

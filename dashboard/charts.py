@@ -1,4 +1,5 @@
-"""Server-rendered SVG charts for the overview: bars, columns and the health history line.
+"""Server-rendered SVG charts, the one chart builder of the overview and the shared report (and its PDF): bars,
+columns and the health history line.
 
 Pure functions from figures to markup: no database, no script, no inline style (the CSP forbids both), so a
 chart looks the same in the dashboard, a shared report and a printed PDF. Every argument is escaped by
@@ -26,6 +27,10 @@ LABEL_MAX_CHARS = 18
 LABEL_CHAR_W = 7.0  # px of viewBox per character of a column label at FONT_PX ("Sitemap" measures 48 px in Chromium)
 LABEL_LINE_PX = 14  # px between the lines of a column label that wraps
 LABEL_MAX_LINES = 2  # a column label longer than its column wraps onto this many lines, then is cut short
+
+
+# The CSS class of a bar (overview.css, share.css) by the tone audits.stats.CHARTS gives it.
+TONE_CSS = {"ok": "ok", "info": "info", "warning": "warn", "critical": "bad", "muted": "muted"}
 
 
 @dataclass(frozen=True)

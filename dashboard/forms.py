@@ -12,8 +12,9 @@ from accounts.tokens import TOKEN_EXPIRY_MAX_DAYS
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.errors import AuditRefused
 from audits.models import Page, Schedule
+from audits.selectors.pages import COLUMNS, VIEWS, view_for
 from audits.services import Mode, url_list_lines
-from dashboard.pages import COLUMNS, SORT_LABELS, VIEWS, view_for
+from dashboard.pages import SORT_LABELS
 from dashboard.project_form import PatternsField
 from dashboard.project_form import ProjectForm as ProjectForm  # dashboard.views imports every form from here
 from dashboard.selectors import REFUSAL_HINTS
@@ -243,7 +244,7 @@ class PageFilterForm(forms.Form):
         return {k: v for k, v in self.cleaned_data.items() if k not in self.errors}  # invalid fields are ignored
 
     def filters(self) -> dict:
-        """Keyword arguments for dashboard.pages.page_filter."""
+        """Keyword arguments for audits.selectors.pages.page_filter."""
         data = self._data()
         return {
             "view": self.page_view.key,

@@ -2,7 +2,7 @@
 
 - During discovery and the crawl: "n crawled of m found so far (page budget b)", m the URLs known (crawled or
   queued: `audit.pages_total`, which grows with every persisted batch) up to the page budget, and a bar that is
-  never full while the crawl runs (audits.selectors.crawl_bar); a completed audit shows the pages crawled.
+  never full while the crawl runs (audits.selectors.audits.crawl_bar); a completed audit shows the pages crawled.
 - During the Lighthouse phase: "n of m runs" (stored LighthouseResult rows against the planned sample).
 - A failed or cancelled audit says where it stopped: the phase (for a cancel, the last phase it entered,
   read from its event log), the pages done, and the error in words.
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from django.core.cache import cache
 
 from audits.models import Audit, AuditEvent, LighthouseResult
+from audits.selectors import audits as audit_reads
 from audits.services import lighthouse_runs_planned
-from dashboard import selectors
 
 # The planned Lighthouse sample is fixed once the phase starts (the crawl is over); computing it streams
 # pages, so one answer is kept per audit for the phase's length instead of recomputing it every 2 s poll.
@@ -65,12 +65,12 @@ def stopped_phase(*, audit: Audit) -> str:
     return Audit.Phase.DISCOVERY  # cancelled before any phase event: it never left discovery
 
 
-def phase_steps(*, audit: Audit, stopped: str) -> list[selectors.PhaseStep]:
+def phase_steps(*, audit: Audit, stopped: str) -> list[audit_reads.PhaseStep]:
     """The stepper; a cancelled audit shows the phases it finished as done and the one it stopped in."""
-    steps = selectors.phase_steps(audit)
-    if audit.status != Audit.Status.CANCELLED or stopped not in selectors.PHASES:
+    steps = audit_reads.phase_steps(audit)
+    if audit.status != Audit.Status.CANCELLED or stopped not in audit_reads.PHASES:
         return steps
-    order = list(selectors.PHASES)
+    order = list(audit_reads.PHASES)
     reached = order.index(stopped)
     out = []
     for step in steps:
@@ -79,13 +79,13 @@ def phase_steps(*, audit: Audit, stopped: str) -> list[selectors.PhaseStep]:
             continue
         index = order.index(step.phase)
         state = "done" if index < reached else "stopped" if index == reached else "todo"
-        out.append(selectors.PhaseStep(step.phase, step.label, state))
+        out.append(audit_reads.PhaseStep(step.phase, step.label, state))
     return out
 
 
 def live_progress(*, audit: Audit) -> dict:
     """audit_progress plus the words that keep it honest (see the module docstring)."""
-    progress = selectors.audit_progress(audit=audit)
+    progress = audit_reads.audit_progress(audit=audit)
     stopped = stopped_phase(audit=audit)
     bar = progress["bar"]
     progress.update(
@@ -94,6 +94,6 @@ def live_progress(*, audit: Audit) -> dict:
         at_limit=bar.running and bar.at_budget,
         lighthouse=lighthouse_progress(audit=audit),
         stopped_phase=stopped,
-        stopped_label=selectors.PHASE_LABELS.get(stopped, stopped),
+        stopped_label=audit_reads.PHASE_LABELS.get(stopped, stopped),
     )
     return progress

@@ -19,7 +19,9 @@ from audits.evidence import evidence_queryset, finding_summary
 from audits.models import Audit
 from audits.priority import PRIORITY_RULE, issue_summary, top_issues
 from audits.segments import SegmentChoice, segment_pages_queryset, segment_table
-from dashboard.selectors import previous_audit, severity_counts
+from audits.selectors.audits import previous_audit
+from audits.selectors.issues import issues_by_severity
+from dashboard import charts as chart_svg
 
 TOP_ISSUES = 10  # issue types listed in the report
 EXAMPLE_URLS = 10  # example findings (URL and evidence) shown under each top issue
@@ -37,44 +39,6 @@ PRIORITY_IN_WORDS = (
     "whole site counts as affecting every page."
 )
 
-CHART_W = 400  # px of an SVG chart's viewBox; it scales down to its box on a phone
-CHART_LABEL_W = 130  # px of the label column
-CHART_ROW_H = 26  # px per bar
-CHART_FONT_PX = 14
-CHART_BAR_MAX = CHART_W - CHART_LABEL_W - 60  # room for the count after the bar
-
-
-def bar_chart(title: str, bars: list[tuple[str, int, str]], unit: str) -> dict:
-    """Geometry of a horizontal bar chart drawn as inline SVG by templates/dashboard/share/_bars.html.
-    `bars` are (label, value, css class)."""
-    top = max((v for _, v, _ in bars), default=0)
-    drawn = []
-    for i, (label, value, tone) in enumerate(bars):
-        width = max(2, round(CHART_BAR_MAX * value / top)) if top and value else 0
-        drawn.append(
-            {
-                "label": label,
-                "value": value,
-                "tone": tone,
-                "y": i * CHART_ROW_H + 3,
-                "text_y": i * CHART_ROW_H + 18,
-                "width": width,
-                "value_x": CHART_LABEL_W + width + 6,
-            }
-        )
-    return {
-        "title": title,
-        "unit": unit,
-        "bars": drawn,
-        "total": sum(v for _, v, _ in bars),
-        "width": CHART_W,
-        "height": max(len(drawn), 1) * CHART_ROW_H + 4,
-        "bar_x": CHART_LABEL_W,
-        "label_x": CHART_LABEL_W - 8,
-        "font_px": CHART_FONT_PX,
-    }
-
-
 # The bars of the charts (label, filter, tone): audits.stats counts them, once at finalize for a completed audit.
 CHARTS = audit_stats.CHARTS
 
@@ -88,8 +52,20 @@ def page_charts(*, audit: Audit, stats: dict | None = None) -> list[dict]:
         values = [(label, counts[audit_stats.bar_key(key, label)], tone) for label, _, tone in bars]
         if key == "depth":
             values = [v for v in values if v[1] or v[0] != "Sitemap only"]
-        charts.append(bar_chart(title, values, "pages"))
+        charts.append(report_chart(key, title, values, "pages"))
     return charts
+
+
+def report_chart(key: str, title: str, bars: list[tuple[str, int, str]], unit: str) -> dict:
+    """One chart of the report: its caption's figures and its bars drawn by dashboard.charts (the overview's
+    builder), for templates/dashboard/share/_bars.html. `bars` are (label, value, tone)."""
+    drawn = [chart_svg.Bar(label, value, chart_svg.TONE_CSS.get(tone, "")) for label, value, tone in bars]
+    return {
+        "title": title,
+        "unit": unit,
+        "total": sum(value for _, value, _ in bars),
+        "svg": chart_svg.bar_chart(f"report-chart-{key}", title, drawn, unit=unit),
+    }
 
 
 def score_in_words(score: int | None, subject: str = "The site") -> str:
@@ -209,7 +185,7 @@ def report_summary(*, audit: Audit, segment: SegmentChoice | None = None) -> dic
     else:
         stats = audit_stats.page_stats_count(audit_id=audit.id, pages_q=segment.pages_q)
     pages = stats["pages"]
-    severity = severity_counts(audit=audit, segment=segment)
+    severity = issues_by_severity(audit=audit, issues_q=segment.issues_q if segment is not None else None)
     if segment is None:
         issues = top_issues(audit=audit, pages_crawled=pages, limit=TOP_ISSUES)
     else:

@@ -1,12 +1,10 @@
-"""Reads for the dashboard: account-scoped lookups, pagination, filters, sorting and the comparison.
+"""Reads for the dashboard's screens: account-scoped lookups, short lists paged by number, the issues table's
+sorts and filters, and the overview and evidence screens' view models. The reads the API and the MCP server
+share (an audit's progress, its issues, pages and links, keyset pagination) are audits.selectors'.
 
 Every lookup takes the account and answers 404 for anything outside it. Lists are paginated in the
 database and fetch only the columns they show; nothing here loads a whole audit.
 """
-
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 
 from django.core.paginator import Page as PaginatorPage
 from django.core.paginator import Paginator
@@ -21,15 +19,13 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Value,
-    Window,
 )
-from django.db.models.functions import Coalesce, RowNumber
+from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.utils import timezone
 
 from accounts.models import Account
 from accounts.selectors import credits_used_this_month
-from audits.checks.registry import SEVERITIES, CheckSpec
 from audits.checks.score import SCORE_FORMULA_VERSION, score_breakdown
 from audits.comparison import (  # noqa: F401  (the dashboard's reads, in one namespace for its views)
     COMPARE_KINDS,
@@ -49,7 +45,7 @@ from audits.evidence import (
     evidence_target_sources,
     evidence_targets,
 )
-from audits.models import Audit, AuditEvent, Issue, Page, Project
+from audits.models import Audit, AuditEvent, Project
 from audits.priority import (  # noqa: F401  (the one priority rule, read by the overview and the issues table)
     PRIORITY_RULE,
     SEVERITY_WEIGHTS,
@@ -57,50 +53,16 @@ from audits.priority import (  # noqa: F401  (the one priority rule, read by the
     issue_summary,
     priority_key,
 )
-from audits.segments import SegmentChoice, segment_page_count, segment_pages_queryset, segment_table
-from audits.selectors import audit_crawl_bar
+from audits.segments import SegmentChoice, segment_pages_queryset, segment_table
+from audits.selectors.audits import previous_audit
+from audits.selectors.issues import issue_summary_for_segment, issues_by_severity, segment_pages
+from audits.selectors.pagination import PAGE_SIZE
 from audits.stats import CHARTS as PAGE_CHART_BUCKETS
-from audits.stats import bar_key, issue_type_rows, page_stats, page_stats_count
-from audits.stats import severity_counts as audit_severity_counts
-from config.cursors import cursor_decode, cursor_encode
+from audits.stats import bar_key, page_stats, page_stats_count
 from dashboard import charts
 
-PAGE_SIZE = 50  # rows per page of every long list
-CURSOR_SALT = "dashboard.keyset"  # the dashboard's cursors are no good to the API, and the other way round
 AUDITS_PER_PAGE = 25
 EVENTS_PER_PAGE = 100
-ISSUE_URLS_PREVIEW = 5  # affected URLs shown under each issue type on the issues page
-FEED_SIZE = 10  # last crawled URLs on a running audit
-RATE_WINDOW_S = 10  # pages per second is measured over this trailing window while running
-
-PHASES = (Audit.Phase.DISCOVERY, Audit.Phase.CRAWLING, Audit.Phase.LIGHTHOUSE, Audit.Phase.FINALIZING)
-PHASE_LABELS = {
-    Audit.Phase.DISCOVERY: "Discovery",
-    Audit.Phase.CRAWLING: "Crawling",
-    Audit.Phase.LIGHTHOUSE: "Lighthouse",
-    Audit.Phase.FINALIZING: "Finalizing",
-}
-
-# What a failed audit's error code means, for people.
-ERROR_EXPLANATIONS = {
-    "oom": "A worker ran out of memory and the system stopped it. Very large pages or too many audits at "
-    "once on one worker are the usual causes; run the audit again, or give the workers more memory.",
-    "worker_lost": "The worker process running a step of this audit died (it was killed or crashed) "
-    "and the step could not be resumed.",
-    "step_timeout": "A step of the audit ran past its time limit and was stopped. A very slow site or a "
-    "very large sitemap can cause this.",
-    "db_error": "The database refused or lost a write during the audit. Check the database's health and "
-    "run the audit again.",
-    "broker_error": "The task queue could not be reached, so the next step could not be handed to a worker. "
-    "Check that the broker (Redis) is up.",
-    "instance_lost": "The audit stopped making progress (no heartbeat, no work in flight) and could not be "
-    "revived: its workers or queued tasks were lost, for example in a restart.",
-    "unknown": "An unexpected error stopped the audit. The event log below has the details.",
-    "start_url_unreachable": "The start URL could not be fetched (name lookup, connection, TLS or HTTP "
-    "error), so there was nothing to crawl. Check the address and that the site is up.",
-    "no_listed_url_allowed": "None of the listed URLs could be crawled: robots.txt or the project's include/exclude "
-    "rules refused them all, or the sitemap named none of the site's pages.",
-}
 
 # Extra words under a refused start, by AuditRefused code (the refusal's own message comes first).
 REFUSAL_HINTS = {
@@ -121,144 +83,10 @@ REFUSAL_HINTS = {
 }
 
 
-def error_explanation(code: str) -> str:
-    return ERROR_EXPLANATIONS.get(code or "unknown", ERROR_EXPLANATIONS["unknown"])
-
-
 def paginate(queryset, number, per_page: int = PAGE_SIZE) -> PaginatorPage:
     """One page of `queryset` (LIMIT/OFFSET in SQL); a bad or too large number gives the first/last.
     For lists that stay short; a list that grows with the audit's pages uses `keyset_paginate`."""
     return Paginator(queryset, per_page).get_page(number)
-
-
-@dataclass(frozen=True)
-class KeysetColumn:
-    """One column of a keyset: a field or annotation of the queryset, its direction and whether it can be
-    NULL (NULLs sort last, as the lists' orderings say)."""
-
-    name: str
-    descending: bool = False
-    nullable: bool = False
-
-
-@dataclass
-class KeysetPage:
-    """One page of a keyset-paginated list: its rows, cursors to the pages on either side, and the list's
-    size when it is known cheaply (`total`; `total_is_estimate` when it comes from the audit's counters)."""
-
-    object_list: list
-    has_next: bool
-    has_previous: bool
-    next_cursor: str = ""
-    previous_cursor: str = ""
-    total: int | None = None
-    total_is_estimate: bool = False
-    param: str = field(default="cursor")
-
-    def __iter__(self):
-        return iter(self.object_list)
-
-    def __len__(self):
-        return len(self.object_list)
-
-    @property
-    def has_other_pages(self) -> bool:
-        return self.has_next or self.has_previous
-
-
-def keyset_paginate(
-    queryset: QuerySet,
-    *,
-    columns: Sequence[KeysetColumn],
-    cursor: str | None,
-    tag: str = "",
-    per_page: int | None = None,
-    total: int | None = None,
-    total_is_estimate: bool = False,
-    keys_first: bool = False,
-    param: str = "cursor",
-) -> KeysetPage:
-    """One page of `queryset` (already ordered by `columns`, whose values together are unique) starting
-    after the row the cursor names: a seek on the ordering instead of OFFSET, so page 3,000 of 100,000 rows
-    costs what page 1 does, and no COUNT(*) is needed. `tag` names what the cursor is for (the list and its
-    sort: `grid_cursor_tag`, `links_cursor_tag`); cursors are signed (config.cursors), and one altered or made
-    for another list or sort raises CursorInvalid naming `param`, before any query (the views send the
-    person to the list's first page).
-
-    `keys_first`: sort and seek selecting the primary keys alone, then read the page's rows by key. For an
-    ordering no index serves, the database then sorts every row of the list without reading each one whole
-    (the pages grid sorted by depth on a 100,000-page crawl: 96 -> 61 ms); one more query of per_page rows."""
-    per_page = per_page or PAGE_SIZE
-    key, backwards = None, False
-    if cursor:
-        key, backwards = cursor_decode(cursor, bound_to=tag, salt=CURSOR_SALT, size=len(columns), param=param)
-    rows = queryset
-    if key is not None:
-        rows = rows.filter(_keyset_beyond(columns, key, backwards=backwards))
-        if backwards:
-            rows = rows.reverse()  # flips each direction and NULLS LAST/FIRST with it
-    if keys_first:
-        keys = list(rows.values_list("pk", flat=True)[: per_page + 1])
-        by_key = queryset.in_bulk(keys)
-        page = [by_key[k] for k in keys if k in by_key]  # a row deleted in between is left out
-    else:
-        page = list(rows[: per_page + 1])
-    more = len(page) > per_page
-    page = page[:per_page]
-    if backwards:
-        page.reverse()
-    has_next = bool(page) and (more if not backwards else True)
-    has_previous = bool(page) and (key is not None if not backwards else more)
-    return KeysetPage(
-        object_list=page,
-        has_next=has_next,
-        has_previous=has_previous,
-        next_cursor=keyset_cursor(page[-1], columns, tag, backwards=False) if has_next else "",
-        previous_cursor=keyset_cursor(page[0], columns, tag, backwards=True) if has_previous else "",
-        total=total,
-        total_is_estimate=total_is_estimate,
-        param=param,
-    )
-
-
-def keyset_cursor(row, columns: Sequence[KeysetColumn], tag: str = "", *, backwards: bool = False) -> str:
-    """The cursor of the page that starts after `row` (before it, `backwards`), as keyset_paginate reads it."""
-    key = [row[c.name] if isinstance(row, dict) else getattr(row, c.name) for c in columns]
-    return cursor_encode(key, backwards=backwards, bound_to=tag, salt=CURSOR_SALT)
-
-
-_NOTHING = Q(pk__in=[])
-
-
-def _keyset_beyond(columns: Sequence[KeysetColumn], key: list, *, backwards: bool) -> Q:
-    """Rows after (or before) `key` in the columns' order, NULLs last: the lexicographic comparison
-    spelled out column by column, because a column may be descending or NULL where a row-value `>` cannot."""
-    alternatives = []
-    equal_so_far = Q()
-    for column, value in zip(columns, key, strict=True):
-        smaller = column.descending != backwards  # does "beyond" mean a smaller value in this column?
-        if value is None:  # NULLs sort last: nothing is after a NULL but other NULLs, everything else before
-            step = Q(**{f"{column.name}__isnull": False}) if backwards else None
-            equal = Q(**{f"{column.name}__isnull": True})
-        else:
-            step = Q(**{f"{column.name}__{'lt' if smaller else 'gt'}": value})
-            if column.nullable and not backwards:
-                step |= Q(**{f"{column.name}__isnull": True})
-            equal = Q(**{column.name: value})
-        if step is not None:
-            alternatives.append(equal_so_far & step)
-        equal_so_far &= equal
-    beyond = _NOTHING
-    for alternative in alternatives:
-        beyond = alternative if beyond is _NOTHING else beyond | alternative
-    # The OR above is no index range: say the bound it implies on the first column too, so an index on the
-    # ordering is entered at the cursor instead of read (with its rows) from the start of the list. Only where
-    # no NULL can be beyond (a NULL fails any comparison).
-    first, value = columns[0], key[0]
-    if len(columns) > 1 and value is not None and (backwards or not first.nullable):
-        smaller = first.descending != backwards
-        beyond = Q(**{f"{first.name}__{'lte' if smaller else 'gte'}": value}) & beyond
-    return beyond
 
 
 # --- account scoping ---------------------------------------------------------------------------------
@@ -333,144 +161,6 @@ def audit_history(*, project: Project) -> QuerySet:
     )
 
 
-# --- a running audit -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PhaseStep:
-    phase: str
-    label: str
-    state: str  # done | current | todo | skipped | failed
-
-
-def phase_steps(audit: Audit) -> list[PhaseStep]:
-    lighthouse_on = bool(audit.config.get("lighthouse"))
-    reached = audit.current_phase if audit.current_phase in PHASES else None
-    if audit.status == Audit.Status.FAILED and audit.failed_phase in PHASES:
-        reached = audit.failed_phase
-    steps = []
-    seen_current = False
-    for phase in PHASES:
-        label = PHASE_LABELS[phase]
-        if phase == Audit.Phase.LIGHTHOUSE and not lighthouse_on:
-            steps.append(PhaseStep(phase, label, "skipped"))
-            continue
-        if audit.status == Audit.Status.COMPLETED:
-            state = "done"
-        elif reached is None:
-            state = "todo"
-        elif phase == reached:
-            seen_current = True
-            state = "failed" if audit.status == Audit.Status.FAILED else "current"
-            if audit.status == Audit.Status.CANCELLED:
-                state = "todo"
-        else:
-            state = "todo" if seen_current else "done"
-        steps.append(PhaseStep(phase, label, state))
-    return steps
-
-
-def audit_progress(*, audit: Audit) -> dict:
-    """Everything the live block shows: steps, pages crawled of known, rate, the last crawled URLs."""
-    pages = Page.objects.filter(audit=audit)
-    bar = audit_crawl_bar(audit=audit)
-    now = timezone.now()
-    feed = []
-    if audit.is_finished:
-        # The fetch span of a completed audit was stored at finalize (no aggregate over its pages per poll).
-        stats = page_stats(audit=audit)
-        first, last = (stats[k] and datetime.fromisoformat(stats[k]) for k in ("first_fetched_at", "last_fetched_at"))
-        rate = None
-        if stats["fetched"] > 1 and last > first:
-            rate = stats["fetched"] / (last - first).total_seconds()
-    else:
-        recent = pages.filter(fetched_at__gte=now - timedelta(seconds=RATE_WINDOW_S)).count()
-        rate = recent / RATE_WINDOW_S
-        # Only a running audit shows its last crawled URLs.
-        feed = list(
-            pages.exclude(fetched_at=None)
-            .order_by("-fetched_at", "-id")
-            .values("id", "url", "status_code", "fetch_class", "fetched_at")[:FEED_SIZE]
-        )
-    started = audit.started_at or audit.created_at
-    elapsed = (audit.completed_at or now) - started
-    return {
-        "steps": phase_steps(audit),
-        "bar": bar,
-        "crawled": bar.crawled,
-        "total": bar.total,
-        "found": bar.found,
-        "percent": bar.percent,
-        "rate": rate,
-        "feed": feed,
-        "elapsed": elapsed,
-        "error": error_explanation(audit.error_code) if audit.status == Audit.Status.FAILED else "",
-    }
-
-
-# --- results ---------------------------------------------------------------------------------------------
-
-
-def severity_counts(*, audit: Audit, segment: SegmentChoice | None = None) -> dict[str, int]:
-    counts = dict.fromkeys(SEVERITIES, 0)
-    if segment is None:
-        counts.update(audit_severity_counts(audit=audit))  # stored at finalize for a completed audit
-        return counts
-    for row in issue_type_rows(audit_id=audit.id, issues_q=segment.issues_q):
-        counts[row["severity"]] = counts.get(row["severity"], 0) + row["n"]
-    return counts
-
-
-def segment_pages(*, audit: Audit, segment: SegmentChoice | None) -> int:
-    """The pages a screen is about: the audit's (its counter, no COUNT) or the segment's."""
-    if segment is None:
-        return audit.pages_crawled
-    return segment_page_count(audit=audit, choice=segment)
-
-
-def issue_summary_for(*, audit: Audit, segment: SegmentChoice | None, previous: Audit | None = None) -> list:
-    """audits.priority.issue_summary of the audit, or of the segment when one is chosen."""
-    if segment is None:
-        return issue_summary(audit=audit, previous=previous, pages_crawled=audit.pages_crawled)
-    return issue_summary(
-        audit=audit,
-        previous=previous,
-        pages_crawled=segment_pages(audit=audit, segment=segment),
-        pages_q=segment.pages_q,
-        issues_q=segment.issues_q,
-    )
-
-
-@dataclass
-class IssueType:
-    type: str
-    severity: str
-    count: int
-    spec: CheckSpec
-    preview: list  # [(page_url, page_id)]
-
-
-def issue_types(*, audit: Audit, with_preview: bool = False) -> list[IssueType]:
-    """Issue types of the audit, by severity (critical first) then count; two queries in all."""
-    rows = Issue.objects.filter(audit=audit).order_by().values("type", "severity").annotate(n=Count("id"))
-    previews: dict[str, list] = {}
-    if with_preview and rows:
-        numbered = (
-            Issue.objects.filter(audit=audit)
-            .annotate(rn=Window(RowNumber(), partition_by=[F("type")], order_by=[F("page_url").asc(), F("id").asc()]))
-            .filter(rn__lte=ISSUE_URLS_PREVIEW)
-            .values_list("type", "page_url", "page_id")
-        )
-        for issue_type, url, page_id in numbered:
-            previews.setdefault(issue_type, []).append((url, page_id))
-    rank = {severity: i for i, severity in enumerate(SEVERITIES)}
-    types = [
-        IssueType(r["type"], r["severity"], r["n"], check_spec(r["type"]), previews.get(r["type"], [])) for r in rows
-    ]
-    types.sort(key=lambda t: (rank.get(t.severity, len(rank)), -t.count, t.type))
-    return types
-
-
 # --- the issues table and the overview ----------------------------------------------------------------------
 
 TOP_ISSUES_OVERVIEW = 5  # issue types under "what to fix first"
@@ -534,8 +224,8 @@ def overview(*, audit: Audit, segment: SegmentChoice | None = None, choices: lis
     # The audit's counter equals its page rows (one transaction writes both): a COUNT(*) over 100,000 pages
     # just after finalize rewrote them all (no visibility map yet) took 200-400 ms.
     pages = segment_pages(audit=audit, segment=segment)
-    summary = issue_summary_for(audit=audit, segment=segment, previous=previous)
-    counts = severity_counts(audit=audit, segment=segment)
+    summary = issue_summary_for_segment(audit=audit, segment=segment, previous=previous)
+    counts = issues_by_severity(audit=audit, issues_q=segment.issues_q if segment is not None else None)
     delta = None
     if previous is not None and same_formula(audit, previous):
         delta = audit.health_score - previous.health_score
@@ -585,7 +275,6 @@ _BAR_FILTERS = {
     ("indexability", 0): "?indexable=yes",
     ("indexability", 1): "?indexable=no",
 }
-_TONE_CSS = {"ok": "ok", "info": "info", "warning": "warn", "critical": "bad", "muted": "muted"}
 
 
 def page_distributions(*, audit: Audit, stats: dict | None = None) -> dict:
@@ -600,7 +289,7 @@ def page_distributions(*, audit: Audit, stats: dict | None = None) -> dict:
         out[key] = {
             "title": title,
             "bars": [
-                (label, counts[bar_key(key, label)], _TONE_CSS.get(tone, ""), _BAR_FILTERS.get((key, i), ""))
+                (label, counts[bar_key(key, label)], charts.TONE_CSS.get(tone, ""), _BAR_FILTERS.get((key, i), ""))
                 for i, (label, _q, tone) in enumerate(bars)
                 if counts[bar_key(key, label)] or label != "Sitemap only"
             ],
@@ -691,30 +380,12 @@ def evidence_by_target_page(
     return {"targets": targets, "rows": rows, "note": evidence_note(audit=audit, issue_type=issue_type)}
 
 
-# --- pages ------------------------------------------------------------------------------------------------
-# The pages grid, the page detail and the performance screen read through dashboard.pages.
-
-
 # --- events ---------------------------------------------------------------------------------------------
 
 
 def audit_events(*, audit: Audit) -> QuerySet:
     """The audit's events, oldest first, with their audit loaded (audits.events' sentences read it)."""
     return AuditEvent.objects.filter(audit=audit).select_related("audit").order_by("created_at", "id")
-
-
-# --- comparison -------------------------------------------------------------------------------------------
-
-
-def previous_audit(*, audit: Audit) -> Audit | None:
-    """The project's last completed audit started before this one."""
-    return (
-        Audit.objects.filter(
-            project_id=audit.project_id, status=Audit.Status.COMPLETED, created_at__lt=audit.created_at
-        )
-        .order_by("-created_at")
-        .first()
-    )
 
 
 def account_usage(*, account: Account) -> dict:

@@ -1,7 +1,7 @@
 """Reads of the site structure screen: the audit's pages as a folder tree (by URL path segments), with pages,
 issues, pages with errors and a score per folder; each folder is a filter of the pages grid (`?folder=`).
 
-A folder holds every page whose URL starts with it (dashboard.pages.folder_prefix: the grid's own filter), so
+A folder holds every page whose URL starts with it (audits.selectors.pages.folder_prefix: the grid's own filter), so
 a folder's page count is the row count of the grid filtered by it. The tree is built in one pass over the
 audit's (url, id) rows plus one grouped query of issues per page, both streamed: memory is a few hundred
 bytes per folder and a dict entry per page with issues, fine up to the 100,000-page budget; the score costs
@@ -15,7 +15,7 @@ from django.db.models import Count, Q, QuerySet
 
 from audits.checks.score import score_breakdown
 from audits.models import Audit, Issue, Page
-from dashboard.pages import folder_prefix
+from audits.selectors.pages import folder_prefix
 
 STRUCTURE_LEVELS_MAX = 6  # folders deeper than this are counted in their 6th-level ancestor, not listed
 STRUCTURE_OPEN_LEVELS = 1  # folders down to this level are shown open; deeper ones are collapsed <details>

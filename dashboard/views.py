@@ -24,7 +24,13 @@ from audits.checks.score import SCORE_FORMULA_WORDS
 from audits.errors import AuditRefused
 from audits.models import Audit, Schedule
 from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment, segment_choices
-from audits.selectors import audit_urls_skipped
+from audits.selectors import audits as audit_reads
+from audits.selectors import issues as issue_reads
+from audits.selectors import links as link_reads
+from audits.selectors import pages as page_reads
+from audits.selectors import pagination
+from audits.selectors.audits import audit_urls_skipped
+from audits.selectors.pagination import CursorInvalid
 from audits.services import (
     ReportRenderFailed,
     audit_cancel,
@@ -35,8 +41,7 @@ from audits.services import (
     schedule_clear,
     schedule_set,
 )
-from config.cursors import CursorInvalid
-from dashboard import pages as page_reads
+from dashboard import pages as page_screens
 from dashboard import selectors as dashboard
 from dashboard.forms import ApiTokenForm, AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
 from dashboard.live import live_progress
@@ -315,8 +320,8 @@ def audit_issues(request, audit_id):
     """The issue types as a table: sortable, filtered by severity and category (all in ?query)."""
     audit = _audit(request, audit_id)
     segment = request_segment(request, audit)
-    previous = dashboard.previous_audit(audit=audit)
-    everything = dashboard.issue_summary_for(audit=audit, segment=segment, previous=previous)
+    previous = audit_reads.previous_audit(audit=audit)
+    everything = issue_reads.issue_summary_for_segment(audit=audit, segment=segment, previous=previous)
     severity = request.GET.get("severity", "")
     category = request.GET.get("category", "")
     sort = request.GET.get("sort", "-priority")
@@ -338,7 +343,7 @@ def audit_issues(request, audit_id):
         "category": category,
         "severities": SEVERITIES,
         "categories": CATEGORIES,
-        "severity_counts": dashboard.severity_counts(audit=audit, segment=segment),
+        "severity_counts": issue_reads.issues_by_severity(audit=audit, **_issues_q(segment)),
         "priority_rule": dashboard.PRIORITY_RULE,
         "sort_choices": dashboard.ISSUE_SORT_CHOICES,
         **_segment_context(segment),
@@ -363,7 +368,7 @@ def audit_issue_type(request, audit_id, issue_type):
             audit=audit, issue_type=issue_type, number=request.GET.get("page"), segment=segment
         )
     summary = next(
-        (r for r in dashboard.issue_summary_for(audit=audit, segment=segment) if r.type == issue_type),
+        (r for r in issue_reads.issue_summary_for_segment(audit=audit, segment=segment) if r.type == issue_type),
         None,
     )
     context = {
@@ -408,7 +413,7 @@ def _pages_form(request, audit, issue_types=None) -> PageFilterForm:
     return PageFilterForm(
         request.GET or None,
         issue_types=[(c.type, c.label) for c in issue_types],
-        extra_columns=page_reads.extractor_columns(audit=audit),
+        extra_columns=page_screens.extractor_columns(audit=audit),
     )
 
 
@@ -426,17 +431,17 @@ def audit_pages(request, audit_id):
     issue_types, site_wide = page_reads.page_issue_types(audit=audit)
     form = _pages_form(request, audit, issue_types)
     view = form.page_view
-    cookie = page_reads.COLS_COOKIE_PREFIX + view.key
+    cookie = page_screens.COLS_COOKIE_PREFIX + view.key
     chosen = form.chosen_columns()
     if chosen is None and request.COOKIES.get(cookie):
         chosen = request.COOKIES[cookie].split(".")
-    columns = page_reads.columns_for(view, chosen, page_reads.extractor_columns(audit=audit))
+    columns = page_screens.columns_for(view, chosen, page_screens.extractor_columns(audit=audit))
     sort = form.sort_key()
     filters = form.filters()
     segment = request_segment(request, audit)
     pages = _filtered_pages(audit, form, segment)
     # Keyset pages (a seek, however deep) and no COUNT(*) over the whole audit: the stored counter says it.
-    narrow = page_reads.page_filters_narrow(filters) or not form.filters_known() or segment is not None
+    narrow = page_screens.page_filters_narrow(filters) or not form.filters_known() or segment is not None
     context = {
         "audit": audit,
         "tab": "pages",
@@ -445,7 +450,7 @@ def audit_pages(request, audit_id):
         "views": page_reads.VIEWS.values(),
         "columns": columns,
         "column_keys": [c.key for c in columns],
-        "pages": dashboard.keyset_paginate(
+        "pages": pagination.keyset_paginate(
             page_reads.page_list(
                 pages=pages, columns=columns, sort=sort, counted=page_reads.page_counts_stored(audit=audit)
             ),
@@ -457,7 +462,7 @@ def audit_pages(request, audit_id):
             keys_first=True,  # most sorts have no index: the whole audit is sorted on its keys alone
         ),
         "sort": sort,
-        "sort_caption": page_reads.sort_caption(sort),
+        "sort_caption": page_screens.sort_caption(sort),
         "unknown": form.unknown_values(),
         "site_wide_types": site_wide,
         "issue_choice": next((c for c in issue_types if c.type == filters["issue_type"]), None),
@@ -467,7 +472,7 @@ def audit_pages(request, audit_id):
     response = render(request, "dashboard/pages.html", context)
     if form.chosen_columns() is not None:  # remember the chooser's ticks for this view
         value = ".".join(c.key for c in columns[1:])
-        response.set_cookie(cookie, value, max_age=page_reads.COLS_COOKIE_MAX_AGE_S, samesite="Lax", httponly=True)
+        response.set_cookie(cookie, value, max_age=page_screens.COLS_COOKIE_MAX_AGE_S, samesite="Lax", httponly=True)
     return response
 
 
@@ -498,13 +503,13 @@ def _links_page(request, page, links, columns, param: str, *, total: int | None 
     """Keyset pages of a page's inlinks or outlinks (a hub of a 100,000-page site has 100,000 inlinks); the
     count is exact: an index count on (audit, target_url) or on source_page."""
     total = links.order_by().count() if total is None else total
-    return dashboard.keyset_paginate(
+    return pagination.keyset_paginate(
         links,
         columns=columns,
         cursor=request.GET.get(param),
-        tag=page_reads.links_cursor_tag(page.id, param),
+        tag=link_reads.links_cursor_tag(page.id, param),
         param=param,
-        per_page=page_reads.LINKS_PER_PAGE,
+        per_page=link_reads.LINKS_PER_PAGE,
         total=total,
     )
 
@@ -514,27 +519,27 @@ def _links_page(request, page, links, columns, param: str, *, total: int | None 
 def page_detail(request, audit_id, page_id):
     audit = _audit(request, audit_id)
     page = page_reads.page_for_audit(audit=audit, page_id=page_id)
-    inlinks = page_reads.page_inlinks_summary(page=page)
+    inlinks = link_reads.page_inlinks_summary(page=page)
     context = {
         "audit": audit,
         "tab": "pages",
         "page": page,
         "groups": page_reads.page_issue_groups(page=page),
-        "serp": page_reads.serp_preview(page),
-        "outline": page_reads.heading_outline(page),
-        "headers": page_reads.response_headers(page),
-        "fields": page_reads.page_fields(page),
+        "serp": page_screens.serp_preview(page),
+        "outline": page_screens.heading_outline(page),
+        "headers": page_screens.response_headers(page),
+        "fields": page_screens.page_fields(page),
         "inlinks_summary": inlinks,
         "how_found": page_reads.page_how_found(page=page),
         "inlinks": _links_page(
             request,
             page,
-            page_reads.page_inlinks(page=page),
-            page_reads.INLINK_KEYSET,
+            link_reads.page_inlinks(page=page),
+            link_reads.INLINK_KEYSET,
             "in",
             total=inlinks.pages,
         ),
-        "outlinks": _links_page(request, page, page_reads.page_outlinks(page=page), page_reads.OUTLINK_KEYSET, "out"),
+        "outlinks": _links_page(request, page, link_reads.page_outlinks(page=page), link_reads.OUTLINK_KEYSET, "out"),
     }
     return render(request, "dashboard/page_detail.html", context)
 
@@ -552,13 +557,13 @@ def audit_structure(request, audit_id):
 @dashboard_view
 def audit_performance(request, audit_id):
     audit = _audit(request, audit_id)
-    sampled = page_reads.lighthouse_pages(audit=audit)
+    sampled = page_screens.lighthouse_pages(audit=audit)
     context = {
         "audit": audit,
         "tab": "performance",
         "sampled": sampled,
-        "comparison": page_reads.lighthouse_comparison(sampled),
-        "vitals": page_reads.VITALS,
+        "comparison": page_screens.lighthouse_comparison(sampled),
+        "vitals": page_screens.VITALS,
     }
     return render(request, "dashboard/performance.html", context)
 
@@ -568,7 +573,7 @@ def audit_performance(request, audit_id):
 def lighthouse_report(request, audit_id, result_id):
     """A stored Lighthouse report, served only to the audit's account (never as public media)."""
     audit = _audit(request, audit_id)
-    result, path = page_reads.lighthouse_report_path(audit=audit, result_id=result_id)
+    result, path = page_screens.lighthouse_report_path(audit=audit, result_id=result_id)
     filename = f"lighthouse-{result.strategy}-{result.id}.json"
     return FileResponse(path.open("rb"), content_type="application/json", filename=filename)
 
@@ -588,7 +593,7 @@ LIGHTHOUSE_HTML_CSP = (
 def lighthouse_report_html(request, audit_id, result_id):
     """A stored Lighthouse report as Lighthouse's own HTML report, isolated under LIGHTHOUSE_HTML_CSP."""
     audit = _audit(request, audit_id)
-    _result, path = page_reads.lighthouse_report_path(audit=audit, result_id=result_id)
+    _result, path = page_screens.lighthouse_report_path(audit=audit, result_id=result_id)
     try:
         html_path = lighthouse_report_render(json_path=path)
     except ReportRenderFailed as exc:

@@ -34,7 +34,7 @@ from audits.dispatch import DELIVER_WEBHOOK, task_send
 from audits.errors import AuditRefused
 from audits.models import Audit, Project
 from audits.projects import url_checked
-from audits.selectors import issues_by_type
+from audits.selectors.issues import issues_by_type
 from crawler.fetch import PrivateAddressRefused, PublicOnlyAdapter
 from webhooks.models import Webhook, WebhookDelivery
 

@@ -9,8 +9,8 @@ from audits.pipeline.depth import page_depths_store
 from audits.pipeline.images import images_judge
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase
 from audits.pipeline.lighthouse import lighthouse_run_for_audit
+from audits.pipeline.page_totals import page_counts_store
 from audits.pipeline.statistics import planner_statistics_refresh
-from audits.selectors import page_counts_store
 from audits.stats import audit_stats_count
 
 Status = Audit.Status

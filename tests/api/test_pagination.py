@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.core import signing
 
-from api.pagination import CURSOR_SALT
 from audits.models import Issue, Page, issue_id_for, page_id_for
+from audits.selectors.pagination import API_CURSOR_SALT as CURSOR_SALT
 from tests.api.conftest import assert_problem, finished_audit
 
 ISSUES = "/api/v1/audits/{}/issues/"

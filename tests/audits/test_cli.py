@@ -14,7 +14,7 @@ import pytest
 from audits.events import event_sentence
 from audits.management.commands.audit import _dashboard_link, _ProgressBar, bar_line
 from audits.models import AuditEvent
-from audits.selectors import audit_events_notable, crawl_bar
+from audits.selectors.audits import audit_events_notable, crawl_bar
 from tests.factories import AuditFactory
 from tests.support.canary import PASSWORD, USER, site_and_canary
 from tests.support.workers import CLI_TIMEOUT_S, REPO_ROOT, run_cli, subprocess_env

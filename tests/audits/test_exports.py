@@ -12,7 +12,7 @@ import pytest
 from audits import exports
 from audits.evidence import DETAIL_MAX_CHARS
 from audits.models import Issue, issue_id_for
-from audits.selectors import issues_by_severity, issues_by_type
+from audits.selectors.issues import issues_by_severity, issues_by_type
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory, UserFactory
 

@@ -13,9 +13,11 @@ from audits.models import Audit, Issue, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from audits.priority import issue_summary
-from audits.selectors import issues_by_severity, issues_by_type, page_inlinks_count
+from audits.selectors.audits import audit_progress
+from audits.selectors.issues import issues_by_severity, issues_by_type
+from audits.selectors.links import page_inlinks_count
 from dashboard.report import report_summary
-from dashboard.selectors import audit_progress, page_distributions
+from dashboard.selectors import page_distributions
 from tests.factories import ProjectFactory
 from tests.support.sites.crawled import HOME_LINKS, site_check_routes
 from tests.support.sites.pages import html_route, page, serve

@@ -18,7 +18,7 @@ from audits.models import Audit, Issue, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from audits.priority import issue_summary
-from dashboard.pages import folder_prefix
+from audits.selectors.pages import folder_prefix
 from dashboard.structure import site_structure
 from scratchpad.models import LinkEdge
 from tests.dashboard.test_browser import SCREENSHOTS, sign_in

@@ -1,4 +1,4 @@
-"""The pages grid's keyset pager (dashboard.selectors.keyset_paginate): every row once in the sort's order,
+"""The pages grid's keyset pager (audits.selectors.pagination.keyset_paginate): every row once in the sort's order,
 ties broken by URL and NULLs last whichever way the column is sorted; next/previous links that keep the sort
 and filters; a cursor from another audit or sort, or an altered or forged one (cursors are signed), sends
 to the first page."""
@@ -11,14 +11,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.core import signing
-from django.db import connection
-from django.db.models import F
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audits.models import Page
-from config.cursors import CursorInvalid
-from dashboard.selectors import KeysetColumn, keyset_paginate
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import SITE, finished_audit, make_page
 from tests.factories import ProjectFactory
@@ -42,7 +37,7 @@ def _payload(value: str) -> dict:
 @pytest.fixture
 def tied(owner, monkeypatch):
     """23 pages whose depth ties in runs (0, 1, 2, 3 and NULL), so only the URL orders rows within a run."""
-    monkeypatch.setattr("dashboard.selectors.PAGE_SIZE", PAGE_SIZE)
+    monkeypatch.setattr("audits.selectors.pagination.PAGE_SIZE", PAGE_SIZE)
     audit = finished_audit(ProjectFactory(owner=owner, base_url=SITE + "/"), pages_crawled=23)
     for n in range(23):
         make_page(audit, f"/p{n:02d}", depth=None if n % 5 == 4 else n % 5, status_code=404 if n % 3 == 0 else 200)
@@ -137,58 +132,8 @@ def test_a_cursor_of_another_sort_or_audit_or_a_tampered_one_is_refused(owner_cl
         assert response.status_code == 302 and "cursor" not in response["Location"], params
 
 
-def test_keyset_paginate_refuses_a_bad_cursor_before_any_query(tied):
-    rows = Page.objects.filter(audit=tied).order_by("url")
-    for cursor in ("x", _unsigned({"t": "", "k": [1], "b": 0}), api_cursor()):
-        with CaptureQueriesContext(connection) as queries, pytest.raises(CursorInvalid) as raised:
-            keyset_paginate(rows, columns=[KeysetColumn("url")], cursor=cursor, param="in")
-        assert queries.captured_queries == [] and raised.value.param == "in"
-
-
-def test_keyset_paginate_on_a_plain_queryset(tied):
-    rows = Page.objects.filter(audit=tied).order_by("-url")
-    columns = [KeysetColumn("url", descending=True)]
-    seen, cursor = [], None
-    while True:
-        page = keyset_paginate(rows, columns=columns, cursor=cursor, per_page=10)
-        seen += [p.url for p in page]
-        if not page.has_next:
-            break
-        cursor = page.next_cursor
-    assert seen == sorted(Page.objects.filter(audit=tied).values_list("url", flat=True), reverse=True)
-
-
-def _walk_rows(rows, columns, **options) -> list:
-    """Every page of `rows` forward, then back from the last one: urls and both cursors of each page."""
-    walked, cursor = [], None
-    while True:
-        page = keyset_paginate(rows, columns=columns, cursor=cursor, per_page=5, **options)
-        walked.append(([p.url for p in page], page.next_cursor, page.previous_cursor))
-        if not page.has_next:
-            break
-        cursor = page.next_cursor
-    while page.has_previous:
-        page = keyset_paginate(rows, columns=columns, cursor=page.previous_cursor, per_page=5, **options)
-        walked.append(([p.url for p in page], page.next_cursor, page.previous_cursor))
-    return walked
-
-
-def test_keys_first_gives_the_same_pages_and_sorts_over_the_keys_alone(tied):
-    rows = Page.objects.filter(audit=tied).order_by(F("depth").desc(nulls_last=True), "url", "id")
-    columns = [KeysetColumn("depth", descending=True, nullable=True), KeysetColumn("url")]
-    walked = _walk_rows(rows, columns, keys_first=True)
-    assert walked == _walk_rows(rows, columns)
-    assert len(walked) == 9 and [u for urls, _, _ in walked[:5] for u in urls] == _expected(tied, descending=True)
-
-    with CaptureQueriesContext(connection) as queries:
-        keyset_paginate(rows, columns=columns, cursor=walked[1][1], per_page=5, keys_first=True)
-    sorted_keys, page_rows = (q["sql"] for q in queries.captured_queries)
-    assert sorted_keys.startswith('SELECT "audits_page"."id" AS "pk" FROM') and "ORDER BY" in sorted_keys
-    assert '"audits_page"."title"' in page_rows and '"audits_page"."id" IN (' in page_rows
-
-
 def test_page_detail_pages_inlinks_by_source_url(owner_client, tied, monkeypatch):
-    monkeypatch.setattr("dashboard.pages.LINKS_PER_PAGE", 5)
+    monkeypatch.setattr("audits.selectors.links.LINKS_PER_PAGE", 5)
     target = Page.objects.get(audit=tied, url=SITE + "/p00")
     for page in Page.objects.filter(audit=tied).exclude(id=target.id):
         LinkEdge.objects.create(audit=tied, source_page=page, target_url=target.url, anchor_text="to p00")

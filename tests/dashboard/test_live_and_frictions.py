@@ -16,7 +16,7 @@ from audits.management.commands.audit import bar_line
 from audits.models import Audit, AuditEvent
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
-from audits.selectors import audit_crawl_bar
+from audits.selectors.audits import audit_crawl_bar
 from dashboard.live import live_progress
 from tests.dashboard.conftest import make_page
 from tests.factories import AuditEventFactory, AuditFactory, LighthouseResultFactory, ProjectFactory

@@ -10,10 +10,11 @@ from django.urls import reverse
 
 from audits import exports
 from audits.models import Audit, Page
-from audits.selectors import page_counts_store, page_inlinks_store
+from audits.pipeline.page_totals import page_counts_store, page_inlinks_store
+from audits.selectors import pages as page_reads
+from audits.selectors.pagination import keyset_paginate
 from audits.stats import audit_stats_count
-from dashboard import pages as page_reads
-from dashboard.selectors import keyset_paginate
+from dashboard import pages as page_screens
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory
@@ -90,7 +91,7 @@ def test_each_view_filter_selects_its_pages_and_the_export_has_exactly_those_row
 
 def test_export_follows_the_sort_and_ignores_the_pagination(owner_client, grid, monkeypatch):
     audit, _ = grid
-    monkeypatch.setattr("dashboard.selectors.PAGE_SIZE", 2)
+    monkeypatch.setattr("audits.selectors.pagination.PAGE_SIZE", 2)
     params = {"view": "all", "sort": "-inlinks", "page": "2"}
     exported = _export_urls(owner_client, audit, "csv", **params)
     assert len(exported) == 8  # every filtered page, not the screen's page of the list
@@ -239,4 +240,4 @@ def test_keyset_pages_of_every_sort_hold_each_page_once_in_order_both_ways(grid,
     ],
 )
 def test_the_sort_caption_reads_in_words(sort, caption):
-    assert page_reads.sort_caption(sort) == caption
+    assert page_screens.sort_caption(sort) == caption

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from audits.checks.site import run_site_checks
-from audits.selectors import audit_urls_skipped
+from audits.selectors.audits import audit_urls_skipped
 from scratchpad.models import Frontier, SkippedURL
 from scratchpad.services import frontier_purge
 from tests.dashboard.conftest import SITE, finished_audit, make_page

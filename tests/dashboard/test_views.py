@@ -11,7 +11,7 @@ from django.utils import timezone
 from audits.checks.registry import CHECKS
 from audits.models import Audit, Project, Schedule
 from audits.segments import segment_choices
-from dashboard.selectors import ERROR_EXPLANATIONS
+from audits.selectors.audits import ERROR_EXPLANATIONS
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import finished_audit, make_issue, make_page
 from tests.factories import AuditFactory, ProjectFactory

@@ -27,14 +27,8 @@ from audits.errors import AuditRefused
 from audits.events import event_sentence
 from audits.models import Audit
 from audits.outages import is_transient_db_error
-from audits.selectors import (
-    CrawlBar,
-    audit_crawl_bar,
-    audit_events_notable,
-    audit_summary,
-    audit_urls_skipped,
-    issues_by_severity,
-)
+from audits.selectors.audits import CrawlBar, audit_crawl_bar, audit_events_notable, audit_summary, audit_urls_skipped
+from audits.selectors.issues import issues_by_severity
 from audits.services import (
     audit_run_inline,
     audit_start,

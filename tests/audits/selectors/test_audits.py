@@ -1,11 +1,11 @@
-"""audits/selectors.py: the crawl bar the dashboard's live block and the CLI draw from an audit's counters."""
+"""audits/selectors/audits.py: the crawl bar the dashboard's live block and the CLI draw from an audit's counters."""
 
 import itertools
 
 import pytest
 
 from audits.models import Audit
-from audits.selectors import audit_crawl_bar, crawl_bar
+from audits.selectors.audits import audit_crawl_bar, crawl_bar
 from tests.factories import AuditFactory
 
 
