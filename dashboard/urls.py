@@ -3,21 +3,21 @@
 from django.urls import path
 
 from config import converters  # noqa: F401  (registers <id:…>)
-from dashboard import branding, segments, share, views, webhooks_views
+from dashboard import branding, project_views, segments, share, token_views, views, webhooks_views
 
 app_name = "audits"
 
 audit = "audits/<uuid:audit_id>/"
 urlpatterns = [
-    path("", views.project_list, name="project-list"),
+    path("", project_views.project_list, name="project-list"),
     path("healthz", views.healthz, name="healthz"),
-    path("tokens/", views.api_tokens, name="api-tokens"),
-    path("tokens/<id:token_id>/revoke/", views.api_token_revoke, name="api-token-revoke"),
+    path("tokens/", token_views.api_tokens, name="api-tokens"),
+    path("tokens/<id:token_id>/revoke/", token_views.api_token_revoke, name="api-token-revoke"),
     path("settings/report-branding/", branding.report_branding, name="report-branding"),
-    path("projects/new/", views.project_create, name="project-create"),
-    path("projects/<id:project_id>/", views.project_detail, name="project-detail"),
-    path("projects/<id:project_id>/edit/", views.project_edit, name="project-edit"),
-    path("projects/<id:project_id>/schedule/", views.project_schedule, name="project-schedule"),
+    path("projects/new/", project_views.project_create, name="project-create"),
+    path("projects/<id:project_id>/", project_views.project_detail, name="project-detail"),
+    path("projects/<id:project_id>/edit/", project_views.project_edit, name="project-edit"),
+    path("projects/<id:project_id>/schedule/", project_views.project_schedule, name="project-schedule"),
     path("projects/<id:project_id>/audits/new/", views.audit_new, name="audit-new"),
     path("projects/<id:project_id>/webhooks/", webhooks_views.project_webhooks, name="project-webhooks"),
     path("projects/<id:project_id>/segments/", segments.project_segments, name="project-segments"),

@@ -1,5 +1,8 @@
 """The dashboard: server-rendered pages. Views are thin: they scope to the user's account, call a
-service or a selector (dashboard.selectors) and render."""
+service (audits.services) or a selector (audits.selectors, dashboard.selectors for the screens' own view models)
+and render. This module holds what every screen shares (`dashboard_view`, the `?segment=` helpers) and an
+audit's screens; the project screens are in dashboard.project_views, API tokens in dashboard.token_views, webhooks
+in dashboard.webhooks_views, segments in dashboard.segments, sharing and the report in dashboard.share."""
 
 import re
 from functools import wraps
@@ -11,18 +14,15 @@ from django.db import connection, transaction
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.models import ApiToken
 from accounts.services import account_get_or_create_for_user
-from accounts.tokens import token_create, token_revoke
 from audits import comparison, exports, services
 from audits.checks.registry import CATEGORIES, CHECKS_BY_TYPE, SEVERITIES
 from audits.checks.score import SCORE_FORMULA_WORDS
 from audits.errors import AuditRefused
-from audits.models import Audit, Schedule
+from audits.models import Audit
 from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment, segment_choices
 from audits.selectors import audits as audit_reads
 from audits.selectors import issues as issue_reads
@@ -38,12 +38,10 @@ from audits.services import (
     audit_start,
     audit_status_refresh,
     lighthouse_report_render,
-    schedule_clear,
-    schedule_set,
 )
 from dashboard import pages as page_screens
 from dashboard import selectors as dashboard
-from dashboard.forms import ApiTokenForm, AuditStartForm, PageFilterForm, ProjectForm, ScheduleForm
+from dashboard.forms import AuditStartForm, PageFilterForm
 from dashboard.live import live_progress
 from dashboard.structure import site_structure
 
@@ -116,90 +114,6 @@ def _first_page(request, exc: CursorInvalid):
 
 def _audit(request, audit_id) -> Audit:
     return dashboard.audit_for_account(account=request.account, audit_id=audit_id)
-
-
-# --- projects ----------------------------------------------------------------------------------------------
-
-
-@require_GET
-@dashboard_view
-def project_list(request):
-    projects = dashboard.project_list(account=request.account)
-    usage = dashboard.account_usage(account=request.account)
-    return render(request, "dashboard/project_list.html", {"projects": projects, "usage": usage})
-
-
-@require_http_methods(["GET", "POST"])
-@dashboard_view
-def project_create(request):
-    form = ProjectForm(request.POST or None, account=request.account)
-    if request.method == "POST" and form.is_valid():
-        try:
-            project = services.project_create(account=request.account, owner=request.user, **form.project_fields())
-        except AuditRefused as exc:
-            form.add_refusal(exc)
-        else:
-            messages.success(request, f"Project “{project.name}” created.")
-            return redirect("audits:project-detail", project_id=project.id)
-    return render(request, "dashboard/project_form.html", {"form": form, "project": None})
-
-
-@require_http_methods(["GET", "POST"])
-@dashboard_view
-def project_edit(request, project_id):
-    project = dashboard.project_for_account(account=request.account, project_id=project_id)
-    form = ProjectForm(request.POST or None, instance=project, account=request.account)
-    if request.method == "POST" and form.is_valid():
-        try:
-            services.project_update(project=project, **form.project_fields())
-        except AuditRefused as exc:
-            project.refresh_from_db()  # the page shows the stored project, not the refused values
-            form.add_refusal(exc)
-        else:
-            messages.success(request, "Project settings saved.")
-            if project.auth_password_cleared:
-                messages.warning(request, services.PASSWORD_CLEARED_MESSAGE)
-            return redirect("audits:project-detail", project_id=project.id)
-    return render(request, "dashboard/project_form.html", {"form": form, "project": project})
-
-
-def _project_page(request, project, schedule_form=None, status=200):
-    schedule = Schedule.objects.filter(project=project).first()
-    if schedule_form is None:
-        initial = {"kind": schedule.kind, "cron": schedule.cron} if schedule else {}  # none: nothing selected
-        schedule_form = ScheduleForm(initial=initial)
-    history = dashboard.paginate(
-        dashboard.audit_history(project=project), request.GET.get("page"), dashboard.AUDITS_PER_PAGE
-    )
-    context = {"project": project, "history": history, "schedule": schedule, "schedule_form": schedule_form}
-    return render(request, "dashboard/project_detail.html", context, status=status)
-
-
-@require_GET
-@dashboard_view
-def project_detail(request, project_id):
-    project = dashboard.project_for_account(account=request.account, project_id=project_id)
-    return _project_page(request, project)
-
-
-@require_POST
-@dashboard_view
-def project_schedule(request, project_id):
-    project = dashboard.project_for_account(account=request.account, project_id=project_id)
-    if request.POST.get("action") == "clear":
-        schedule_clear(project=project)
-        messages.success(request, "Schedule cleared: no more recurring audits.")
-        return redirect("audits:project-detail", project_id=project.id)
-    form = ScheduleForm(request.POST)
-    if form.is_valid():
-        try:
-            schedule = schedule_set(project=project, kind=form.cleaned_data["kind"], cron=form.cleaned_data["cron"])
-        except AuditRefused as exc:
-            form.add_error("cron", exc.message)
-        else:
-            messages.success(request, f"Schedule saved: {schedule.get_kind_display().lower()} ({schedule.cron}, UTC).")
-            return redirect("audits:project-detail", project_id=project.id)
-    return _project_page(request, project, schedule_form=form, status=400)
 
 
 # --- starting and following an audit -------------------------------------------------------------------
@@ -689,46 +603,3 @@ def healthz(request):
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"ok": True})
-
-
-# --- API tokens ---------------------------------------------------------------------------------------
-
-NEW_TOKEN_SESSION_KEY = "sitewarden_new_token"  # a just-created token's plaintext, until the next GET shows it
-
-
-@require_http_methods(["GET", "POST"])
-@dashboard_view
-@never_cache
-def api_tokens(request):
-    """The user's API tokens. Post/redirect/get: a POST creates one token and redirects, its plaintext rides
-    in the session to the next GET, which pops it, so a reload neither creates a second token nor shows the
-    plaintext again."""
-    form = ApiTokenForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            token, plaintext = token_create(user=request.user, **form.cleaned_data)
-        except AuditRefused as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
-        else:
-            request.session[NEW_TOKEN_SESSION_KEY] = {"id": token.id, "plaintext": plaintext}
-            return redirect("audits:api-tokens")
-    created = None
-    fresh = request.session.pop(NEW_TOKEN_SESSION_KEY, None) if request.method == "GET" else None
-    if fresh:
-        token = ApiToken.objects.filter(user=request.user, id=fresh.get("id")).first()
-        if token is not None:
-            created = {"token": token, "plaintext": fresh.get("plaintext", "")}
-    tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at")
-    context = {"tokens": tokens, "created": created, "form": form, "now": timezone.now()}
-    return render(request, "dashboard/api_tokens.html", context, status=400 if form.errors else 200)
-
-
-@require_POST
-@dashboard_view
-def api_token_revoke(request, token_id):
-    token = ApiToken.objects.filter(user=request.user, id=token_id).first()
-    if token is None:
-        raise Http404("No such token")
-    if token_revoke(token=token):
-        messages.success(request, f"Token “{token.name}” revoked: requests with it are refused from now on.")
-    return redirect("audits:api-tokens")
