@@ -1,106 +1,24 @@
-"""Politeness seen from the server, the SSRF guard, and the per-project crawl options."""
+"""The SSRF guard and the per-project crawl options (user agent, basic auth, query policy, depth, nofollow,
+subdomains), seen from the server. Politeness is in tests/audits/pipeline/test_politeness.py."""
 
-import contextlib
 import socket
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from audits.errors import AuditRefused
-from audits.models import Audit, Issue, Page
-from audits.pipeline.inline import pipeline_run_inline
+from audits.models import Issue, Page
 from audits.pipeline.start import audit_start
 from crawler.fetch import build_session, fetch
 from crawler.urls import set_allowed_networks
 from tests.factories import ProjectFactory
-from tests.support.sites import serve_handler
+from tests.support.sites.small import audit_small, serve_small
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-class SmallSite(BaseHTTPRequestHandler):
-    """/ links to /p0../p9; /robots.txt per class attribute; records (time, path, headers) of requests."""
-
-    protocol_version = "HTTP/1.1"
-    robots = ""
-    seen: list = []
-    needs_auth: tuple | None = None
-    redirects: dict = {}
-    extra_home = ""  # more markup for the home page
-
-    def log_message(self, *args):
-        pass
-
-    def _send(self, status, body=b"", ctype="text/html; charset=utf-8", **headers):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        import time
-
-        self.seen.append((time.monotonic(), self.path, dict(self.headers)))
-        if self.path == "/robots.txt":
-            return self._send(200 if self.robots else 404, self.robots.encode(), "text/plain")
-        if self.needs_auth:
-            import base64
-
-            expected = "Basic " + base64.b64encode(":".join(self.needs_auth).encode()).decode()
-            if self.headers.get("Authorization") != expected:
-                return self._send(401, b"<title>Sign in</title>", WWW_Authenticate='Basic realm="x"')
-        if self.path.split("?")[0] in self.redirects:
-            return self._send(301, Location=self.redirects[self.path.split("?")[0]])
-        links = "".join(f'<a href="/p{i}?utm_source=x&id={i}">p{i}</a>' for i in range(10)) if self.path == "/" else ""
-        links += self.extra_home if self.path == "/" else ""
-        deep = '<a href="/deep/1">deeper</a>' if self.path.startswith("/p") else ""
-        body = f"<!DOCTYPE html><html><head><title>Page {self.path}</title></head><body>{links}{deep}</body></html>"
-        return self._send(200, body.encode())
-
-
-@contextlib.contextmanager
-def serve(host="127.0.0.1", **attrs):
-    """Yields (server, base_url, requests seen)."""
-    handler = type("Site", (SmallSite,), {"seen": [], **attrs})
-    with serve_handler(handler, host=host) as (server, base):
-        yield server, base, handler.seen
-
-
-def _audit(base, **project_options):
-    project = ProjectFactory(base_url=base + "/", **project_options)
-    audit = audit_start(project=project, start_url=base + "/", max_pages=100, dispatch=False)
-    pipeline_run_inline(audit.id)
-    audit.refresh_from_db()
-    assert audit.status == Audit.Status.COMPLETED, (audit.error_code, audit.error_detail)
-    return audit
-
-
-def _gaps(seen):
-    times = sorted(t for t, path, _ in seen if path != "/robots.txt")
-    return [b - a for a, b in zip(times, times[1:], strict=False)]
-
-
-def test_minimum_interval_holds_between_every_two_requests(settings):
-    settings.CRAWL_CHUNKS_PER_ROUND = 4  # several chunks at once must still share one spacing
-    with serve() as (_, base, seen):
-        _audit(base, min_request_interval_ms=300, max_concurrency=8)
-    gaps = _gaps(seen)
-    assert len(gaps) >= 10
-    assert min(gaps) >= 0.300, gaps
-
-
-def test_robots_crawl_delay_is_honoured():
-    with serve(robots="User-agent: *\nCrawl-delay: 0.4\n") as (_, base, seen):
-        _audit(base)
-    assert min(_gaps(seen)) >= 0.4
-
-
 def test_user_agent_basic_auth_query_policy_and_max_depth():
-    with serve(needs_auth=("crawler", "s3cret")) as (_, base, seen):
-        audit = _audit(
+    with serve_small(needs_auth=("crawler", "s3cret")) as (_, base, seen):
+        audit = audit_small(
             base,
             user_agent="AgencyBot/2.0",
             auth_username="crawler",
@@ -119,8 +37,8 @@ def test_user_agent_basic_auth_query_policy_and_max_depth():
 
 
 def test_wrong_credentials_are_reported_as_the_crawler_being_blocked():
-    with serve(needs_auth=("crawler", "s3cret")) as (_, base, _seen):
-        audit = _audit(base, auth_username="crawler", auth_password="wrong")
+    with serve_small(needs_auth=("crawler", "s3cret")) as (_, base, _seen):
+        audit = audit_small(base, auth_username="crawler", auth_password="wrong")
     home = Page.objects.get(audit=audit, url=base + "/")
     assert (home.status_code, home.fetch_class) == (401, "blocked")
     assert set(Issue.objects.filter(audit=audit, page=home).values_list("type", flat=True)) == {"blocked-page"}
@@ -167,14 +85,14 @@ def test_fetch_refuses_private_targets_before_connecting(fake_dns):
 
 def test_redirect_from_an_allowed_site_into_private_addresses_is_refused(settings, fake_dns):
     settings.ALLOW_PRIVATE_TARGETS = False
-    with serve(host="127.0.0.2") as (server, _, seen):
+    with serve_small(host="127.0.0.2") as (server, _, seen):
         port = server.server_address[1]
         base = f"http://site.test:{port}"
         server.RequestHandlerClass.redirects = {
             "/p1": f"http://www.site.test:{port}/admin",
             "/p2": "http://metadata.test/latest/meta-data/",
         }
-        audit = _audit(base)
+        audit = audit_small(base)
     # www.site.test is the same site (www rule) and was queued, then refused at fetch time
     refused = Page.objects.get(audit=audit, url=f"http://www.site.test:{port}/admin")
     assert refused.fetch_class == "error" and "not a public address" in refused.fetch_error
@@ -189,13 +107,13 @@ def test_redirect_from_an_allowed_site_into_private_addresses_is_refused(setting
 
 def test_nofollow_and_subdomains_follow_the_project_options(fake_dns):
     extra = '<a rel="nofollow" href="/private-ish">nofollow</a> <a href="http://blog.site.test:{port}/post">blog</a>'
-    with serve(host="127.0.0.2") as (server, _, _seen):
+    with serve_small(host="127.0.0.2") as (server, _, _seen):
         port = server.server_address[1]
         server.RequestHandlerClass.extra_home = extra.format(port=port)
         base = f"http://site.test:{port}"
-        default = set(Page.objects.filter(audit=_audit(base)).values_list("url", flat=True))
+        default = set(Page.objects.filter(audit=audit_small(base)).values_list("url", flat=True))
         opened = set(
-            Page.objects.filter(audit=_audit(base, follow_nofollow=True, crawl_subdomains=True)).values_list(
+            Page.objects.filter(audit=audit_small(base, follow_nofollow=True, crawl_subdomains=True)).values_list(
                 "url", flat=True
             )
         )

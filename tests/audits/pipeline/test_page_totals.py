@@ -1,0 +1,68 @@
+"""Finalize's page totals (audits.pipeline.page_totals): every page's inlinks (links, summed over linking pages)
+and issue rows stored on the page in one statement, equal to what a recount of the link graph and the issues
+gives. A real crawl of a site served on 127.0.0.1."""
+
+import pytest
+from django.db.models import Sum
+
+from audits.models import Audit, Issue, Page
+from audits.pipeline.inline import pipeline_run_inline
+from audits.pipeline.page_totals import page_counts_store, page_inlinks_store
+from audits.pipeline.start import audit_start
+from scratchpad.models import LinkEdge
+from tests.factories import ProjectFactory
+from tests.support.sites.pages import html_route, page, serve
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def audit():
+    """/ links to /a twice and to /b; /a links to / and /b; /b links to /missing (404)."""
+    routes = {
+        "/": html_route(page("home", links=[("/a", "First A"), ("/a", "Second A"), ("/b", "The B page")])),
+        "/a": html_route(page("a", links=[("/", "Home page"), ("/b", "The B page")])),
+        "/b": html_route(page("b", links=[("/missing", "A missing page")])),
+    }
+    with serve(routes) as base:
+        project = ProjectFactory(base_url=base + "/")
+        audit = audit_start(project=project, start_url=base + "/", max_pages=20, dispatch=False)
+        pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED
+    return audit
+
+
+def _stored(audit) -> dict:
+    base = audit.start_url.rstrip("/")
+    return {
+        url.removeprefix(base) or "/": (inlinks, issues)
+        for url, inlinks, issues in Page.objects.filter(audit=audit).values_list("url", "inlinks_count", "issues_count")
+    }
+
+
+def _recounted(audit) -> dict:
+    base = audit.start_url.rstrip("/")
+    out = {}
+    for page_row in Page.objects.filter(audit=audit):
+        links = LinkEdge.objects.filter(audit=audit, target_url=page_row.url).aggregate(n=Sum("link_count"))["n"]
+        out[page_row.url.removeprefix(base) or "/"] = (links or 0, Issue.objects.filter(page=page_row).count())
+    return out
+
+
+def test_finalize_stores_each_pages_links_in_and_issue_rows(audit):
+    stored = _stored(audit)
+    assert {path: inlinks for path, (inlinks, _) in stored.items()} == {"/": 1, "/a": 2, "/b": 2, "/missing": 1}
+    assert stored == _recounted(audit)
+    assert stored["/missing"][1] >= 1  # the broken page has its issue rows counted
+
+
+def test_stored_again_from_nothing_the_totals_are_the_same(audit):
+    before = _stored(audit)
+    Page.objects.filter(audit=audit).update(inlinks_count=0, issues_count=0)
+    assert page_inlinks_store(audit_id=audit.id) == len(before)
+    assert {path: inlinks for path, (inlinks, _) in _stored(audit).items()} == {
+        path: inlinks for path, (inlinks, _) in before.items()
+    }
+    assert page_counts_store(audit_id=audit.id) == len(before)
+    assert _stored(audit) == before
