@@ -42,7 +42,7 @@ from audits.evidence import (
     finding_summary,
 )
 from audits.models import Audit, Issue, Page
-from audits.selectors.issues import issues_by_severity, issues_by_type
+from audits.selectors.issues import issues_by_severity, issues_by_type, severity_totals
 from audits.selectors.links import page_inlinks_count
 from audits.stats import issue_type_counts
 
@@ -334,11 +334,9 @@ def _segment_counts(audit: Audit, issues_q: Q) -> tuple[dict[str, int], dict[str
         Issue.objects.filter(audit=audit).filter(issues_q).order_by().values("type", "severity").annotate(n=Count("id"))
     )
     by_type: dict[str, int] = {}
-    by_severity = dict.fromkeys(Issue.Severity.values, 0)
     for r in rows:
         by_type[r["type"]] = by_type.get(r["type"], 0) + r["n"]
-        by_severity[r["severity"]] = by_severity.get(r["severity"], 0) + r["n"]
-    return dict(sorted(by_type.items())), by_severity, rows
+    return dict(sorted(by_type.items())), severity_totals(rows), rows
 
 
 def issues_xlsx_write(audit: Audit, output, *, segment_name: str = "", issues_q: Q | None = None) -> None:

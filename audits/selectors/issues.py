@@ -32,8 +32,15 @@ def issues_by_severity(*, audit: Audit, issues_q: Q | None = None) -> dict[str, 
     """Issue rows per severity, every severity present (critical first), zeros included: the one count per
     severity of the overview, the issues screen, the report, the exports, the CLI and the MCP server. Stored at
     finalize for a completed audit (audits.stats); `issues_q`: a segment's issues only, counted now."""
-    counts = dict.fromkeys(SEVERITIES, 0)
     rows = issue_type_counts(audit=audit) if issues_q is None else issue_type_rows(audit_id=audit.id, issues_q=issues_q)
+    return severity_totals(rows)
+
+
+def severity_totals(rows) -> dict[str, int]:
+    """Rows of {"severity", "n"} (counts per type and severity) summed per severity, every severity present
+    (critical first), zeros included. For a caller that already holds the rows for another purpose (the
+    workbook's sheet per type): the same totals without a second query."""
+    counts = dict.fromkeys(SEVERITIES, 0)
     for row in rows:
         counts[row["severity"]] = counts.get(row["severity"], 0) + row["n"]
     return counts
