@@ -1,9 +1,11 @@
 """Settings shared by every environment; everything that varies comes from the environment (django-environ)."""
 
+import os
 from datetime import timedelta
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from config.inputs import ID_MAX, ID_MIN
@@ -12,14 +14,33 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-dev-key-change-me")
+
+def env_secret(name: str, default: str | None = None) -> str:
+    """A secret exactly as the environment holds it. django-environ reads a value that starts with "$" as the
+    name of another variable (a proxy), and Django's own get_random_secret_key starts about one key in 50 with
+    "$": read through env(), such a key stops the product with "Set the <rest of the key> environment
+    variable". Unset and no default: the same clear refusal as env()."""
+    value = os.environ.get(name)
+    if value is None:
+        if default is None:
+            raise ImproperlyConfigured(f"Set the {name} environment variable")
+        return default
+    return value
+
+
+def env_secret_list(name: str) -> list[str]:
+    """Comma-separated secrets, each exactly as set (see env_secret); unset: none."""
+    return [item.strip() for item in env_secret(name, "").split(",") if item.strip()]
+
+
+SECRET_KEY = env_secret("DJANGO_SECRET_KEY", "insecure-dev-key-change-me")
 # Earlier secret keys, still accepted for signatures (and for stored secrets while their keys are derived).
-SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
+SECRET_KEY_FALLBACKS = env_secret_list("DJANGO_SECRET_KEY_FALLBACKS")
 # Keys of the stored secrets (a project's basic-auth password, audits/secrets.py), comma-separated, newest first:
 # the first encrypts, any decrypts; `manage.py rotate_secrets` re-encrypts with the first. Each is a Fernet key
 # (`manage.py rotate_secrets --new-key` prints one) or any text one is derived from. Unset: derived from
 # DJANGO_SECRET_KEY (then DJANGO_SECRET_KEY_FALLBACKS), in production too, so nothing more is required.
-SITEWARDEN_SECRET_KEYS = env.list("SITEWARDEN_SECRET_KEYS", default=[])
+SITEWARDEN_SECRET_KEYS = env_secret_list("SITEWARDEN_SECRET_KEYS")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1"])
 

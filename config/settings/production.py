@@ -2,9 +2,9 @@
 secure cookies)."""
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import env
+from config.settings.base import env, env_secret
 
-SECRET_KEY = env("DJANGO_SECRET_KEY")
+SECRET_KEY = env_secret("DJANGO_SECRET_KEY")
 DEBUG = False
 ALLOW_PRIVATE_TARGETS = env.bool("ALLOW_PRIVATE_TARGETS", default=False)
 STORAGES = {

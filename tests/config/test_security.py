@@ -169,12 +169,14 @@ def run_check_deploy(tmp_path, **overrides) -> subprocess.CompletedProcess:
     none of this machine's DJANGO_* variables, so only the production defaults (and `overrides`) count."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
     env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.production",
-        DJANGO_SECRET_KEY=get_random_secret_key(),
-        DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres",
-        SITEWARDEN_BROKER_DIR=str(tmp_path / "broker"),
-        PYTHONPATH=str(REPO_ROOT),
-        **overrides,
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings.production",
+            "DJANGO_SECRET_KEY": get_random_secret_key(),
+            "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/postgres",
+            "SITEWARDEN_BROKER_DIR": str(tmp_path / "broker"),
+            "PYTHONPATH": str(REPO_ROOT),
+            **overrides,
+        }
     )
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy"],
@@ -184,6 +186,15 @@ def run_check_deploy(tmp_path, **overrides) -> subprocess.CompletedProcess:
         text=True,
         timeout=CHECK_TIMEOUT_S,
     )
+
+
+def test_a_secret_key_starting_with_a_dollar_sign_is_taken_as_it_is(tmp_path):
+    """get_random_secret_key starts about one key in 50 with "$", which django-environ would read as the name of
+    another variable; the settings read secrets as they are set."""
+    key, old, older = ("$" + get_random_secret_key()[1:] for _ in range(3))
+    result = run_check_deploy(tmp_path, DJANGO_SECRET_KEY=key, DJANGO_SECRET_KEY_FALLBACKS=f"{old},{older}")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "System check identified no issues (0 silenced)." in output, output
 
 
 def test_check_deploy_is_clean_under_production_settings(tmp_path):
