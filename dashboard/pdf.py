@@ -7,6 +7,7 @@ web request; the web process only renders the HTML to learn its fingerprint and 
 (audits.report_pdfs)."""
 
 import hashlib
+import os
 import threading
 import time
 from pathlib import Path
@@ -37,6 +38,10 @@ PDF_FOOTER_TEMPLATE = (
 )
 # On top of the product's base flags (headless is Playwright's to set): names resolve to nothing and any
 # request that got past the route handler would meet a closed port on loopback, never the network.
+# Chromium prints on one CPU (dashboard/bin/chromium-one-cpu, the machine's last): on a small machine its start-up
+# and layout would otherwise take both cores from the web process while a burst of requests asks for the PDF
+# (test_share_load: a /healthz answer took 1.05 s on a 2-core CI run).
+PDF_CHROMIUM_ONE_CPU = Path(__file__).resolve().parent / "bin" / "chromium-one-cpu"
 PDF_CHROMIUM_FLAGS = (
     *(f for f in CHROMIUM_BASE_FLAGS if not f.startswith("--headless")),
     "--host-resolver-rules=MAP * ~NOTFOUND",
@@ -136,7 +141,12 @@ def _print_with_chromium(html: str, out: dict) -> None:
         args.append("--no-sandbox")
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=path, args=args, timeout=PDF_STEP_TIMEOUT_MS)
+            browser = playwright.chromium.launch(
+                executable_path=str(PDF_CHROMIUM_ONE_CPU),
+                env={**os.environ, "SITEWARDEN_PDF_CHROMIUM": path},
+                args=args,
+                timeout=PDF_STEP_TIMEOUT_MS,
+            )
             try:
                 context = browser.new_context(java_script_enabled=False, offline=True)
                 context.set_default_timeout(PDF_STEP_TIMEOUT_MS)
