@@ -35,6 +35,7 @@ from scratchpad.services import (
     chunk_begin,
     chunk_finish,
     chunk_renew,
+    chunk_session_claim,
     frontier_claim,
     frontier_mark_started,
     frontier_release,
@@ -158,6 +159,7 @@ def crawl_chunk_run(*, audit_id, lease_key: str, quota: int, round_no: int) -> d
         return {"skipped": "chunk held by another run", "held_for_s": take.held_for_s}
     if generation is None:
         return {"skipped": "chunk done"}
+    chunk_session_claim(lease_key=lease_key, generation=generation)
     try:
         with LeaseKeeper(audit_id=audit_id, lease_key=lease_key, generation=generation) as keeper:
             outcome = _chunk_crawl(audit, lease_key, generation, quota, keeper)

@@ -20,7 +20,7 @@ from audits.pipeline.flow import STOP, next_after_round, step_send
 from audits.pipeline.lifecycle import audit_event, audit_fail
 from scratchpad.models import CrawlChunk, Frontier
 from scratchpad.selectors import chunks_of_round, frontier_stats
-from scratchpad.services import chunk_mark_resent, frontier_purge
+from scratchpad.services import chunk_holder_sessions_end, chunk_mark_resent, frontier_purge
 
 logger = logging.getLogger(__name__)
 Status = Audit.Status
@@ -153,6 +153,9 @@ def round_heal(*, audit: Audit) -> Heal:
         quiet = now - chunk.sent_at > lease
         dead = chunk.state == CrawlChunk.State.RUNNING and (chunk.renewed_at is None or now - chunk.renewed_at > lease)
         lost = chunk.state == CrawlChunk.State.QUEUED
+        if dead:
+            # A run paused mid-COPY holds its locks with no timeout to end them (chunk_holder_sessions_end).
+            chunk_holder_sessions_end(lease_key=chunk.lease_key, generation=chunk.generation)
         if quiet and (dead or lost) and chunk_mark_resent(chunk=chunk):
             urgency = dispatch.chunk_urgency(round_no=round_no, pages_done=audit.pages_crawled)
             dispatch.task_send(

@@ -12,9 +12,11 @@ from scratchpad.services.chunks import (
     chunk_abandon,
     chunk_begin,
     chunk_finish,
+    chunk_holder_sessions_end,
     chunk_mark_resent,
     chunk_register,
     chunk_renew,
+    chunk_session_claim,
 )
 from scratchpad.services.frontier import (
     frontier_claim,
@@ -40,7 +42,8 @@ from scratchpad.services.skips import ShapeCount, shape_texts_count, shape_texts
 
 __all__ = [
     "BatchOutcome", "ChunkTake", "ClaimedURL", "Edge", "FrontierCaps", "InsertOutcome", "NewURL", "ShapeCount",
-    "SkipFirst", "chunk_abandon", "chunk_begin", "chunk_finish", "chunk_mark_resent", "chunk_register", "chunk_renew",
+    "SkipFirst", "chunk_abandon", "chunk_begin", "chunk_finish", "chunk_holder_sessions_end",
+    "chunk_mark_resent", "chunk_register", "chunk_renew", "chunk_session_claim",
     "frontier_claim", "frontier_hold", "frontier_mark_started", "frontier_purge", "frontier_record_batch",
     "frontier_release", "frontier_renew", "frontier_seed", "frontier_start_allowed", "shape_texts_count",
     "shape_texts_trap",

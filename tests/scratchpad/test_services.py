@@ -1,10 +1,13 @@
 """Leases on PostgreSQL with real concurrent connections: no URL handed to two claimers, none lost."""
 
+import contextlib
 import threading
+import time
 from datetime import timedelta
 
+import psycopg
 import pytest
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -19,6 +22,7 @@ from scratchpad.services import (
     NewURL,
     chunk_begin,
     chunk_finish,
+    chunk_holder_sessions_end,
     chunk_renew,
     frontier_claim,
     frontier_hold,
@@ -27,7 +31,9 @@ from scratchpad.services import (
     frontier_release,
     frontier_seed,
 )
+from scratchpad.services.chunks import chunk_session_name
 from tests.factories import AuditFactory
+from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LEASE_S = 300
@@ -300,6 +306,64 @@ def test_a_chunk_is_taken_by_one_run_at_a_time_and_fences_the_run_it_replaced():
     assert chunk_finish(audit_id=audit.id, lease_key="k", generation=2)
     done = chunk_begin(audit_id=audit.id, lease_key="k", round_no=1, quota=10, lease_s=LEASE_S)
     assert (done.generation, done.held_for_s) == (None, 0.0)
+
+
+def _session(application_name: str) -> psycopg.Connection:
+    """Another database session of the test database, as a worker's would be."""
+    settings = connection.settings_dict
+    return psycopg.connect(
+        host=settings["HOST"],
+        port=settings["PORT"] or 5432,
+        user=settings["USER"],
+        dbname=settings["NAME"],
+        application_name=application_name,
+    )
+
+
+def test_taking_over_a_chunk_ends_the_session_its_run_left_stalled_inside_a_copy():
+    audit = AuditFactory()
+    _seed(audit, 3)
+    assert chunk_begin(audit_id=audit.id, lease_key="k", round_no=1, quota=3, lease_s=LEASE_S).generation == 1
+    row = Frontier.objects.filter(audit=audit).order_by("id").first()
+    stalled = _session(chunk_session_name(lease_key="k", generation=1))
+    other_run = _session(chunk_session_name(lease_key="other", generation=1))
+    try:
+        # Generation 1 locks a URL's row, then stops in the middle of a COPY (SIGSTOP): an active statement that
+        # waits for its client, which neither idle_in_transaction_session_timeout nor statement_timeout ends.
+        stalled.execute("SET idle_in_transaction_session_timeout = '1s'")
+        stalled.execute(f"SELECT id FROM {Frontier._meta.db_table} WHERE id = %s FOR UPDATE", [row.id])
+        stalled.execute("CREATE TEMPORARY TABLE stalled_copy (n int)")
+        copying = stalled.cursor().copy("COPY stalled_copy FROM STDIN")  # kept: its exit would end the COPY
+        copying.__enter__().write_row((1,))
+        stalled.pgconn.flush()
+        other_run.execute("SELECT 1")  # in a transaction too, but of another chunk: left alone
+        time.sleep(1.5)
+        with pytest.raises(DatabaseError):
+            with transaction.atomic():
+                Frontier.objects.select_for_update(nowait=True).get(id=row.id)
+
+        CrawlChunk.objects.filter(audit=audit).update(renewed_at=timezone.now() - timedelta(seconds=LEASE_S + 1))
+        assert chunk_begin(audit_id=audit.id, lease_key="k", round_no=1, quota=3, lease_s=LEASE_S).generation == 2
+
+        with transaction.atomic():  # the row is free again
+            assert Frontier.objects.select_for_update(nowait=True).get(id=row.id) == row
+        assert wait_until(lambda: stalled.pgconn.status != psycopg.pq.ConnStatus.OK or _ended(stalled), 10)
+        assert other_run.execute("SELECT 1").fetchone() == (1,)
+        # Nothing of the kind is open any more: a second look ends nothing.
+        assert chunk_holder_sessions_end(lease_key="k", generation=1) == 0
+    finally:
+        for session in (stalled, other_run):
+            with contextlib.suppress(Exception):
+                session.close()
+
+
+def _ended(session: psycopg.Connection) -> bool:
+    try:
+        session.pgconn.flush()
+        session.pgconn.consume_input()
+    except psycopg.OperationalError:
+        return True
+    return session.pgconn.status != psycopg.pq.ConnStatus.OK
 
 
 def test_edges_are_one_row_per_target_with_their_link_count_and_a_replay_keeps_them_single():
