@@ -83,6 +83,18 @@ class Project(models.Model):
         help_text='Per-project checks: {"thresholds": {type: {key: value}}, "severities": {type: severity}, '
         '"disabled": [type]}',
     )
+    # Outbound links (audits/pipeline/external.py): every distinct external target asked once per audit.
+    check_external_links = models.BooleanField(default=True, help_text="Check the site's outbound links")
+    external_links_max = models.PositiveIntegerField(
+        default=2000, help_text="Distinct external link targets checked per audit; the rest are reported unchecked"
+    )
+    external_links_budget_s = models.PositiveIntegerField(
+        default=300, help_text="Seconds the external link pass may take per audit"
+    )
+    # What each bot is served (audits/pipeline/bots.py): the start page and one page per URL template.
+    bot_sample_max = models.PositiveIntegerField(
+        default=10, help_text="Pages fetched as each crawler and as a browser to compare what they are served"
+    )
     extractors = models.JSONField(
         default=list,
         blank=True,
@@ -175,6 +187,11 @@ class Audit(models.Model):
     robots_status = models.IntegerField(null=True, blank=True)
     discovery = models.JSONField(default=dict, blank=True, help_text="What discovery found: sitemaps, errors")
     lighthouse_note = models.CharField(max_length=500, blank=True, help_text="Why the Lighthouse phase was skipped")
+    bot_access = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Which crawlers robots.txt lets in, per folder, and what llms.txt holds (audits/pipeline/bots.py)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
@@ -232,6 +249,7 @@ class Page(models.Model):
         LINK = "link", "a link"
         SITEMAP = "sitemap", "the sitemap"
         REDIRECT = "redirect", "a redirect"
+        PAGINATION = "pagination", 'a rel="next" or rel="prev" link'
 
     class FetchClass(models.TextChoices):
         OK = "ok"
@@ -281,6 +299,12 @@ class Page(models.Model):
         default=dict, blank=True, help_text="Response headers, lower-cased names (bounded)"
     )
     word_count = models.PositiveIntegerField(default=0)
+    word_unit = models.CharField(
+        max_length=10,
+        blank=True,
+        help_text='"characters": the text is mostly in a language written without spaces (Chinese, Japanese), whose '
+        'characters were counted; "": words',
+    )
     text_hash = models.CharField(max_length=40, blank=True)
     # Content checks (audits/checks/content.py): the main text without navigation, header, footer and aside.
     main_text_hash = models.CharField(max_length=40, blank=True, help_text="sha1 of the main text's words")
@@ -308,6 +332,18 @@ class Page(models.Model):
         default=list,
         blank=True,
         help_text="Distinct internal <img> URLs (bounded), for the image pass in finalize",
+    )
+    resource_urls = models.JSONField(
+        "Resource URLs",
+        default=list,
+        blank=True,
+        help_text="Distinct scripts, stylesheets and icons it loads: [kind, url] (bounded), for the resource pass",
+    )
+    raw_values = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Rendered pages: the values of the HTML as served, before JavaScript (title, meta description, "
+        "canonical, robots, H1, links, words); null: not rendered",
     )
     is_indexable = models.BooleanField(default=False)
     fetched_at = models.DateTimeField(null=True, blank=True)
@@ -345,6 +381,87 @@ class Page(models.Model):
 
     def __str__(self):
         return self.url
+
+
+EXTERNAL_LINK_NAMESPACE = uuid.UUID("9a4e2f61-3c7b-4d58-b1e0-6f2d8c5a7e14")
+AGENT_FETCH_NAMESPACE = uuid.UUID("c25b8e07-74d1-4a96-8f3e-1d0a6b9c2e85")
+
+
+def external_link_id_for(audit_id, url: str) -> uuid.UUID:
+    return uuid.uuid5(EXTERNAL_LINK_NAMESPACE, f"{audit_id}|{url}")
+
+
+def agent_fetch_id_for(audit_id, url: str, agent: str) -> uuid.UUID:
+    return uuid.uuid5(AGENT_FETCH_NAMESPACE, f"{audit_id}|{url}|{agent}")
+
+
+class ExternalLink(models.Model):
+    """One distinct external link target of an audit and what asking it once answered (audits/pipeline/external.py).
+    The pages linking to it are the audit's LinkEdge rows with this target_url (internal = False)."""
+
+    class Outcome(models.TextChoices):
+        OK = "ok", "OK"
+        REDIRECTED = "redirected", "Redirects to a working page"
+        CLIENT_ERROR = "client_error", "Broken (4xx)"
+        SERVER_ERROR = "server_error", "Server error (5xx)"
+        TIMEOUT = "timeout", "Timed out"
+        DNS_ERROR = "dns_error", "Host not found"
+        TLS_ERROR = "tls_error", "TLS error"
+        CONNECTION_ERROR = "connection_error", "Connection failed"
+        REDIRECT_LOOP = "redirect_loop", "Redirect loop"
+        TOO_MANY_REDIRECTS = "too_many_redirects", "Too many redirects"
+        REDIRECT_BROKEN = "redirect_broken", "Redirects to a broken page"
+        UNVERIFIED = "unverified", "Could not verify (bot protection)"
+        REFUSED = "refused", "Not asked (private address)"
+        UNCHECKED = "unchecked", "Not checked (cap or time budget)"
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="external_links", db_index=False)
+    url = models.TextField()
+    host = models.CharField(max_length=255)
+    outcome = models.CharField(max_length=24, choices=Outcome.choices, default=Outcome.UNCHECKED)
+    status_code = models.IntegerField(null=True, blank=True, help_text="The last answer's status; empty: none")
+    method = models.CharField(max_length=4, blank=True, help_text="HEAD, or GET where HEAD was refused")
+    final_url = models.TextField(blank=True, help_text="Where its redirects ended")
+    redirect_hops = models.PositiveSmallIntegerField(default=0)
+    error = models.CharField(max_length=500, blank=True)
+    response_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    linking_pages = models.PositiveIntegerField(default=0, help_text="Crawled pages linking to it")
+    checked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["audit", "url"], name="externallink_unique_url_per_audit")]
+        indexes = [models.Index(fields=["audit", "outcome", "url"], name="externallink_audit_outcome")]
+
+    def __str__(self):
+        return f"{self.url} [{self.outcome}]"
+
+
+class AgentFetch(models.Model):
+    """One sampled page as one user agent was served it (audits/pipeline/bots.py): what a search or AI crawler
+    gets beside what a browser gets."""
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="agent_fetches", db_index=False)
+    url = models.TextField()
+    agent = models.CharField(max_length=32, help_text="googlebot-smartphone, bingbot, gptbot, browser, ...")
+    status_code = models.IntegerField(null=True, blank=True)
+    final_url = models.TextField(blank=True)
+    title = models.TextField(blank=True)
+    canonical_url = models.TextField(blank=True)
+    robots = models.CharField(max_length=500, blank=True, help_text="Meta robots and X-Robots-Tag, joined")
+    main_text_hash = models.CharField(max_length=40, blank=True)
+    main_words = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=500, blank=True)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["audit", "url", "agent"], name="agentfetch_unique_url_agent_per_audit")
+        ]
+
+    def __str__(self):
+        return f"{self.url} as {self.agent}"
 
 
 class Issue(models.Model):

@@ -15,6 +15,7 @@ class Frontier(models.Model):
         LINK = "link"
         SITEMAP = "sitemap"
         REDIRECT = "redirect"
+        PAGINATION = "pagination"  # only a rel=next/prev link leads to it
 
     # No index of its own: the (audit, …) indexes and constraints below serve every lookup by audit.
     audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="frontier", db_index=False)
