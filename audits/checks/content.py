@@ -1,17 +1,27 @@
 """Content checks: placeholder text and soft-404 signs on one page (crawl time), near duplicates and soft 404s
 over the whole crawl (finalize).
 
-Near duplicates: each page's main text becomes a MinHash signature over its 3-word shingles at crawl time
-(`text_signature`: 128 × 32-bit affine permutations of each shingle's hash, as datasketch's "affine32" scheme, with
-word and shingle hashes made in bulk with numpy from the text's bytes; base64 on the Page row, prefixed with the
-scheme).
-Finalize bands the signatures
-the way datasketch's MinHashLSH does (its (bands, rows) choice for the threshold), one band at a time on one numpy
-array, so each page is compared only with the few pages sharing a band with it, never all pairs: the work grows
-with the pages, not their square (bench/near_duplicates.py measures it on 100,000 pages). datasketch's own index
-holds a Python object per page and band: 560 MiB at 100,000 pages against a few MiB here.
-Similarity is the share of 3-word sequences two texts have in common (Dice: 2|A∩B| / (|A|+|B|)), what a person
-means by "95 % the same"; MinHash estimates Jaccard J, and Dice = 2J / (1 + J).
+Near duplicates are measured the way a reader says "96 % of the words are the same": on the main text's words
+counted with their repeats (a multiset: "the" three times is three words), order left aside. Two 700-word
+articles that differ in one word in 25 share 672 of their 700 words: 96 %. Three-word shingles (the scheme before
+issue 27, "m3:") broke three shingles per changed word, so that pair measured ~79 % and was never reported; a
+shuffled copy is the same words and reads 100 % here, which is what a search engine's duplicate clustering sees
+too. Each word occurrence becomes one token (the word's hash mixed with how many times it came before: the
+k-th "the" is its own token), so the multiset is a set and MinHash applies unchanged.
+
+At crawl time (`text_signature`) the tokens' 32-bit hashes get 128 × 32-bit affine permutations, as datasketch's
+"affine32" scheme, made in bulk with numpy from the text's bytes; base64 on the Page row, prefixed with the scheme
+("w1:"; a page signed under another scheme is left out of the comparison, never compared with values that mean
+something else).
+Finalize bands the signatures the way datasketch's MinHashLSH does (its (bands, rows) choice for the threshold),
+one band at a time on one numpy array, so each page is compared only with the few pages sharing a band with it,
+never all pairs: the work grows with the pages, not their square (bench/near_duplicates.py measures it on 100,000
+pages). datasketch's own index holds a Python object per page and band: 560 MiB at 100,000 pages against a few
+MiB here.
+Similarity is the share of words two texts have in common (Dice on the multisets: 2|A∩B| / (|A|+|B|), the words
+both have over their average length); MinHash estimates Jaccard J, and Dice = 2J / (1 + J). The project's
+threshold (`near-duplicate-content` min_similarity_pct, 90 by default) is in these units: a 96 % pair is reported
+with 4 points to spare (the estimate's spread is about ±1.3 points there), a 70 % pair never.
 """
 
 import base64
@@ -30,7 +40,6 @@ from crawler.parse import excerpt
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
-SHINGLE_WORDS = 3
 LSH_SLACK = 0.1  # the LSH index finds pairs down to this much below the Jaccard asked for; each is then verified
 LSH_THRESHOLD_FLOOR = 0.3
 LSH_QUADRATURE_NODES = SIGNATURE_PERMUTATIONS // 2 + 1  # Gauss–Legendre is exact up to degree 2n - 1 >= 128
@@ -81,17 +90,13 @@ _HEADLINE_404 = re.compile(r"^\W*(?:error\W*)?404\b|\b404\W*$|\b(?:error|fehler|
 # --- crawl time ------------------------------------------------------------------------------------
 
 
-# A shingle's hash, with no Python object per word: the text (lower-cased words joined by one space) is hashed
-# as UTF-8 bytes in numpy, each word a polynomial hash of its bytes (prefix sums of byte·B^i, a word's sum brought
-# back to its start by B^-start, all modulo 2^64) mixed by MurmurHash3's 64-bit finalizer; a shingle's three word
-# hashes are combined with odd 64-bit multipliers and mixed again. The first scheme (sha1 per shingle, datasketch's
-# default) cost ~2.3 ms on a 5,000-word page, the second (crc32 per distinct word in Python) ~0.6 ms; this ~0.15 ms.
+# A word occurrence's hash, with no Python object per word: the text (lower-cased words joined by one space) is
+# hashed as UTF-8 bytes in numpy, each word a polynomial hash of its bytes (prefix sums of byte·B^i, a word's sum
+# brought back to its start by B^-start, all modulo 2^64) mixed by MurmurHash3's 64-bit finalizer; the k-th
+# occurrence of a word is its hash and k combined with odd 64-bit multipliers and mixed again. sha1 per token
+# (datasketch's default) cost ~2.3 ms on a 5,000-word page, crc32 per distinct word in Python ~0.6 ms; this ~0.15.
 _WORD_HASH_BASE = 0x100000001B3  # odd (FNV-1's 64-bit prime): invertible modulo 2^64
-_SHINGLE_MULTIPLIERS = (
-    np.uint64(0x9E3779B97F4A7C15),
-    np.uint64(0xC2B2AE3D27D4EB4F),
-    np.uint64(0x165667B19E3779F9),
-)
+_TOKEN_MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
 _FMIX64 = (np.uint64(33), np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
 _HASH_HIGH_BITS = np.uint64(32)
 _SPACE = 0x20  # the one byte that separates words: UTF-8 never uses it inside a multi-byte character
@@ -100,7 +105,7 @@ _SPACE = 0x20  # the one byte that separates words: UTF-8 never uses it inside a
 SIGNED_TEXT_MAX_BYTES = 256 * 1024
 # Stored signatures name their scheme: a page signed under another scheme (an audit that ran while workers were
 # upgraded) is left out of the comparison instead of being compared with values that mean something else.
-SIGNATURE_PREFIX = "m3:"
+SIGNATURE_PREFIX = "w1:"  # words counted with their repeats ("m3:": 3-word shingles, before issue 27)
 
 
 @functools.cache
@@ -151,31 +156,36 @@ def _word_hashes(text: str) -> np.ndarray:
     return _fmix64((prefix[ends] - prefix[starts]) * inverses[starts])
 
 
-def shingle_hashes(text: str) -> np.ndarray:
-    """The distinct 32-bit hashes of the 3-word shingles of `text`, lower-cased words joined by one space (empty
-    when it has fewer than 3 words)."""
+def word_token_hashes(text: str) -> np.ndarray:
+    """One 32-bit hash per word occurrence of `text` (lower-cased words joined by one space): the
+    k-th occurrence of a word is its own token, so the tokens stand for the text's words counted with their
+    repeats (empty for an empty text)."""
     h = _word_hashes(text) if text else ()
-    if len(h) < SHINGLE_WORDS:
+    if not len(h):
         return np.empty(0, dtype=np.uint32)
-    k1, k2, k3 = _SHINGLE_MULTIPLIERS
-    x = _fmix64((h[:-2] * k1) ^ (h[1:-1] * k2) ^ (h[2:] * k3))
-    ordered = np.sort((x >> _HASH_HIGH_BITS).astype(np.uint32))
-    # Distinct values by sort and compare: np.unique took ~35x the sort's time on 5,000 values (numpy 2.x).
-    distinct = np.empty(len(ordered), dtype=bool)
-    distinct[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=distinct[1:])
-    return ordered[distinct]
+    ordered = np.sort(h)
+    run_start = np.empty(len(ordered), dtype=bool)
+    run_start[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=run_start[1:])
+    positions = np.arange(len(ordered))
+    # How many equal words came before each one: its position less its run's start.
+    occurrence = positions - np.maximum.accumulate(np.where(run_start, positions, 0))
+    k1, k2 = _TOKEN_MULTIPLIERS
+    tokens = _fmix64((ordered * k1) ^ ((occurrence.astype(np.uint64) + np.uint64(1)) * k2))
+    # Distinct by construction (a 32-bit collision inside one text is as rare as it is harmless: MinHash keeps
+    # minima, which a repeated value does not change), so no second sort.
+    return (tokens >> _HASH_HIGH_BITS).astype(np.uint32)
 
 
 def text_signature(text: str) -> str:
-    """MinHash signature of the 3-word shingles of `text`, lower-cased words joined by one space
-    (SIGNATURE_PERMUTATIONS affine permutations of each shingle's hash, the minimum per permutation), prefixed
-    with its scheme; "" when the text has no shingle."""
-    hv = shingle_hashes(text)
+    """MinHash signature of the words of `text` counted with their repeats (`word_token_hashes`; `text`: lower-cased
+    words joined by one space): SIGNATURE_PERMUTATIONS affine permutations of each token's hash, the minimum per
+    permutation, prefixed with its scheme; "" when the text has no word."""
+    hv = word_token_hashes(text)
     if not hv.size:
         return ""
     a, b = _permutations()
-    values = a * hv  # (permutations, shingles), wrapping modulo 2^32 as the scheme means
+    values = a * hv  # (permutations, tokens), wrapping modulo 2^32 as the scheme means
     values += b
     return SIGNATURE_PREFIX + base64.b64encode(values.min(axis=1).astype("<u4").tobytes()).decode("ascii")
 

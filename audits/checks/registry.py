@@ -457,7 +457,8 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     _spec(
         "near-duplicate-content", WARNING, _S, "Near-duplicate content",
-        "An indexable page's main text is nearly the same as another's (share of 3-word sequences in common); "
+        "An indexable page's main text is nearly the same as another's (the share of its words, counted with "
+        "their repeats, that the other has too); "
         "search engines pick one and ignore the others.",
         "Merge the pages, make each one distinct, or canonicalize the variants to the main one.",
         {"min_similarity_pct": 90, "min_words": 50},

@@ -23,7 +23,7 @@ CONTENT_EVIDENCE: dict[str, Evidence] = {
         UNIT_PAGES,
         (
             page(),
-            detail("similarity_pct", "Similarity (%)"),
+            detail("similarity_pct", "Words the same (%)"),
             detail("most_similar_url", "Most similar page"),
             detail("near_duplicates", "Near duplicates"),
             detail("other_urls", "Near duplicates (first 3)"),

@@ -18,10 +18,10 @@ from audits.checks.content import (
     content_fields_fill,
     content_page_checks,
     near_duplicate_groups,
-    shingle_hashes,
     signature_values,
     soft_404_reason,
     text_signature,
+    word_token_hashes,
 )
 from audits.checks.pixels import DESCRIPTION_FONT_PX, TITLE_FONT_PX, text_width_px
 from audits.checks.security import header_missing, security_headers_kept
@@ -43,36 +43,74 @@ def test_signature_round_trips_and_is_deterministic():
     text = " ".join(shared_text("alpha", 400).split())
     assert text_signature(text) == text_signature(str(text))
     assert signature_values(text_signature(text)).shape == (128,)
-    assert text_signature("two words") == ""
+    assert text_signature("two words").startswith(SIGNATURE_PREFIX)
     assert text_signature("") == ""
     assert signature_values("not base64!") is None and signature_values("") is None
 
 
-def _shingles(words: list[str]) -> set[tuple[str, ...]]:
-    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+def _tokens(words: list[str]) -> set[tuple[str, int]]:
+    """The words counted with their repeats, as a set: the k-th occurrence of a word is (word, k)."""
+    seen: dict[str, int] = {}
+    tokens = set()
+    for word in words:
+        seen[word] = seen.get(word, 0) + 1
+        tokens.add((word, seen[word]))
+    return tokens
 
 
-@pytest.mark.parametrize("n_words", [3, 4, 50, 5000])
-def test_shingle_hashes_are_one_per_distinct_shingle(n_words):
+@pytest.mark.parametrize("n_words", [1, 3, 50, 5000])
+def test_word_token_hashes_are_one_per_word_occurrence(n_words):
     rng = random.Random(n_words)
     vocabulary = ["alpha", "beta", "ΟΔΟΣ", "naïve", "日本", "🙂", "x", "\udcff"] + [f"w{i}" for i in range(200)]
     words = [rng.choice(vocabulary) for _ in range(n_words)]
-    hashes = shingle_hashes(" ".join(words))
+    hashes = word_token_hashes(" ".join(words))
     assert hashes.dtype == np.uint32
-    assert len(hashes) == len(_shingles(words))  # no two distinct shingles share a hash here
+    assert len(hashes) == len(_tokens(words)) == n_words  # no two occurrences share a hash here
 
 
-def test_signature_estimates_the_share_of_shared_shingles():
-    # MinHash semantics: the share of equal values estimates the Jaccard similarity of the shingle sets.
+def test_word_tokens_ignore_order_and_count_repeats():
+    assert np.array_equal(word_token_hashes("a b a c"), word_token_hashes("c a b a"))
+    assert len(word_token_hashes("the the the")) == 3
+    assert len(np.intersect1d(word_token_hashes("the the the"), word_token_hashes("the"))) == 1
+
+
+def test_signature_estimates_the_share_of_shared_words():
+    # MinHash semantics: the share of equal values estimates the Jaccard similarity of the word-occurrence sets.
     rng = random.Random(7)
     vocabulary = [f"w{i}" for i in range(5000)]
     base = [rng.choice(vocabulary) for _ in range(1200)]
     for keep in (300, 600, 900, 1100):
         other = base[:keep] + [rng.choice(vocabulary) for _ in range(1200 - keep)]
-        a, b = _shingles(base), _shingles(other)
+        a, b = _tokens(base), _tokens(other)
         jaccard = len(a & b) / len(a | b)
         estimate = float(np.mean(_signature(" ".join(base)) == _signature(" ".join(other))))
         assert abs(estimate - jaccard) < 0.12, (keep, jaccard, estimate)
+
+
+def _article(seed: int, words: int = 700) -> list[str]:
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(3000)] + ["the", "of", "and", "a", "to", "in"] * 50
+    return [rng.choice(vocabulary) for _ in range(words)]
+
+
+def _edited(words: list[str], every: int) -> list[str]:
+    """One word in `every` replaced, spread over the whole text (the way an editor changes an article)."""
+    return [f"edit{n}" if n % every == every // 2 else word for n, word in enumerate(words)]
+
+
+def test_two_articles_differing_in_one_word_in_25_are_96_percent_the_same():
+    # Issue 27: with 3-word shingles this pair measured ~79 % and was not reported at 90.
+    base = _article(1)
+    other = _article(2)
+    seventy = other[:490] + [f"new{n}" for n in range(210)]  # 70 % of the words the same: not reported
+    texts = {"a": base, "a-edited": _edited(base, 25), "b": other, "b-70": seventy}
+    keys = list(texts)
+    found = dict(
+        near_duplicate_groups(((k, _signature(" ".join(t))) for k, t in texts.items()), min_similarity=0.9)
+    )
+    assert {keys[i] for i in found} == {"a", "a-edited"}
+    (other, similarity), *_ = found[keys.index("a")]
+    assert keys[other] == "a-edited" and 0.93 <= similarity <= 0.99  # 672 of 700 words: 96 %
 
 
 def test_signatures_of_another_scheme_are_not_compared():

@@ -193,7 +193,7 @@ def test_near_duplicates_at_95_percent_and_not_at_70(crawl):
     assert {"/near-a", "/near-b"} <= set(found)
     assert not {"/near-c", "/near-d"} & set(found), "70 % the same is under the 90 % default"
     assert found["/near-a"]["most_similar_url"] == crawl.base + "/near-b"
-    assert 90 <= found["/near-a"]["similarity_pct"] <= 100
+    assert 93 <= found["/near-a"]["similarity_pct"] <= 99  # 384 of 400 words the same: 96 %
     # Other planted pages that are really near copies of each other: 250 and 251 "Home page" links and nothing else.
     assert set(found) - {"/near-a", "/near-b"} <= {"/case/links-250", "/case/links-251"}
 
