@@ -147,6 +147,14 @@ def build_page_record(
             if extra and extra != item.url and scope.is_internal(extra):
                 new = _queue(scope, extra, child_depth, Source.LINK, found_from=item.url)
                 discovered += [new] if new else []
+        # rel="next"/"prev" targets are crawled like links (scope, robots, max depth and the page budget apply),
+        # so the pagination checks can judge a series that points at a 404, a redirect or a noindex page. After
+        # the links: a target also linked keeps 'link' as how it was found.
+        if follow_all:
+            for target in (data.rel_next, data.rel_prev):
+                if target and target != item.url and scope.is_internal(target):
+                    new = _queue(scope, target, child_depth, Source.PAGINATION, found_from=item.url)
+                    discovered += [new] if new else []
     page.is_indexable = _is_indexable(page)
     issues = page_issues(page, data, result, scope.checks, refusal=refusal)
     if extraction.values:

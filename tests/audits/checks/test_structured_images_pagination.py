@@ -200,3 +200,73 @@ def test_project_overrides_reach_the_new_page_checks():
     assert {"image-alt-too-long", "image-missing-size"} <= types(CheckSettings())
     raised = CheckSettings(thresholds={"image-alt-too-long": {"max_chars": 200}}, disabled={"image-missing-size"})
     assert not {"image-alt-too-long", "image-missing-size"} & types(raised)
+
+
+# --- issue 27: pagination targets are crawled -------------------------------------------------------------
+
+# Reached only through <link rel="next"/"prev">: the home page links the first page of each series and nothing
+# else. /only/* is clean (the twin), /to404, /toredirect and /tonoindex each point at a page that is not an
+# indexable 200; /toprivate's next page is disallowed by robots.txt and is never fetched.
+ONLY_PAGINATION = {
+    "/only/1": (None, "/only/2"), "/only/2": ("/only/1", "/only/3"), "/only/3": ("/only/2", None),
+    "/to404/1": (None, "/to404/2"),
+    "/toredirect/1": (None, "/toredirect/2"),
+    "/tonoindex/1": (None, "/tonoindex/2"), "/tonoindex/2": ("/tonoindex/1", None),
+    "/toprivate/1": (None, "/private/2"),
+}  # fmt: skip
+
+
+@pytest.fixture
+def pagination_only_crawl():
+    routes: dict = {}
+    with serve(routes) as base:
+        for path, (prev, nxt) in ONLY_PAGINATION.items():
+            head = "".join(f'<link rel="{rel}" href="{base}{to}">' for rel, to in (("prev", prev), ("next", nxt)) if to)
+            if path == "/tonoindex/2":
+                head += '<meta name="robots" content="noindex">'
+            routes[path] = html_route(page("series" + path.replace("/", "-"), head=head))
+        routes["/toredirect/2"] = (301, {"Location": base + "/toredirect/moved"}, b"")
+        routes["/toredirect/moved"] = html_route(page("series-moved"))
+        routes["/private/2"] = html_route(page("series-private"))
+        routes["/robots.txt"] = (200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /private/\n")
+        firsts = ["/only/1", "/to404/1", "/toredirect/1", "/tonoindex/1", "/toprivate/1"]
+        routes["/"] = html_route(page("home", links=[(p, f"Series {p}") for p in firsts], words=40))
+        project = ProjectFactory(base_url=base + "/")
+        audit = audit_start(project=project, start_url=base + "/", max_pages=50, dispatch=False)
+        pipeline_run_inline(audit.id)
+        found = {
+            issue.page_url.removeprefix(base): issue.details
+            for issue in Issue.objects.filter(audit=audit, type="pagination-url-not-ok")
+        }
+        pages = {p.url.removeprefix(base): p for p in Page.objects.filter(audit=audit)}
+        yield base, found, pages
+
+
+def test_pagination_targets_are_crawled_and_judged(pagination_only_crawl):
+    base, found, pages = pagination_only_crawl
+    assert pages["/only/2"].found_via == "pagination" and pages["/only/3"].found_via == "pagination"
+    assert pages["/only/2"].found_from == base + "/only/1"
+    assert pages["/only/1"].found_via == "link"  # linked from the home page: a link, whatever else names it
+    assert pages["/to404/2"].status_code == 404
+    assert pages["/toredirect/2"].status_code == 301 and "/toredirect/moved" in pages  # the redirect followed
+    assert "/private/2" not in pages or pages["/private/2"].status_code is None  # robots.txt: never fetched
+    assert set(found) == {"/to404/1", "/toredirect/1", "/tonoindex/1"}  # the /only/ series is the clean twin
+    assert found["/to404/1"]["status_code"] == 404 and found["/to404/1"]["rel"] == "next"
+    assert found["/toredirect/1"]["status_code"] == 301
+    assert found["/tonoindex/1"]["status_code"] == 200 and not found["/tonoindex/1"]["indexable"]
+
+
+def test_pagination_targets_count_in_the_page_budget():
+    routes: dict = {}
+    with serve(routes) as base:
+        for n in range(1, 30):
+            head = f'<link rel="next" href="{base}/long/{n + 1}">'
+            routes[f"/long/{n}"] = html_route(page(f"long-{n}", head=head))
+        routes["/"] = html_route(page("home", links=[("/long/1", "Long series")], words=40))
+        audit = audit_start(
+            project=ProjectFactory(base_url=base + "/"), start_url=base + "/", max_pages=6, dispatch=False
+        )
+        pipeline_run_inline(audit.id)
+        crawled = Page.objects.filter(audit=audit).exclude(status_code=None)
+        assert crawled.count() == 6
+        assert crawled.filter(found_via="pagination").count() == 4  # /long/2 … /long/5
