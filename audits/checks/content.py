@@ -37,6 +37,7 @@ from audits.checks.registry import as_uuid
 from audits.models import Page
 from crawler import limits
 from crawler.parse import excerpt
+from crawler.parse.text import WORD_UNIT_CHARACTERS
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
@@ -56,6 +57,10 @@ SOFT_404_SCAN_WORDS = 60  # the wording must come early in the main text
 SOFT_404_HINT_MAX_CHARS = 200  # Page.soft_404_hint's length
 SOFT_404_EXCERPT_CONTEXT_CHARS = 50  # text kept each side of the wording: the hint fits in its 200 characters
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+# Characters a word stands for on a page counted in characters: a Chinese word is 1.5–2 characters on average, a
+# Japanese one 2–3 (kana endings), so 2 keeps a short but real page (a 500-character Japanese article, ~200 words)
+# over the 150-word default and a 200-character stub under it.
+CHARACTERS_PER_WORD = 2
 
 # What error pages say, in the languages most sites are written in. Lower-case, matched on collapsed text.
 ERROR_PHRASES = (
@@ -227,6 +232,24 @@ def content_fields_fill(page, data) -> None:
     h1 = next((text for level, text in data.headings if level == 1 and text.strip()), "")
     title = data.titles[0] if data.titles else ""
     page.soft_404_hint = soft_404_reason(title, h1, data.short_main_prose, data.main_word_count)
+
+
+def thin_content_check(data, add, limit) -> None:
+    """thin-content on an indexable page: fewer words than the project's min_words, or, on a page counted in
+    characters (Chinese, Japanese: PageData.word_unit), fewer than CHARACTERS_PER_WORD characters a word."""
+    min_words = limit("thin-content", "min_words")
+    if data.word_unit == WORD_UNIT_CHARACTERS:
+        min_characters = min_words * CHARACTERS_PER_WORD
+        if data.word_count < min_characters:
+            add(
+                "thin-content",
+                words=data.word_count,
+                min_words=min_words,
+                unit=WORD_UNIT_CHARACTERS,
+                min_characters=min_characters,
+            )
+    elif data.word_count < min_words:
+        add("thin-content", words=data.word_count, min_words=min_words)
 
 
 def content_page_checks(page, data, add, limit) -> None:

@@ -6,7 +6,7 @@ PageData (None when the page was not parsed) and the FetchResult.
 
 import re
 
-from audits.checks.content import content_page_checks
+from audits.checks.content import content_page_checks, thin_content_check
 from audits.checks.images import image_page_checks
 from audits.checks.pixels import pixel_checks
 from audits.checks.registry import PAGE_TYPES, CheckSettings, make_issue
@@ -279,8 +279,8 @@ def _content_checks(page, data, result, add, limit) -> None:
     if skips:
         add("heading-order-skip", skips=skips[:EXAMPLES_MAX], skips_count=len(skips))
 
-    if indexable and words < limit("thin-content", "min_words"):
-        add("thin-content", words=words, min_words=limit("thin-content", "min_words"))
+    if indexable:
+        thin_content_check(data, add, limit)
     if data.images_missing_alt:
         add(
             "images-missing-alt",

@@ -78,7 +78,16 @@ PAGE_EVIDENCE: dict[str, Evidence] = {
     "heading-order-skip": Evidence(
         UNIT_PAGES, (page(), detail("skips", "Skipped levels (first 5)"), detail("skips_count", "Skips"))
     ),
-    "thin-content": Evidence(UNIT_PAGES, (page(), detail("words", "Words"), detail("min_words", "Minimum"))),
+    "thin-content": Evidence(
+        UNIT_PAGES,
+        (
+            page(),
+            detail("words", "Words"),
+            detail("min_words", "Minimum"),
+            detail("unit", "Counted in"),  # "characters" on a Chinese or Japanese page; words otherwise
+            detail("min_characters", "Minimum (characters)"),
+        ),
+    ),
     "images-missing-alt": Evidence(
         UNIT_PAGES,
         (

@@ -185,6 +185,7 @@ def _fill_from_html(page: Page, data: PageData) -> None:
         :PAGE_HEADING_TEXT_MAX_CHARS
     ]
     page.word_count = data.word_count
+    page.word_unit = data.word_unit
     page.text_hash = data.text_hash
     page.html_lang = (data.html_lang or "")[:64]
     page.images_total = data.images_total

@@ -39,6 +39,7 @@ class PageData:
     og: dict[str, str] = field(default_factory=dict)  # og:title, og:description, og:image, og:url, og:type
     headings: list[tuple[int, str]] = field(default_factory=list)  # (level 1-6, text) in document order
     word_count: int = 0  # words of visible text (script/style/noscript/template excluded)
+    word_unit: str = ""  # "characters": word_count and main_word_count count CJK characters (crawler.parse.text)
     text_hash: str = ""  # sha1 hex of the normalised visible text ("" when no text)
     images_total: int = 0
     images_missing_alt: int = 0  # <img> without an alt attribute (alt="" is fine)

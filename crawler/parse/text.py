@@ -10,6 +10,7 @@ from crawler import limits
 from crawler.parse.data import PageData
 from crawler.words import first_words, words_of
 
+WORD_UNIT_CHARACTERS = "characters"  # PageData.word_unit / Page.word_unit of a text counted in characters
 INVISIBLE_TAGS = ("script", "style", "noscript", "template", "svg", "head")
 # Elements that separate words when rendered: "<p>a</p><p>b</p>" is two words, "a<b>b</b>" is one.
 BLOCK_TAGS = frozenset(
@@ -39,6 +40,8 @@ class _WordStream:
         self._counted = 0  # pieces whose length _size holds
         self._size = 0
         self._step_chars = limits.TEXT_STEP_CHARS
+        self.cjk_chars = 0  # CJK characters among the words (crawler.words.CJK_RANGES)
+        self.cjk_words = 0  # words holding one
 
     def add(self, text: str | None) -> None:
         if text:
@@ -64,12 +67,25 @@ class _WordStream:
             # more: joined again at every step it would cost the square of its length.
             self._step_chars = max(limits.TEXT_STEP_CHARS, 2 * len(words.rest))
         if words.count:
+            self.cjk_chars += words.cjk_chars
+            self.cjk_words += words.cjk_words
             self._emit(words.joined, words.count)
 
     def _emit(self, lowered: str, count: int) -> None:
         """`count` words, lower-cased and joined by one space (lower-casing them one by one gives the same)."""
         self._hash.update(((" " if self.count else "") + lowered).encode("utf-8"))
         self.count += count
+
+    @property
+    def in_characters(self) -> bool:
+        """Most of the text is written without spaces (Chinese, Japanese): its CJK characters outnumber its other
+        words, so it is counted in characters."""
+        return self.cjk_chars > self.count - self.cjk_words
+
+    @property
+    def units(self) -> int:
+        """Each CJK character one unit, every other word one (crawler.words.Words.units)."""
+        return self.count - self.cjk_words + self.cjk_chars
 
     def close(self) -> str:
         self._step(final=True)
@@ -133,9 +149,14 @@ def page_text(root, page: PageData, url: str) -> None:
     else:
         _walk_text(root, visible, main, main_set)
     page.text_hash = visible.close()
-    page.word_count = visible.count
     page.main_text_hash = main.close()
-    page.main_word_count = main.count
+    # A page mostly in Chinese or Japanese is counted in characters (each CJK character one, any other word one),
+    # its visible and main text alike; the unit is decided on the visible text, the page as a whole.
+    if visible.in_characters:
+        page.word_unit = WORD_UNIT_CHARACTERS
+        page.word_count, page.main_word_count = visible.units, main.units
+    else:
+        page.word_count, page.main_word_count = visible.count, main.count
     page.main_text = main.kept
     short = main.count <= limits.SHORT_MAIN_TEXT_WORDS_MAX
     if main.lorem or (short and main.count):

@@ -537,3 +537,20 @@ def test_lorem_ipsum_past_the_prose_scanned_is_not_reported(monkeypatch):
     monkeypatch.setattr(limits, "PROSE_SCAN_CHARS_MAX", 1000)
     assert page("<p>" + "word " * 100 + "lorem ipsum</p>").lorem_excerpt  # within the first 1,000 characters
     assert not page("<p>word word</p>" * 300 + "<p>lorem ipsum</p>").lorem_ipsum
+
+
+# --- issue 27: word counts for text written without spaces ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, unit, count",
+    [
+        ("<p>" + "東京の天気は晴れです。" * 50 + "</p><p>Tokyo</p>", "characters", 501),
+        ("<p>" + "我们的网站很快。" * 30 + "</p>", "characters", 210),
+        ("<p>" + "한국어는 띄어쓰기를 합니다. " * 20 + "</p>", "", 60),  # Korean: words, as split() finds them
+        ("<p>日本 Tokyo Osaka Kyoto Nara</p>", "", 5),  # a few CJK characters in English text: still words
+    ],
+)
+def test_text_without_spaces_is_counted_in_characters(body, unit, count):
+    data = parse_html(f"<html><body>{body}</body></html>".encode(), "http://x.test/")
+    assert (data.word_unit, data.word_count, data.main_word_count) == (unit, count, count)

@@ -49,3 +49,23 @@ def test_a_last_word_not_ended_is_left_for_the_next_step(text):
 def test_first_words(joined):
     for count in range(6):
         assert first_words(joined, count) == " ".join(joined.split(" ")[:count] if joined else [])
+
+
+# --- issue 27: text written without spaces ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, count, cjk_chars, cjk_words, units",
+    [
+        ("東京の天気は晴れです。", 1, 10, 1, 10),  # Japanese: one split() "word", ten characters
+        ("我们的网站很快 hello world", 3, 7, 1, 9),  # Chinese beside two English words
+        ("ラーメン・カレー", 1, 7, 1, 7),  # the long-vowel mark counts, the middle dot does not
+        ("한국어는 띄어쓰기를 합니다", 3, 0, 0, 3),  # Korean puts spaces between words: counted by split()
+        ("plain English text", 3, 0, 0, 3),
+        ("𠀋𠂉 x", 2, 2, 1, 3),  # supplementary-plane ideographs
+    ],
+)
+def test_cjk_characters_are_counted_beside_the_words(text, count, cjk_chars, cjk_words, units):
+    words = words_of(text)
+    assert (words.count, words.cjk_chars, words.cjk_words, words.units) == (count, cjk_chars, cjk_words, units)
+    assert words.joined == " ".join(text.split()).lower()  # the words themselves are split()'s, as before

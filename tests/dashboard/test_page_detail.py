@@ -117,3 +117,13 @@ def test_response_headers_are_listed_and_stored_bounded(owner_client, detail):
     stored = _stored_headers(hostile)
     assert len(stored) == PAGE_HEADERS_STORED_MAX
     assert max(len(v) for v in stored.values()) == PAGE_HEADER_VALUE_MAX_CHARS
+
+
+def test_the_word_count_says_its_unit(owner_client, detail):
+    audit, page = detail
+    japanese = make_page(audit, "/ja/guide", word_count=521, word_unit="characters")
+    html = _get(owner_client, audit, japanese).content.decode()
+    assert '<span id="page-words">521 characters (Chinese or Japanese text, counted by character)</span>' in html
+    page.word_count = 700
+    page.save(update_fields=["word_count"])
+    assert '<span id="page-words">700 words</span>' in _get(owner_client, audit, page).content.decode()

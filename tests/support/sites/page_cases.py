@@ -19,6 +19,20 @@ JSONLD_BROKEN = '<script type="application/ld+json">{"@context": "https://schema
 BIG_PARAGRAPH_BYTES = 100_000
 
 
+JAPANESE_SENTENCE = "東京の天気は晴れで、気温は二十度です"  # 17 counted characters (the comma is not one)
+
+
+def japanese_text(characters: int) -> str:
+    """A paragraph of `characters` Japanese characters (punctuation not counted), no space in it."""
+    counted = JAPANESE_SENTENCE.replace("、", "")
+    text, n = [], 0
+    while n < characters:
+        part = counted[: characters - n]
+        text.append(part + "。")
+        n += len(part)
+    return "<p>" + "".join(text) + "</p>"
+
+
 def _with_title_chars(name: str, chars: int) -> str:
     return page(name, title=("T" * chars))
 
@@ -266,6 +280,10 @@ def page_cases(base: str) -> list[Case]:
         # Words
         c("thin-149", ok(page("thin-149", words=149)), {"thin-content"}),
         c("thin-150", ok(page("thin-150", words=150)), set(), {"thin-content"}),
+        # Japanese, written without spaces: counted in characters (issue 27: 521 characters counted as 140 words
+        # were thin). 500 characters are ~200 words: not thin; 200 characters are.
+        c("thin-ja-500", ok(page("thin-ja-500", lang="ja", words=0, body=japanese_text(500))), set(), {"thin-content"}),
+        c("thin-ja-200", ok(page("thin-ja-200", lang="ja", words=0, body=japanese_text(200))), {"thin-content"}),
         # Images
         c("img-no-alt", ok(page("img-no-alt", body='<img src="/static/a.png">')), {"images-missing-alt"}),
         c(
