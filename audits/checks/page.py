@@ -122,6 +122,12 @@ def _canonical_problem(href: str) -> str | None:
     return "canonical-non-http" if scheme and len(scheme.group(1)) > 1 else "canonical-relative"
 
 
+def instant_refresh_target(data, url: str) -> str:
+    """The target of a 0-second meta refresh to another URL (the page is then a redirect), else ""."""
+    target = data.meta_refresh_url if data.refreshes_at_once else ""
+    return target if target and target != url else ""
+
+
 _ASK = object()  # page_issues' `refusal` left out: asked of crawler.blocked here
 
 
@@ -188,6 +194,9 @@ def page_issues(page, data, result, settings: CheckSettings, *, refusal=_ASK) ->
         if not (result.is_html and status == 200 and not result.body):
             return found
         data = PageData()  # an empty 200 HTML answer: judged as the empty page it is
+    if instant_refresh_target(data, page.url):
+        add("meta-refresh-redirect", target=data.meta_refresh_url)
+        return found  # a redirect, not content: no on-page findings (its title, text and links are not the page)
 
     _content_checks(page, data, result, add, limit)
     pixel_checks(data, add, limit)

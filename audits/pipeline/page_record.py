@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from django.utils import timezone
 
 from audits.checks.content import content_fields_fill
-from audits.checks.page import page_issues, robots_directives
+from audits.checks.page import instant_refresh_target, page_issues, robots_directives
 from audits.checks.security import security_headers_kept
 from audits.extraction import PageExtraction, extract, extraction_issues
 from audits.limits import PAGE_HEADER_VALUE_MAX_CHARS, PAGE_HEADERS_STORED_MAX, PAGE_HEADING_TEXT_MAX_CHARS
@@ -117,6 +117,14 @@ def build_page_record(
         if target and item.redirect_hops < crawl_limits.MAX_REDIRECT_HOPS:
             new = _queue(scope, target, item.depth, Source.REDIRECT, item.redirect_hops + 1, found_from=item.url)
             discovered += [new] if new else []
+    elif data is not None and instant_refresh_target(data, item.url):
+        # A 0-second meta refresh is a redirect (search engines treat it as one): its target is followed as a
+        # redirect's is, and the page itself is neither content to judge nor indexable (page.redirect_url set).
+        target = data.meta_refresh_url
+        page.redirect_url = target[:2048]
+        if item.redirect_hops < crawl_limits.MAX_REDIRECT_HOPS:
+            new = _queue(scope, target, item.depth, Source.REDIRECT, item.redirect_hops + 1, found_from=item.url)
+            discovered += [new] if new else []
     elif data is not None:
         _fill_from_html(page, data)
         if scope.extractors:  # the project's custom extraction, read from the HTML the page fields came from
@@ -210,6 +218,8 @@ def _is_indexable(page: Page) -> bool:
     if page.fetch_class != Page.FetchClass.OK:
         return False
     if not page.status_code or not 200 <= page.status_code < 300:
+        return False
+    if page.redirect_url:  # a 0-second meta refresh: a redirect
         return False
     if page.content_type not in ("text/html", "application/xhtml+xml"):
         return False

@@ -34,6 +34,7 @@ class PageData:
     canonicals: list[str] = field(default_factory=list)  # href values as written (not resolved)
     canonical_url: str | None = None  # first canonical, resolved and normalised
     meta_refresh_url: str | None = None  # resolved URL of <meta http-equiv=refresh content="N; url=...">
+    meta_refresh_delay_s: float | None = None  # its N; None when it gives none
     html_lang: str | None = None
     has_viewport: bool = False
     og: dict[str, str] = field(default_factory=dict)  # og:title, og:description, og:image, og:url, og:type
@@ -95,3 +96,9 @@ class PageData:
     def main_words(self) -> list[str]:
         """The main text's first MAX_MAIN_WORDS_KEPT words, lower-cased."""
         return self.main_text.split(" ") if self.main_text else []
+
+    @property
+    def refreshes_at_once(self) -> bool:
+        """A 0-second meta refresh to another URL: the page is a redirect (search engines treat it as one), not
+        content to judge."""
+        return bool(self.meta_refresh_url) and self.meta_refresh_delay_s == 0

@@ -15,7 +15,7 @@ from crawler.parse.document import parse_document
 from crawler.parse.text import collapse, page_text
 from crawler.urls import normalize
 
-_REFRESH = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.IGNORECASE | re.DOTALL)
+_REFRESH = re.compile(r"^\s*([\d.]*)\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.IGNORECASE | re.DOTALL)
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 _JS_TYPES = frozenset(
     ("", "module", "text/javascript", "application/javascript", "application/x-javascript",
@@ -104,9 +104,11 @@ def _head(root, page: PageData, url: str) -> None:
         if prop.startswith("og:") and content is not None and prop not in page.og:
             page.og[prop] = content.strip()
         if (meta.get("http-equiv") or "").strip().lower() == "refresh" and page.meta_refresh_url is None:
-            target = _REFRESH.match(content or "").group(1).strip().strip("'\"").strip()
+            delay, target = _REFRESH.match(content or "").groups()
+            target = target.strip().strip("'\"").strip()
             if target:
                 page.meta_refresh_url = normalize(target, page.base_url)
+                page.meta_refresh_delay_s = _refresh_delay(delay)
     page.meta_descriptions_count = len(descriptions)
     page.meta_description = descriptions[0] if descriptions else None
     page.meta_robots = ", ".join(robots)
@@ -130,6 +132,14 @@ def _head(root, page: PageData, url: str) -> None:
                     page.hreflang.append((link.get("hreflang").strip(), target))
     if page.canonicals:
         page.canonical_url = normalize(page.canonicals[0], page.base_url)
+
+
+def _refresh_delay(digits: str) -> float | None:
+    """A meta refresh's delay in seconds as browsers read it (leading digits and dots), None when it has none."""
+    try:
+        return float(digits.rstrip(".") or "x") if digits.strip(".") else None
+    except ValueError:
+        return None
 
 
 def _page_nofollow(meta_robots: str) -> bool:

@@ -63,3 +63,43 @@ def test_an_extractor_stopped_on_a_few_pages_of_a_chunk_is_not_run_on_its_others
         assert all(i.type != "custom-extraction" for i in record.issues)  # a rule judges only where it ran
     assert records[-1].extraction_stopped == ""
     assert records[-1].page.extracted == {"title": ["Large"], "cubic": [SKIPPED_MARK], "after": ["3000"]}
+
+
+# --- issue 27: a 0-second meta refresh is a redirect; rel=next/prev targets are queued ---------------------
+
+
+def _record(html: str, url: str = URL, hops: int = 0):
+    scope = CrawlScope(start_url=URL, site_url=URL, robots=Robots(None, "Sitewarden"))
+    return build_page_record(AUDIT_ID, scope, ClaimedURL(1, url, 1, False, hops, 1), _html_result(url, html))
+
+
+def test_an_instant_meta_refresh_is_followed_as_a_redirect_and_not_judged_as_content():
+    record = _record('<html><head><meta http-equiv="refresh" content="0; url=/new"></head><body><a href="/x">x</a>')
+    assert record.page.redirect_url == "https://example.test/new" and not record.page.is_indexable
+    assert [(u.url, u.source, u.redirect_hops, u.depth) for u in record.discovered] == [
+        ("https://example.test/new", "redirect", 1, 1)  # a redirect's depth: the same page, one hop on
+    ]
+    assert record.edges == [] and record.page.title == ""
+    assert [i.type for i in record.issues] == ["meta-refresh-redirect"]
+
+
+def test_a_slow_meta_refresh_is_content_with_its_links():
+    record = _record('<html><head><meta http-equiv="refresh" content="5; url=/new"></head><body><a href="/x">x</a>')
+    assert record.page.redirect_url == "" and record.page.is_indexable
+    assert [(u.url, u.source) for u in record.discovered] == [("https://example.test/x", "link")]
+    assert {"meta-refresh-redirect", "missing-title"} <= {i.type for i in record.issues}
+
+
+def test_rel_next_and_prev_targets_are_queued_as_pagination_after_the_links():
+    html = (
+        '<html><head><link rel="next" href="/list?page=3"><link rel="prev" href="/list?page=1">'
+        '<link rel="next" href="/ignored"></head><body><a href="/list?page=1">First</a></body></html>'
+    )
+    record = _record(html, url="https://example.test/list?page=2")
+    assert [(u.url, u.source, u.depth) for u in record.discovered] == [
+        ("https://example.test/list?page=1", "link", 2),  # linked too: found as a link
+        ("https://example.test/list?page=3", "pagination", 2),
+        ("https://example.test/list?page=1", "pagination", 2),  # the frontier keeps the first of equal depth
+    ]
+    nofollow = html.replace("<head>", '<head><meta name="robots" content="nofollow">')
+    assert _record(nofollow, url="https://example.test/list?page=2").discovered == []

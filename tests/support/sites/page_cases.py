@@ -369,6 +369,27 @@ def page_cases(base: str) -> list[Case]:
             ok(page("meta-refresh", head='<meta http-equiv="refresh" content="0; url=/case/clean">')),
             {"meta-refresh-redirect"},
         ),
+        # Issue 27: an instant refresh is a redirect, not content: a bare one (no title, no text) gets no on-page
+        # finding. Its twin shows its bare page for 5 seconds first: that page is content and judged.
+        c(
+            "meta-refresh-bare",
+            ok('<html><head><meta http-equiv="refresh" content="0;URL=\'/case/clean\'"></head><body></body></html>'),
+            {"meta-refresh-redirect"},
+            {
+                "missing-title",
+                "missing-h1",
+                "thin-content",
+                "missing-meta-description",
+                "missing-viewport",
+                "missing-html-lang",
+                "no-outgoing-links",
+            },
+        ),  # fmt: skip
+        c(
+            "meta-refresh-slow",
+            ok('<html><head><meta http-equiv="refresh" content="5; url=/case/clean"></head><body></body></html>'),
+            {"meta-refresh-redirect", "missing-title", "thin-content"},
+        ),
         c(
             "meta-refresh-reload",
             ok(page("meta-refresh-reload", head='<meta http-equiv="refresh" content="30">')),
