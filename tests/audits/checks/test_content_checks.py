@@ -105,9 +105,7 @@ def test_two_articles_differing_in_one_word_in_25_are_96_percent_the_same():
     seventy = other[:490] + [f"new{n}" for n in range(210)]  # 70 % of the words the same: not reported
     texts = {"a": base, "a-edited": _edited(base, 25), "b": other, "b-70": seventy}
     keys = list(texts)
-    found = dict(
-        near_duplicate_groups(((k, _signature(" ".join(t))) for k, t in texts.items()), min_similarity=0.9)
-    )
+    found = dict(near_duplicate_groups(((k, _signature(" ".join(t))) for k, t in texts.items()), min_similarity=0.9))
     assert {keys[i] for i in found} == {"a", "a-edited"}
     (other, similarity), *_ = found[keys.index("a")]
     assert keys[other] == "a-edited" and 0.93 <= similarity <= 0.99  # 672 of 700 words: 96 %
