@@ -62,7 +62,10 @@ class FetchResult:
     bytes_read: int = 0  # len(body): decoded bytes kept (<= the cap)
     truncated: bool = False  # body was longer than the cap
     redirect_url: str | None = None  # absolute Location of a 3xx, resolved against `url`
-    response_time_ms: int | None = None  # time to the response headers
+    # From the request's first byte sent to the response's last byte read (its headers when the body is not read):
+    # what the server and the network took. Waiting for a pooled connection, DNS, connecting and TLS set-up, and
+    # anything else the crawler does before sending are not counted (_FetchContext.sent_at).
+    response_time_ms: int | None = None
     # One of ERROR_KINDS, None on success. Can be set after the headers arrived (a body cut by the
     # deadline or a dropped connection): status_code and headers are then kept, body holds what was
     # read, best effort. A set error_kind means the fetch failed, whatever the status.
@@ -87,6 +90,7 @@ class _FetchContext:
         self.deadline = deadline
         self.allow_private = allow_private
         self.conn = None
+        self.sent_at: float | None = None  # monotonic time the request's first byte went out (set by the connection)
         self.expired = False
         self.done = False
         self._lock = threading.Lock()
@@ -210,11 +214,24 @@ class _GuardedConnectionMixin:
         return _public_only_new_conn(self, super()._new_conn)
 
 
-class _GuardedHTTPConnection(_GuardedConnectionMixin, HTTPConnection):
+class _TimedRequestMixin:
+    """Notes when the running fetch() sends its request: connected first (http.client would connect on the first
+    send anyway), so the time counted from here is the server's and the network's, not the set-up's."""
+
+    def request(self, *args, **kwargs):
+        if self.sock is None:
+            self.connect()
+        ctx = getattr(_local, "ctx", None)
+        if ctx is not None and ctx.sent_at is None:
+            ctx.sent_at = time.monotonic()
+        return super().request(*args, **kwargs)
+
+
+class _GuardedHTTPConnection(_TimedRequestMixin, _GuardedConnectionMixin, HTTPConnection):
     pass
 
 
-class _GuardedHTTPSConnection(_GuardedConnectionMixin, HTTPSConnection):
+class _GuardedHTTPSConnection(_TimedRequestMixin, _GuardedConnectionMixin, HTTPSConnection):
     pass
 
 
@@ -412,9 +429,8 @@ def _parse_content_type(value: str) -> tuple[str, str | None]:
     return media_type.strip().lower(), (match.group(1).lower() if match else None)
 
 
-def _fill_from_response(result: FetchResult, resp, started: float) -> None:
+def _fill_from_response(result: FetchResult, resp) -> None:
     result.status_code = resp.status_code
-    result.response_time_ms = int((time.monotonic() - started) * 1000)
     result.headers = {k.lower(): v for k, v in resp.headers.items()}
     result.link_headers = list(resp.raw.headers.getlist("link")) if resp.raw is not None else []
     result.content_type, result.charset = _parse_content_type(result.headers.get("content-type", ""))
@@ -513,13 +529,15 @@ def fetch(
             timeout=(limits.CONNECT_TIMEOUT_S, limits.READ_TIMEOUT_S),
         )
         if not ctx.expired:  # cut mid-headers, http.client takes what came as a complete answer
-            _fill_from_response(result, resp, started)
+            _fill_from_response(result, resp)
         if not ctx.expired and _should_read(result, read_body):
             complete = _read_body(result, resp, cap)
     except Exception as exc:  # noqa: BLE001 - the contract is "never raises"; the kind says what happened
         result.error_kind = "timeout" if ctx.expired else _classify(exc, got_response=resp is not None)
         result.error = _short_message(exc)
     finally:
+        if result.status_code is not None:  # the last byte read, or where reading broke off
+            result.response_time_ms = int((time.monotonic() - (ctx.sent_at or started)) * 1000)
         ctx.finish()
         _local.ctx = None
         if resp is not None:

@@ -141,7 +141,8 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     _spec(
         "slow-response", WARNING, _P, "Slow server response",
-        "The server took too long to send the response headers.",
+        "The server took too long to answer: from the request's first byte sent to the response's last byte read "
+        "(connecting and the crawler's own waiting are not counted).",
         "Cache the page or speed up the backend (database queries, rendering) for this URL.",
         {"max_ms": 1500},
     ),

@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from crawler import __version__, limits
-from crawler.fetch import build_session, decompress_capped, fetch
+from crawler.fetch import CrawlAdapter, build_session, decompress_capped, fetch
 
 PAGE = "<html><head><title>Hi</title></head><body><a href='/a'>a</a></body></html>"
 
@@ -316,3 +316,62 @@ def test_tls_failure(site, session):
     r = fetch(session, f"https://127.0.0.1:{site.port}/")
     assert r.error_kind == "tls", r.error
     assert r.status_code is None
+
+
+# --- issue 27: the response time is the server's, not the crawler's own waiting ----------------------------
+
+CRAWLER_STALL_S = 3  # how long the crawler keeps its only connection from the measured fetch
+SLOW_SERVER_S = 2
+
+
+def _tiny_pool_session():
+    """A crawl session with one connection per host that a fetch waits for (pool_block): the crawler's own queue."""
+    session = build_session()
+    adapter = CrawlAdapter(pool_connections=1, pool_maxsize=1, pool_block=True, max_retries=0)
+    session.mount("http://", adapter)
+    return session
+
+
+def test_waiting_inside_the_crawler_is_not_counted_as_the_servers_time(site):
+    site.add("/fast", PAGE)
+    site.add("/other", PAGE)
+    session = _tiny_pool_session()
+    holding = session.get(site.url + "/other", stream=True)  # the pool's one connection, kept busy
+    released = threading.Timer(CRAWLER_STALL_S, holding.close)
+    released.start()
+    started = time.monotonic()
+    try:
+        r = fetch(session, site.url + "/fast")
+    finally:
+        released.join()
+        session.close()
+    waited_s = time.monotonic() - started
+    assert r.status_code == 200 and r.body == PAGE.encode()
+    assert waited_s >= CRAWLER_STALL_S  # the fetch did wait for the crawler's connection…
+    # …and its response time is the fast server's, far under the stall and under slow-response's 1,500 ms.
+    assert r.response_time_ms is not None and r.response_time_ms < 1000 * CRAWLER_STALL_S / 2
+
+
+def test_a_slow_server_is_still_timed_to_its_last_byte(site, session):
+    def slow_headers(handler):
+        time.sleep(SLOW_SERVER_S)
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(PAGE)))
+        handler.end_headers()
+        handler.wfile.write(PAGE.encode())
+
+    def slow_body(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(PAGE)))
+        handler.end_headers()
+        handler.wfile.flush()
+        time.sleep(SLOW_SERVER_S)  # headers at once, the body late: the page is not read before it comes
+        handler.wfile.write(PAGE.encode())
+
+    site.handle("/slow-headers", slow_headers)
+    site.handle("/slow-body", slow_body)
+    for path in ("/slow-headers", "/slow-body"):
+        r = fetch(session, site.url + path)
+        assert r.body == PAGE.encode() and r.response_time_ms >= 1000 * SLOW_SERVER_S, path
