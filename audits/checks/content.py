@@ -36,8 +36,7 @@ from django.db.models import Count
 from audits.checks.registry import as_uuid
 from audits.models import Page
 from crawler import limits
-from crawler.parse import excerpt
-from crawler.parse.text import WORD_UNIT_CHARACTERS
+from crawler.parse.text import WORD_UNIT_CHARACTERS, excerpt_at
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
@@ -54,6 +53,9 @@ SOFT_404_BODY_WORDS_MAX = (
     limits.SHORT_MAIN_TEXT_WORDS_MAX
 )  # error-page wording in the text counts only on a page this short
 SOFT_404_SCAN_WORDS = 60  # the wording must come early in the main text
+SOFT_404_SENTENCES_MAX = 2  # … in its first two sentences
+SOFT_404_HEADING_WORDS_MAX = 10  # a title part or H1 longer than this names a topic, not an error
+SOFT_404_PAGE_WORDS_MAX = 500  # a page with more main text than this is content, whatever its title says
 SOFT_404_HINT_MAX_CHARS = 200  # Page.soft_404_hint's length
 SOFT_404_EXCERPT_CONTEXT_CHARS = 50  # text kept each side of the wording: the hint fits in its 200 characters
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -88,6 +90,21 @@ GENERIC_PHRASES = frozenset(
      "não encontrada", "não existe", "niet gevonden", "bestaat niet", "nie znaleziono", "не найдено")
 )  # fmt: skip
 _BODY_PHRASES = re.compile("|".join(re.escape(p) for p in ERROR_PHRASES if p not in GENERIC_PHRASES), re.IGNORECASE)
+# Words before the wording that make a heading a topic ("How to fix page not found errors", "Handling 'not found'
+# in the API") or a sentence a condition ("If the key is not found…", "Returns None when the file no longer
+# exists"): documentation and articles about errors, not error pages. English first, then the languages above.
+_TOPIC_WORDS = frozenset(
+    "how why what when fix fixing fixed handle handling debug debugging troubleshoot troubleshooting avoid "
+    "avoiding prevent preventing about understanding guide tutorial wie warum beheben comment pourquoi corriger "
+    "cómo como por qué solucionar come perché risolvere hoe waarom oplossen jak dlaczego как почему".split()
+)
+_CONDITIONAL_WORDS = frozenset(
+    "if when whenever unless whether otherwise raise raises raised return returns returned throw throws thrown "
+    "wenn falls ob si cuando quando se als indien jeśli gdy om hvis pokud eğer если когда якщо".split()
+)
+_WORD_PUNCTUATION = "\"'“”‘’«»()[]{},;:.!?¡¿"
+_TITLE_SEPARATORS = re.compile(r"\s+[|\-–—·•:/]+\s+|\s*\|\s*")
+_SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)")
 # "404", "Error 404", "404 - Not Found", "Oops! 404": a heading or title that starts or ends with 404.
 _HEADLINE_404 = re.compile(r"^\W*(?:error\W*)?404\b|\b404\W*$|\b(?:error|fehler|erreur|errore)\W+404\b")
 
@@ -209,18 +226,51 @@ def signature_values(signature: str) -> np.ndarray | None:
 
 
 def soft_404_reason(title: str, h1: str, prose: str, main_word_count: int) -> str:
-    """Why a 2xx page reads like an error page (its title, heading or short text), or "". `prose` is the main text
-    outside code samples (PageData.short_main_prose): a page documenting an error message is not an error page."""
-    for label, text in (("title", title), ("heading", h1)):
-        collapsed = " ".join((text or "").lower().split())
-        match = _PHRASES.search(collapsed) or _HEADLINE_404.search(collapsed)
-        if match:
-            return f"the {label} says {text.strip()[:120]!r}"[:SOFT_404_HINT_MAX_CHARS]
+    """Why a 2xx page reads, as a whole, like an error page, or "". The error wording must be the page's subject:
+
+    - the title or H1, when the part of it holding the wording (titles split at " | ", " - ", " — "…) is short
+      (SOFT_404_HEADING_WORDS_MAX) and does not make it a topic ("How to fix page not found errors"), and the
+      page is not a long text (SOFT_404_PAGE_WORDS_MAX: an article titled so is an article);
+    - or a short main text (SOFT_404_BODY_WORDS_MAX) whose first sentences (SOFT_404_SENTENCES_MAX) say it,
+      unconditionally: "If the key is not found, return the default" or "raises when the file no longer exists"
+      document behaviour on a working page (SciPy, issue 27), and wording this generic ("not found") is never
+      enough in running text.
+
+    `prose` is the main text outside code samples (PageData.short_main_prose): a page documenting an error
+    message is not an error page."""
+    if main_word_count <= SOFT_404_PAGE_WORDS_MAX:
+        for label, text in (("title", title), ("heading", h1)):
+            if _heading_says_error(text or ""):
+                return f"the {label} says {text.strip()[:120]!r}"[:SOFT_404_HINT_MAX_CHARS]
     if main_word_count <= SOFT_404_BODY_WORDS_MAX and prose:
-        start = " ".join(prose.split(" ", SOFT_404_SCAN_WORDS)[:SOFT_404_SCAN_WORDS])
-        wording = excerpt(start, _BODY_PHRASES, SOFT_404_EXCERPT_CONTEXT_CHARS)
+        wording = _text_says_error(" ".join(prose.split(" ", SOFT_404_SCAN_WORDS)[:SOFT_404_SCAN_WORDS]))
         if wording:
             return f"the text says {wording!r} ({main_word_count} words)"[:SOFT_404_HINT_MAX_CHARS]
+    return ""
+
+
+def _heading_says_error(text: str) -> bool:
+    for part in _TITLE_SEPARATORS.split(" ".join(text.lower().split())):
+        match = _PHRASES.search(part) or _HEADLINE_404.search(part)
+        if match is None or len(part.split()) > SOFT_404_HEADING_WORDS_MAX:
+            continue
+        if not _TOPIC_WORDS & {w.strip(_WORD_PUNCTUATION) for w in part[: match.start()].split()}:
+            return True
+    return False
+
+
+def _text_says_error(start: str) -> str:
+    """The wording with the words around it when the first sentences of `start` say, unconditionally, that the
+    page is not there; else ""."""
+    for match in _BODY_PHRASES.finditer(start):
+        before = start[: match.start()]
+        ends = list(_SENTENCE_END.finditer(before))
+        if len(ends) >= SOFT_404_SENTENCES_MAX:
+            break
+        lead = before[ends[-1].end() :] if ends else before
+        if _CONDITIONAL_WORDS & {w.strip(_WORD_PUNCTUATION).lower() for w in lead.split()}:
+            continue
+        return excerpt_at(start, match.start(), match.end(), SOFT_404_EXCERPT_CONTEXT_CHARS)
     return ""
 
 
@@ -254,7 +304,7 @@ def thin_content_check(data, add, limit) -> None:
 
 def content_page_checks(page, data, add, limit) -> None:
     if data.lorem_ipsum:  # outside code samples: a page documenting a {% lorem %} tag shows it in <pre>/<code>
-        add("lorem-ipsum", text=data.lorem_excerpt, words=data.main_word_count)
+        add("lorem-ipsum", text=data.lorem_excerpt)  # the placeholder as written, with the words around it
 
 
 # --- finalize --------------------------------------------------------------------------------------

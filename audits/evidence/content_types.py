@@ -16,9 +16,7 @@ CONTENT_EVIDENCE: dict[str, Evidence] = {
             detail("max_px", "Limit (px)"),
         ),
     ),
-    "lorem-ipsum": Evidence(
-        UNIT_PAGES, (page(), detail("text", "Placeholder text found"), detail("words", "Main text words"))
-    ),
+    "lorem-ipsum": Evidence(UNIT_PAGES, (page(), detail("text", "Placeholder text found"))),
     "near-duplicate-content": Evidence(
         UNIT_PAGES,
         (

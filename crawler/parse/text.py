@@ -125,7 +125,8 @@ class _MainWords(_WordStream):
 
 _LOREM = re.compile(r"\blorem\s+ipsum\b")
 _LOREM_AS_WRITTEN = re.compile(r"\blorem\s+ipsum\b", re.IGNORECASE)
-_CODE_TAGS = frozenset(("pre", "code", "kbd", "samp"))  # code samples: their wording is the subject, not the page's
+# Code samples and form fields: their wording is the subject or the reader's input, not the page's own text.
+_CODE_TAGS = frozenset(("pre", "code", "kbd", "samp", "textarea"))
 # The walk asks a stream to measure what it gathered once it holds this many pieces (a piece is an element's text
 # or tail, or a space): a step is TEXT_STEP_CHARS, measured in bulk rather than piece by piece.
 _SPILL_PIECES = 512
@@ -176,12 +177,17 @@ def excerpt(text: str, pattern: re.Pattern, context_chars: int = limits.EVIDENCE
     match = pattern.search(text)
     if match is None:
         return ""
-    start, end = max(0, match.start() - context_chars), min(len(text), match.end() + context_chars)
+    return excerpt_at(text, match.start(), match.end(), context_chars)
+
+
+def excerpt_at(text: str, first: int, last: int, context_chars: int = limits.EVIDENCE_CONTEXT_CHARS) -> str:
+    """text[first:last] with up to `context_chars` around it, cut at whole words ("…" where cut)."""
+    start, end = max(0, first - context_chars), min(len(text), last + context_chars)
     if start > 0:
-        space = text.find(" ", start, match.start())
+        space = text.find(" ", start, first)
         start = space + 1 if space >= 0 else start
     if end < len(text):
-        space = text.rfind(" ", match.end(), end)
+        space = text.rfind(" ", last, end)
         end = space if space >= 0 else end
     return ("…" if start > 0 else "") + text[start:end].strip() + ("…" if end < len(text) else "")
 

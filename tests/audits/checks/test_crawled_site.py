@@ -194,8 +194,11 @@ def test_near_duplicates_at_95_percent_and_not_at_70(crawl):
     assert not {"/near-c", "/near-d"} & set(found), "70 % the same is under the 90 % default"
     assert found["/near-a"]["most_similar_url"] == crawl.base + "/near-b"
     assert 93 <= found["/near-a"]["similarity_pct"] <= 99  # 384 of 400 words the same: 96 %
-    # Other planted pages that are really near copies of each other: 250 and 251 "Home page" links and nothing else.
-    assert set(found) - {"/near-a", "/near-b"} <= {"/case/links-250", "/case/links-251"}
+    # Other planted pages that are really near copies of each other: 250 and 251 "Home page" links and nothing else,
+    # and the large pages padded with one word ("word word …"): their words are the same (issue 27 measures words
+    # with their repeats; 3-word shingles saw one shingle each and left them out).
+    padded = {"/case/large", "/case/big-not-truncated", "/case/html-over-15mb"}
+    assert set(found) - {"/near-a", "/near-b"} <= {"/case/links-250", "/case/links-251"} | padded
 
 
 def test_lorem_ipsum_shows_the_placeholder_text_it_found(crawl):

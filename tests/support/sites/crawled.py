@@ -18,8 +18,10 @@ HOME_LINKS = [
 # Content (issue 14b): near duplicates at 95 % and (twin) 70 %, soft 404s by wording and by a tiny text on
 # 5 URLs (min_pages), and their twins: an article about 404s, the same tiny text on only 4 URLs.
 NEAR_DUPLICATE_PATHS = ["/near-a", "/near-b", "/near-c", "/near-d"]
-SOFT_404_PATHS = ["/soft/not-found", "/soft/seite-fehlt", *(f"/soft/gone-{n}" for n in range(1, 6))]
-SOFT_404_TWINS = ["/soft/article-404", *(f"/soft/four-{n}" for n in range(1, 5))]
+SOFT_404_PATHS = [
+    "/soft/not-found", "/soft/seite-fehlt", "/soft/page-gone", *(f"/soft/gone-{n}" for n in range(1, 6))
+]  # fmt: skip
+SOFT_404_TWINS = ["/soft/article-404", "/soft/dict-get", *(f"/soft/four-{n}" for n in range(1, 5))]
 HOME_LINKS += NEAR_DUPLICATE_PATHS + SOFT_404_PATHS + SOFT_404_TWINS
 # Pagination (issue 14c): a clean 3-page series (the twin), a series whose 2nd page points back elsewhere, one
 # whose next page is a 404 and a noindex page, and a 2-page loop.
@@ -62,6 +64,26 @@ def _content_routes() -> dict:
         "/near-d": ok(text_page("near-d", shared_text("beta", 400, replaced_from=280))),
         "/soft/not-found": ok(page("soft-not-found", title="Page not found", h1="Sorry", words=30)),
         "/soft/seite-fehlt": ok(page("soft-seite-fehlt", title="Fehler", h1="Seite nicht gefunden", words=30)),
+        # Issue 27: a working reference page whose short text documents "not found" (SciPy's dict.get), and its
+        # twin that says it is gone.
+        "/soft/dict-get": ok(
+            page(
+                "soft-dict-get",
+                title="get — Reference",
+                h1="Mapping.get(key, default)",
+                words=0,
+                body="<p>Return the value. If the key is not found or no longer exists, return the default.</p>",
+            )
+        ),  # fmt: skip
+        "/soft/page-gone": ok(
+            page(
+                "soft-page-gone",
+                title="Reference",
+                h1="Oops",
+                words=0,
+                body="<p>This page no longer exists. Try the search.</p>",
+            )
+        ),  # fmt: skip
         "/soft/article-404": ok(
             page("soft-article-404", title="How we fixed our error pages", h1="Fixing 404 errors on a large site")
         ),
