@@ -291,13 +291,7 @@ def thin_content_check(data, add, limit) -> None:
     if data.word_unit == WORD_UNIT_CHARACTERS:
         min_characters = min_words * CHARACTERS_PER_WORD
         if data.word_count < min_characters:
-            add(
-                "thin-content",
-                words=data.word_count,
-                min_words=min_words,
-                unit=WORD_UNIT_CHARACTERS,
-                min_characters=min_characters,
-            )
+            add("thin-content", characters=data.word_count, min_characters=min_characters)
     elif data.word_count < min_words:
         add("thin-content", words=data.word_count, min_words=min_words)
 

@@ -253,7 +253,8 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     _spec(
         "thin-content", WARNING, _P, "Thin content",
-        "An indexable page with very little visible text; it is unlikely to rank.",
+        "An indexable page with very little visible text; it is unlikely to rank. A page in Chinese or Japanese "
+        "is counted in characters, two to a word.",
         "Add useful content, merge the page into a related one, or mark it noindex.",
         {"min_words": 150},
     ),

@@ -84,7 +84,8 @@ PAGE_EVIDENCE: dict[str, Evidence] = {
             page(),
             detail("words", "Words"),
             detail("min_words", "Minimum"),
-            detail("unit", "Counted in"),  # "characters" on a Chinese or Japanese page; words otherwise
+            # A Chinese or Japanese page is counted in characters (crawler.words): these instead of the two above.
+            detail("characters", "Characters (Chinese or Japanese text)"),
             detail("min_characters", "Minimum (characters)"),
         ),
     ),
