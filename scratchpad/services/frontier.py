@@ -23,6 +23,8 @@ from scratchpad.services.skips import shapes_trapped_out, skipped_record
 State = Frontier.State
 NO_CAPS = FrontierCaps()  # seeding, and a batch without trap rules or a per-shape cap
 SITEMAP = Frontier.Source.SITEMAP
+LINK = Frontier.Source.LINK
+PAGINATION = Frontier.Source.PAGINATION
 
 
 def _claim_candidates(audit_id, now, limit: int, *, linked_only: bool) -> list[int]:
@@ -266,11 +268,22 @@ def _insert_new(audit_id, urls: list[NewURL], caps: FrontierCaps = NO_CAPS) -> I
     unique: dict[str, NewURL] = {}
     for new in urls:
         seen = unique.get(new.url)
-        if seen is None or _shallower(new, seen):
+        if seen is None or _shallower(new, seen) or _linked_instead(new, seen):
             unique[new.url] = new
     known: dict[str, int | None] = {}  # url -> its link depth so far (None: sitemap-only)
+    by_pagination: list[tuple[str, str | None]] = []  # (url, linking page) of rows a rel=next/prev link queued
     for part in batched(list(unique)):
-        known.update(Frontier.objects.filter(audit_id=audit_id, url__in=part).values_list("url", "depth"))
+        rows = Frontier.objects.filter(audit_id=audit_id, url__in=part).values_list("url", "depth", "source")
+        for url, depth, source in rows:
+            known[url] = depth
+            reached = unique[url]
+            if source == PAGINATION and reached.source == LINK:
+                # The linking page becomes found_from only if it is as close to the start (found_from stays one
+                # click closer than the row's depth).
+                closer = depth is not None and reached.depth is not None and reached.depth <= depth
+                by_pagination.append((url, reached.found_from if closer else None))
+    if by_pagination:
+        _found_by_link(audit_id, by_pagination)
     new = sorted((u for u in unique.values() if u.url not in known), key=lambda u: u.url)
     skipped: list[tuple[NewURL, str]] = []
     kept = []
@@ -416,6 +429,38 @@ def _learn_depths(audit_id, linked: list[tuple[str, int, str]]) -> None:
             )
             """,
             [urls, [d for _, d, _ in linked], [f for _, _, f in linked], audit_id, urls],
+        )
+
+
+def _linked_instead(a: NewURL, b: NewURL) -> bool:
+    """`a` reaches the URL by a link at the depth `b` reaches it by a rel=next/prev link: a link it is."""
+    return a.source == LINK and b.source == PAGINATION and a.depth == b.depth
+
+
+def _found_by_link(audit_id, found: list[tuple[str, str | None]]) -> None:
+    """Pending rows queued by a rel=next/prev link that a link now reaches (`found`: (url, linking page, None to
+    keep the row's)): found via a link (Page.found_via says 'pagination' only of a URL nothing else leads to).
+    A row locked by a claim right now is left alone, as _learn_depths leaves it."""
+    table = Frontier._meta.db_table
+    if connection.vendor != "postgresql":
+        for url, found_from in found:
+            Frontier.objects.filter(audit_id=audit_id, url=url, source=PAGINATION, state=State.PENDING).update(
+                source=LINK, found_from=found_from if found_from is not None else F("found_from")
+            )
+        return
+    urls = [url for url, _ in found]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {table} AS f SET source = %s, found_from = COALESCE(t.found_from, f.found_from)
+            FROM unnest(%s::text[], %s::text[]) AS t(url, found_from)
+            WHERE f.url = t.url AND f.id IN (
+                SELECT id FROM {table}
+                WHERE audit_id = %s AND url = ANY(%s::text[]) AND source = %s AND state = %s
+                FOR UPDATE SKIP LOCKED
+            )
+            """,
+            [LINK, urls, [f for _, f in found], audit_id, urls, PAGINATION, State.PENDING],
         )
 
 

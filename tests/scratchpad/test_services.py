@@ -550,3 +550,29 @@ def test_two_batches_skipping_under_one_rule_and_shape_at_once_say_it_once():
     assert not errors
     assert len(firsts["a"]) == 1 and firsts["b"] == ()
     assert SkippedURL.objects.filter(audit=audit, rule="calendar").count() == 2
+
+
+def test_a_url_queued_by_rel_next_that_a_link_reaches_is_found_via_the_link():
+    # Issue 27: 'pagination' says a URL only a rel=next/prev link leads to. Within a batch a link wins at the same
+    # depth; a queued pagination row a later link reaches becomes a link's (with the page that links it).
+    from audits.models import Page, page_id_for
+
+    audit = AuditFactory()
+    home = "http://127.0.0.1:1/"
+    frontier_seed(audit_id=audit.id, urls=[NewURL(home, depth=0, source="start")])
+    (claimed,) = frontier_claim(audit_id=audit.id, lease_key="k", limit=1, lease_s=LEASE_S)
+    Page.objects.create(id=page_id_for(audit.id, home), audit=audit, url=home, fetch_class="ok")
+    discovered = [
+        NewURL(home + "list?page=2", depth=1, source="pagination", found_from=home + "list"),
+        NewURL(home + "list?page=3", depth=1, source="pagination", found_from=home + "list?page=2"),
+        NewURL(home + "list?page=3", depth=1, source="link", found_from=home),
+    ]
+    frontier_record_batch(audit_id=audit.id, lease_key="k", done_ids=[claimed.id], discovered=discovered, edges=[])
+    sources = dict(Frontier.objects.filter(audit=audit).values_list("url", "source"))
+    assert sources[home + "list?page=2"] == "pagination" and sources[home + "list?page=3"] == "link"
+    later = [NewURL(home + "list?page=2", depth=2, source="link", found_from=home + "about")]
+    frontier_record_batch(audit_id=audit.id, lease_key="k", done_ids=[], discovered=later, edges=[])
+    row = Frontier.objects.get(audit=audit, url=home + "list?page=2")
+    # A link, but a deeper one: the row keeps its depth and the page that gave it (found_from one click closer).
+    assert (row.source, row.found_from, row.depth) == ("link", home + "list", 1)
+    assert Frontier.objects.get(audit=audit, url=home + "list?page=3").found_from == home
