@@ -13,6 +13,7 @@ between words (eojeol), so split() counts Korean right. Thai, Lao, Khmer and Mya
 too and would need a dictionary to segment; they are counted as split() finds them.
 """
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,7 @@ CJK_RANGES = (
     (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3134F),
 )  # fmt: skip
 _CJK_FIRST = CJK_RANGES[0][0]
+_CJK_CHARACTER = re.compile("([" + "".join(f"{chr(first)}-{chr(last)}" for first, last in CJK_RANGES) + "])")
 
 
 def _lower_table() -> np.ndarray:
@@ -162,3 +164,11 @@ def first_words(joined: str, count: int) -> str:
         spaces = np.flatnonzero(np.frombuffer(joined.encode("ascii"), dtype=np.uint8) == _SPACE)
         return joined[: int(spaces[count - 1])] if len(spaces) >= count else joined
     return " ".join(joined.split(" ", count)[:count])
+
+
+def cjk_spaced(joined: str) -> str:
+    """A text of words joined by one space with each CJK character made a word of its own ("東京は晴れ" ->
+    "東 京 は 晴 れ"): what near duplicates compare in a text written without spaces. Unchanged without one."""
+    if joined.isascii() or not _CJK_CHARACTER.search(joined):
+        return joined
+    return " ".join(_CJK_CHARACTER.sub(r" \1 ", joined).split())

@@ -5,9 +5,10 @@ Near duplicates are measured the way a reader says "96 % of the words are the sa
 counted with their repeats (a multiset: "the" three times is three words), order left aside. Two 700-word
 articles that differ in one word in 25 share 672 of their 700 words: 96 %. Three-word shingles (the scheme before
 issue 27, "m3:") broke three shingles per changed word, so that pair measured ~79 % and was never reported; a
-shuffled copy is the same words and reads 100 % here, which is what a search engine's duplicate clustering sees
-too. Each word occurrence becomes one token (the word's hash mixed with how many times it came before: the
-k-th "the" is its own token), so the multiset is a set and MinHash applies unchanged.
+shuffled copy is the same words and reads 100 % here (the measure is the words, not their order). Each word
+occurrence becomes one token (the word's hash mixed with how many times it came before: the k-th "the" is its
+own token), so the multiset is a set and MinHash applies unchanged. On a page in Chinese or Japanese (counted in
+characters, PageData.word_unit) each character is a word (crawler.words.cjk_spaced): "96 % of the characters".
 
 At crawl time (`text_signature`) the tokens' 32-bit hashes get 128 × 32-bit affine permutations, as datasketch's
 "affine32" scheme, made in bulk with numpy from the text's bytes; base64 on the Page row, prefixed with the scheme
@@ -37,6 +38,7 @@ from audits.checks.registry import as_uuid
 from audits.models import Page
 from crawler import limits
 from crawler.parse.text import WORD_UNIT_CHARACTERS, excerpt_at
+from crawler.words import cjk_spaced
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
@@ -199,11 +201,12 @@ def word_token_hashes(text: str) -> np.ndarray:
     return (tokens >> _HASH_HIGH_BITS).astype(np.uint32)
 
 
-def text_signature(text: str) -> str:
+def text_signature(text: str, *, characters: bool = False) -> str:
     """MinHash signature of the words of `text` counted with their repeats (`word_token_hashes`; `text`: lower-cased
     words joined by one space): SIGNATURE_PERMUTATIONS affine permutations of each token's hash, the minimum per
-    permutation, prefixed with its scheme; "" when the text has no word."""
-    hv = word_token_hashes(text)
+    permutation, prefixed with its scheme; "" when the text has no word. With `characters` (a page counted in
+    characters, PageData.word_unit), each Chinese or Japanese character is a word."""
+    hv = word_token_hashes(cjk_spaced(text) if characters else text)
     if not hv.size:
         return ""
     a, b = _permutations()
@@ -278,7 +281,7 @@ def content_fields_fill(page, data) -> None:
     """The content-check fields of a parsed 2xx HTML page (main text fingerprint, signature, soft-404 sign)."""
     page.main_text_hash = data.main_text_hash
     page.main_words = data.main_word_count
-    page.text_signature = text_signature(data.main_text)
+    page.text_signature = text_signature(data.main_text, characters=data.word_unit == WORD_UNIT_CHARACTERS)
     h1 = next((text for level, text in data.headings if level == 1 and text.strip()), "")
     title = data.titles[0] if data.titles else ""
     page.soft_404_hint = soft_404_reason(title, h1, data.short_main_prose, data.main_word_count)

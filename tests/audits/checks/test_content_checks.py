@@ -380,3 +380,25 @@ def test_a_text_past_the_signed_bytes_is_cut_at_a_word():
 def test_lsh_bands_are_datasketchs_choice(threshold):
     lsh = MinHashLSH(threshold=threshold, num_perm=SIGNATURE_PERMUTATIONS)
     assert _optimal_bands(threshold, SIGNATURE_PERMUTATIONS) == (lsh.b, lsh.r)
+
+
+def test_japanese_near_duplicates_are_measured_on_characters():
+    # Written without spaces, a Japanese article is a few long "words" (one a sentence): one character changed
+    # per sentence would change every one. Each character is a word for the signature instead.
+    sentence = "東京の天気は晴れで気温は二十度です今日は公園を散歩しました"  # 28 characters
+    base = [sentence[n:] + sentence[:n] + "。" for n in range(25)]  # 25 sentences, 700 characters
+    edited = [s[:5] + "雨" + s[6:] for s in base]  # one character in 28 changed in every sentence
+    other = ["大阪の料理はとても美味しいと言われています" + "。"] * 25
+    texts = {"ja": " ".join(base), "ja-edited": " ".join(edited), "other": " ".join(other)}
+    keys = list(texts)
+    data = {k: parse_html(f"<html lang=ja><body><p>{t}</p></body></html>".encode(), B) for k, t in texts.items()}
+    assert all(d.word_unit == "characters" for d in data.values())
+    rows = []
+    for k, d in data.items():
+        row = type("Row", (), {})()
+        content_fields_fill(row, d)  # as the crawl signs it
+        rows.append((k, signature_values(row.text_signature)))
+    found = dict(near_duplicate_groups(rows, min_similarity=0.9))
+    assert {keys[i] for i in found} == {"ja", "ja-edited"}
+    (_, similarity), *_ = found[keys.index("ja")]
+    assert 0.92 <= similarity <= 0.99  # 27 of 28 characters the same: 96 %
