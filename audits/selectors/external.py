@@ -5,7 +5,7 @@ with their anchor text. Shared by the dashboard's External screen, the API, the 
 
 from dataclasses import dataclass
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 
 from audits.models import Audit, ExternalLink
 from audits.selectors.pagination import KeysetColumn
@@ -167,3 +167,24 @@ def external_linking_sample(*, audit: Audit, urls: list[str], per_target: int) -
     """Up to `per_target` linking pages (source URL and anchor) for each of `urls` (a screen's targets), by source
     URL: one query per target on (audit, target_url), at most a screen's worth."""
     return {url: list(external_linking_pages(audit=audit, url=url)[:per_target]) for url in urls}
+
+
+def external_link_rows(*, audit: Audit) -> QuerySet[ExternalLink]:
+    """Every external target of the audit by URL (the exports' one row per target)."""
+    return ExternalLink.objects.filter(audit_id=audit.id).order_by("url")
+
+
+def external_link_edges(*, audit: Audit) -> QuerySet:
+    """Every (target, linking page) pair of the audit's checked external targets, by target then source URL, each
+    with the target's outcome and status (a lookup per row on (audit, url), the unique index): the exports' one row
+    per target, linking page and anchor. Edges to an external URL the pass has no row for are left out."""
+    target = ExternalLink.objects.filter(audit_id=OuterRef("audit_id"), url=OuterRef("target_url"))
+    return (
+        LinkEdge.objects.filter(audit_id=audit.id, internal=False, source_page__audit_id=audit.id)
+        .filter(Exists(target))
+        .annotate(
+            outcome=Subquery(target.values("outcome")[:1]),
+            status_code=Subquery(target.values("status_code")[:1]),
+        )
+        .order_by("target_url", "source_page__url", "id")
+    )
