@@ -10,6 +10,7 @@ from audits import exports
 from audits.models import Audit, ExternalLink
 from audits.selectors import external as external_reads
 from audits.selectors import pagination
+from config.inputs import text_problem
 from dashboard import selectors as dashboard
 from dashboard.views import dashboard_view
 
@@ -26,6 +27,7 @@ OUTCOME_TONES = {
 PROBLEM_TONE = "status-failed"
 URL_CONTAINS_MAX_CHARS = 500  # the search box's bound, as the pages grid's
 HOST_MAX_CHARS = 255  # ExternalLink.host
+OUTCOME_MAX_CHARS = 40  # longer than any ExternalLink.Outcome value
 
 EXPORTS = {
     ("external-links", "csv"): (exports.external_links_csv_rows, exports.CSV_CONTENT_TYPE),
@@ -43,14 +45,26 @@ def _audit(request, audit_id) -> Audit:
     return dashboard.audit_for_account(account=request.account, audit_id=audit_id)
 
 
-def _filters(request) -> dict:
-    """The list's filters from ?query, each bounded; an unknown outcome is kept so the screen can say so."""
-    return {
-        "outcome": request.GET.get("outcome", "")[:40],
+def _text(request, name: str, max_chars: int) -> tuple[str, bool]:
+    """A text filter from ?query, bounded, and whether it was refused: a NUL (PostgreSQL refuses it: a 500) or a
+    lone surrogate is no part of any URL, so such a value filters nothing and the screen says so."""
+    value = request.GET.get(name, "").strip()[:max_chars]
+    return ("", True) if text_problem(value) else (value, False)
+
+
+def _filters(request) -> tuple[dict, bool]:
+    """The list's filters from ?query, each bounded (an unknown outcome is kept so the screen can say so), and
+    whether a value was left out."""
+    host, host_refused = _text(request, "host", HOST_MAX_CHARS)
+    url_contains, url_refused = _text(request, "q", URL_CONTAINS_MAX_CHARS)
+    outcome, outcome_refused = _text(request, "outcome", OUTCOME_MAX_CHARS)
+    filters = {
+        "outcome": outcome,
         "problems": request.GET.get("problems") in ("1", "true", "on"),
-        "host": request.GET.get("host", "").strip()[:HOST_MAX_CHARS],
-        "url_contains": request.GET.get("q", "").strip()[:URL_CONTAINS_MAX_CHARS],
+        "host": host,
+        "url_contains": url_contains,
     }
+    return filters, host_refused or url_refused or outcome_refused
 
 
 @require_GET
@@ -59,7 +73,7 @@ def audit_external(request, audit_id):
     """The audit's external targets: counts per outcome (each a filter), a search by URL and host, a sort, and
     the targets a screen at a time, each with its linking pages' count leading to them."""
     audit = _audit(request, audit_id)
-    filters = _filters(request)
+    filters, refused = _filters(request)
     sort = external_reads.external_sort_key(request.GET.get("sort"))
     counts = external_reads.external_counts(audit=audit)
     links = external_reads.external_link_filter(audit=audit, **filters)
@@ -83,6 +97,7 @@ def audit_external(request, audit_id):
         "targets": targets,
         "filters": filters,
         "filtered": filtered,
+        "refused": refused,
         "unknown_outcome": bool(filters["outcome"]) and not external_reads.external_outcome_valid(filters["outcome"]),
         "sort": sort,
         "sort_choices": external_reads.EXTERNAL_SORT_LABELS.items(),

@@ -109,3 +109,9 @@ def test_exports(api, world, what, fmt, rows):
     assert len(list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))) == rows
     as_json = api.get(f"/api/v1/audits/{audit.id}/exports/{what}.json")
     assert as_json.status_code == 200 and len(json.loads(b"".join(as_json.streaming_content))) == rows
+
+
+@pytest.mark.parametrize(("path", "param"), [(LIST, "host"), (LIST, "url"), (LINKING, "url")])
+def test_a_nul_in_a_filter_is_a_400_field_error(api, world, path, param):
+    audit, _links, _pages = world
+    assert_problem(api.get(path.format(audit.id), {param: "a\x00b"}), 400, "validation_error", field=param)

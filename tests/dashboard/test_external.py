@@ -134,3 +134,9 @@ def test_exports_stream_the_targets_and_their_linking_pages(owner_client, world)
     assert len(json.loads(body("external-link-pages", "json"))) == 7
     missing = reverse("audits:audit-external-export", args=[audit.id, "external-links", "xlsx"])
     assert owner_client.get(missing).status_code == 404
+
+
+def test_a_nul_in_a_filter_is_left_out_and_said(owner_client, world):
+    audit, links, _pages = world
+    response = _screen(owner_client, audit, "?q=gone%00&host=%00&outcome=%00")
+    assert len(_shown(response)) == len(links) and "it was left out" in response.content.decode()
