@@ -588,6 +588,8 @@ def export_links(caller: Caller, audit_id: AuditId) -> shapes.ExportLinks:
         issues_xlsx=link("export-issues-xlsx"),
         pages_csv=link("export-pages-csv"),
         pages_json=link("export-pages-json"),
+        external_links_csv=link("export-external-links-csv"),
+        external_link_pages_csv=link("export-external-link-pages-csv"),
         report_resource=REPORT_URI.format(audit_id=audit.id),
         how_to_download="GET with the header `Authorization: Bearer <your API token>` (the token this session uses).",
     )

@@ -249,5 +249,7 @@ class ExportLinks(BaseModel):
     issues_xlsx: str = Field(description="A spreadsheet workbook: an Overview sheet and one sheet per issue type")
     pages_csv: str
     pages_json: str
+    external_links_csv: str = Field(description="The external link targets, one row each (outcome, status, pages)")
+    external_link_pages_csv: str = Field(description="One row per external target and linking page, with anchor")
     report_resource: str = Field(description="The Markdown report, as an MCP resource URI")
     how_to_download: str

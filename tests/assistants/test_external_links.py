@@ -82,3 +82,11 @@ def test_external_link_pages_and_refusals(world, other_token, as_caller):
     as_caller(other_token)
     (stranger,) = calls(("list_external_links", {"audit_id": str(audit.id)}))
     assert stranger.is_error and stranger.structured_content["code"] == "not_found"
+
+
+def test_export_links_name_the_external_files(world):
+    audit, _links, _pages = world
+    (links,) = calls(("export_links", {"audit_id": str(audit.id)}))
+    base = f"/api/v1/audits/{audit.id}/exports/"
+    assert links.structured_content["external_links_csv"].endswith(base + "external-links.csv")
+    assert links.structured_content["external_link_pages_csv"].endswith(base + "external-link-pages.csv")
