@@ -115,3 +115,12 @@ def test_exports(api, world, what, fmt, rows):
 def test_a_nul_in_a_filter_is_a_400_field_error(api, world, path, param):
     audit, _links, _pages = world
     assert_problem(api.get(path.format(audit.id), {param: "a\x00b"}), 400, "validation_error", field=param)
+
+
+def test_linking_pages_page_by_source_url(api, world):
+    audit, links, (a, b) = world
+    first = api.get(LINKING.format(audit.id), {"url": links["dead"].url, "page_size": 1}).json()
+    assert [p["source_url"] for p in first["results"]] == [a.url] and first["count"] == 2
+    second = api.get(first["next"]).json()
+    assert [p["source_url"] for p in second["results"]] == [b.url] and second["next"] is None
+    assert "url=" in first["next"]  # the target stays named

@@ -140,3 +140,15 @@ def test_a_nul_in_a_filter_is_left_out_and_said(owner_client, world):
     audit, links, _pages = world
     response = _screen(owner_client, audit, "?q=gone%00&host=%00&outcome=%00")
     assert len(_shown(response)) == len(links) and "it was left out" in response.content.decode()
+
+
+def test_one_targets_linking_pages_are_keyset_paged(owner_client, world, monkeypatch):
+    from audits.selectors import external
+
+    audit, links, (a, b) = world
+    monkeypatch.setattr(external, "LINKING_PAGES_PER_PAGE", 1)
+    url = reverse("audits:audit-external-link", args=[audit.id, links["ok"].id])
+    first = owner_client.get(url).context["pages"]
+    assert [e["source_page__url"] for e in first] == [a.url] and first.has_next
+    second = owner_client.get(url + f"?cursor={first.next_cursor}").context["pages"]
+    assert [e["source_page__url"] for e in second] == [b.url] and not second.has_next
