@@ -101,6 +101,8 @@ def test_empty_states_checking_off_and_none_found(owner_client, owner):
     on = finished_audit(ProjectFactory(owner=owner))
     html = _screen(owner_client, on).content.decode()
     assert "No external links found" in html and "checking is off" not in html
+    running = finished_audit(ProjectFactory(owner=owner), status="running", completed_at=None)
+    assert "checked once the crawl has ended" in _screen(owner_client, running).content.decode()
 
 
 def test_another_accounts_audit_and_target_answer_404(client, stranger, world):
