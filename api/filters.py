@@ -2,10 +2,11 @@
 
 import django_filters
 from django import forms
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 
 from audits.checks.registry import CHECKS
-from audits.models import Audit, Issue, Page, Project
+from audits.models import Audit, ExternalLink, Issue, Page, Project
+from audits.selectors.external import PROBLEM_OUTCOMES
 from config.inputs import ID_MAX, ID_MIN
 from webhooks.models import Webhook, WebhookDelivery
 
@@ -71,6 +72,26 @@ class PageFilter(django_filters.FilterSet):
 
     def filter_has_issue(self, queryset, name, value):
         return queryset.filter(Exists(Issue.objects.filter(page_id=OuterRef("pk"), type=value)))
+
+
+class ExternalLinkFilter(django_filters.FilterSet):
+    outcome = django_filters.ChoiceFilter(
+        choices=ExternalLink.Outcome.choices, help_text="What asking the target answered"
+    )
+    problems = django_filters.BooleanFilter(
+        method="filter_problems",
+        help_text="true: only targets worth a look (every outcome but ok and redirected); false: only those two",
+    )
+    host = django_filters.CharFilter(lookup_expr="iexact", max_length=255, help_text="The target's host (any case)")
+    url = django_filters.CharFilter(lookup_expr="icontains", max_length=500, help_text="URL contains (any case)")
+
+    class Meta:
+        model = ExternalLink
+        fields = ["outcome", "problems", "host", "url"]
+
+    def filter_problems(self, queryset, name, value):
+        problems = Q(outcome__in=PROBLEM_OUTCOMES)
+        return queryset.filter(problems) if value else queryset.exclude(problems)
 
 
 class WebhookFilter(django_filters.FilterSet):

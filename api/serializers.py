@@ -1,5 +1,8 @@
 """Input parsing and output shapes. No business rules here: services decide, serializers translate."""
 
+from urllib.parse import urlencode
+
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -8,7 +11,7 @@ from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown_stored
 from audits.extraction import MAX_EXTRACTORS
 from audits.limits import MAX_LIST_URLS
-from audits.models import Audit, Issue, Page, Project, Schedule, Segment
+from audits.models import Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
 from audits.services import MAX_PATTERNS, NUMBER_BOUNDS, PATTERN_MAX_CHARS, PROJECT_NAME_MAX_CHARS
 from webhooks.models import Webhook, WebhookDelivery
 
@@ -260,6 +263,32 @@ class InlinkSerializer(serializers.Serializer):
     link_count = serializers.IntegerField(help_text="Links of the source page to this page")
     anchor_text = serializers.CharField()
     nofollow = serializers.BooleanField()
+
+
+class ExternalLinkSerializer(serializers.ModelSerializer):
+    """One distinct external link target of the audit and what asking it once answered."""
+
+    outcome_label = serializers.CharField(
+        source="get_outcome_display", read_only=True, help_text="The outcome in words"
+    )
+    linking_pages_url = serializers.SerializerMethodField(help_text="The pages linking to it, with their anchors")
+
+    class Meta:
+        model = ExternalLink
+        fields = [
+            "id", "url", "host", "outcome", "outcome_label", "status_code", "method", "final_url", "redirect_hops",
+            "error", "response_time_ms", "linking_pages", "linking_pages_url", "checked_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_linking_pages_url(self, obj) -> str:
+        request = self.context["request"]
+        path = reverse("api:audit-external-link-pages", kwargs={"pk": obj.audit_id})
+        return request.build_absolute_uri(f"{path}?{urlencode({'url': obj.url})}")
+
+
+class ExternalLinkPagesQuerySerializer(serializers.Serializer):
+    url = serializers.CharField(max_length=4096, help_text="The external target's exact URL (as the list gives it)")
 
 
 class PageIssueSerializer(serializers.ModelSerializer):

@@ -27,11 +27,37 @@ urlpatterns = [
     path("v1/audits/<uuid:pk>/issues/summary/", v.IssueSummary.as_view(), name="audit-issue-summary"),
     path("v1/audits/<uuid:pk>/pages/", v.PageList.as_view(), name="audit-pages"),
     path("v1/audits/<uuid:pk>/pages/<uuid:page_pk>/", v.PageDetail.as_view(), name="audit-page-detail"),
+    path("v1/audits/<uuid:pk>/external-links/", v.ExternalLinkList.as_view(), name="audit-external-links"),
+    path(
+        "v1/audits/<uuid:pk>/external-links/linking-pages/",
+        v.ExternalLinkPages.as_view(),
+        name="audit-external-link-pages",
+    ),
     path("v1/audits/<uuid:pk>/exports/issues.csv", v.IssuesCsvExport.as_view(), name="export-issues-csv"),
     path("v1/audits/<uuid:pk>/exports/issues.json", v.IssuesJsonExport.as_view(), name="export-issues-json"),
     path("v1/audits/<uuid:pk>/exports/issues.xlsx", v.IssuesXlsxExport.as_view(), name="export-issues-xlsx"),
     path("v1/audits/<uuid:pk>/exports/pages.csv", v.PagesCsvExport.as_view(), name="export-pages-csv"),
     path("v1/audits/<uuid:pk>/exports/pages.json", v.PagesJsonExport.as_view(), name="export-pages-json"),
+    path(
+        "v1/audits/<uuid:pk>/exports/external-links.csv",
+        v.ExternalLinksCsvExport.as_view(),
+        name="export-external-links-csv",
+    ),
+    path(
+        "v1/audits/<uuid:pk>/exports/external-links.json",
+        v.ExternalLinksJsonExport.as_view(),
+        name="export-external-links-json",
+    ),
+    path(
+        "v1/audits/<uuid:pk>/exports/external-link-pages.csv",
+        v.ExternalLinkPagesCsvExport.as_view(),
+        name="export-external-link-pages-csv",
+    ),
+    path(
+        "v1/audits/<uuid:pk>/exports/external-link-pages.json",
+        v.ExternalLinkPagesJsonExport.as_view(),
+        name="export-external-link-pages-json",
+    ),
     path(
         "v1/audits/<uuid:pk>/issues/<str:issue_type>/export.csv",
         v.IssueTypeCsvExport.as_view(),

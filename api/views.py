@@ -25,7 +25,7 @@ from api.schema import ApiAutoSchema
 from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
-from audits.models import Audit, Issue, Page, Project, Schedule, Segment
+from audits.models import Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
 from audits.segments import (
     SEGMENT_PARAM,
     SegmentChoice,
@@ -35,6 +35,12 @@ from audits.segments import (
     segment_update,
 )
 from audits.selectors.audits import audit_comparison, audit_list_for, audit_urls_skipped
+from audits.selectors.external import (
+    external_link_filter,
+    external_link_get,
+    external_linking_pages,
+    external_linking_pages_count,
+)
 from audits.selectors.issues import ISSUE_LIST_ORDERING, issue_counts_by_type, issue_list, issues_by_type
 from audits.selectors.links import page_links
 from audits.selectors.projects import project_list_for
@@ -49,6 +55,7 @@ from audits.services import (
     schedule_clear,
     schedule_set,
 )
+from scratchpad.models import LinkEdge
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create, webhook_delete, webhook_update
 
@@ -339,6 +346,66 @@ class PageDetail(ApiMixin, APIView):
         return Response(s.PageDetailSerializer(page).data)
 
 
+# The external list's keyset ordering: unique within an audit, in one index after the audit
+# (externallink_unique_url_per_audit). A target's linking pages: one edge per source page and target.
+EXTERNAL_LINK_LIST_ORDERING = ("url",)
+EXTERNAL_LINK_PAGES_ORDERING = ("source_page__url",)
+
+
+@extend_schema(tags=["results"])
+class ExternalLinkList(ApiMixin, generics.ListAPIView):
+    """The audit's external link targets (one per distinct URL, each asked once) by URL, with what asking answered
+    and how many crawled pages link to it; keyset pages (`next`/`previous` links with a cursor). Empty when the
+    project does not check external links or the audit has not finished."""
+
+    serializer_class = s.ExternalLinkSerializer
+    filterset_class = filters.ExternalLinkFilter
+    pagination_class = KeysetPagination
+    keyset_ordering = EXTERNAL_LINK_LIST_ORDERING
+
+    def get_queryset(self):
+        if self.schema_only:
+            return ExternalLink.objects.none()
+        return external_link_filter(audit=self.audit_or_404(self.kwargs["pk"]))
+
+
+@extend_schema(tags=["results"])
+class ExternalLinkPages(ApiMixin, generics.ListAPIView):
+    """The crawled pages linking to one external target, by page URL, with their anchor text; keyset pages."""
+
+    serializer_class = s.InlinkSerializer
+    pagination_class = KeysetPagination
+    keyset_ordering = EXTERNAL_LINK_PAGES_ORDERING
+    filter_backends = []
+
+    @extend_schema(
+        summary="The pages linking to one external target",
+        description="`url` is the target's exact URL, as the external-links list gives it (its `linking_pages_url` "
+        "is this request). A URL the audit has no target for answers 404 not_found.",
+        parameters=[
+            OpenApiParameter(
+                "url", str, OpenApiParameter.QUERY, required=True, description="The external target's exact URL"
+            )
+        ],
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        if self.schema_only:
+            return LinkEdge.objects.none()
+        audit = self.audit_or_404(self.kwargs["pk"])
+        query = s.ExternalLinkPagesQuerySerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        self.link = external_link_get(audit=audit, url=query.validated_data["url"])
+        if self.link is None:
+            raise exceptions.NotFound("The audit has no external link target with this URL.")
+        return external_linking_pages(audit=audit, url=self.link.url)
+
+    def keyset_total(self, request) -> int:
+        return external_linking_pages_count(audit=self.link.audit, url=self.link.url)
+
+
 class _FirstRenderer(BaseContentNegotiation):
     """Exports answer CSV or JSON whatever Accept says; errors are rendered as JSON."""
 
@@ -413,6 +480,45 @@ IssuesCsvExport = _export_view("issues", "csv")
 IssuesJsonExport = _export_view("issues", "json")
 PagesCsvExport = _export_view("pages", "csv")
 PagesJsonExport = _export_view("pages", "json")
+
+EXTERNAL_EXPORTS = {  # the dashboard's External screen's exports (dashboard.external_views)
+    ("external-links", "csv"): (exports.external_links_csv_rows, exports.CSV_CONTENT_TYPE),
+    ("external-links", "json"): (exports.external_links_json_chunks, exports.JSON_CONTENT_TYPE),
+    ("external-link-pages", "csv"): (exports.external_link_pages_csv_rows, exports.CSV_CONTENT_TYPE),
+    ("external-link-pages", "json"): (exports.external_link_pages_json_chunks, exports.JSON_CONTENT_TYPE),
+}
+
+
+class _ExternalExport(_Export):
+    """The audit's external targets, or their linking pages, as the dashboard exports them (the whole site's)."""
+
+    def get(self, request, pk):
+        audit = self.audit_or_404(pk)
+        chunks, content_type = EXTERNAL_EXPORTS[(self.kind, self.fmt)]
+        response = StreamingHttpResponse(chunks(audit), content_type=content_type)
+        filename = exports.export_filename(audit, self.kind, self.fmt)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+def _external_export_view(kind: str, fmt: str, what: str):
+    media = "text/csv" if fmt == "csv" else "application/json"
+    schema = OpenApiTypes.STR if fmt == "csv" else {"type": "array", "items": {"type": "object"}}
+    decorated = extend_schema(
+        tags=["exports"],
+        summary=f"Export the audit's {what} as {fmt.upper()} (streamed)",
+        responses={(200, media): schema},
+    )
+    name = "".join(part.title() for part in kind.split("-"))
+    return decorated(type(f"{name}{fmt.upper()}Export", (_ExternalExport,), {"kind": kind, "fmt": fmt}))
+
+
+_TARGETS = "external link targets (one row per target)"
+_LINKING = "external links' linking pages (one row per target and page, with the anchor)"
+ExternalLinksCsvExport = _external_export_view("external-links", "csv", _TARGETS)
+ExternalLinksJsonExport = _external_export_view("external-links", "json", _TARGETS)
+ExternalLinkPagesCsvExport = _external_export_view("external-link-pages", "csv", _LINKING)
+ExternalLinkPagesJsonExport = _external_export_view("external-link-pages", "json", _LINKING)
 
 ISSUE_TYPE_EXPORTS = {  # the dashboard's per-type exports (dashboard.views.audit_issue_type_export)
     "csv": (exports.issue_type_csv_rows, exports.CSV_CONTENT_TYPE),

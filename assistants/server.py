@@ -33,6 +33,7 @@ from audits.evidence import evidence_columns, evidence_count_unit, evidence_note
 from audits.models import Audit, Page, Project
 from audits.priority import PRIORITY_RULE, TOP_ISSUES_DEFAULT, top_issues
 from audits.selectors import audits as audit_reads
+from audits.selectors import external as external_reads
 from audits.selectors import issues as issue_reads
 from audits.selectors import links as link_reads
 from audits.selectors import pages as page_reads
@@ -45,13 +46,15 @@ MCP_PATH = "/mcp/"
 PAGE_SIZE_DEFAULT = 50  # rows per page of every list a tool answers
 PAGE_SIZE_MAX = 200  # an assistant's context is the scarce resource, not the database
 LINKS_SHOWN = 50  # inlinks and outlinks listed by get_page (the counts are exact)
+EXTERNAL_EXAMPLES_SHOWN = 3  # linking pages listed with each external target (external_link_pages lists them all)
 GRID_COLUMNS = ("url", "inlinks", "issues")  # what list_pages annotates besides the page's own fields
 SEVERITY = Literal["critical", "warning", "info"]
 REPORT_URI = "sitewarden://audits/{audit_id}/report.md"
 
 INSTRUCTIONS = """Sitewarden audits websites the way a search engine sees them.
 Typical session: list_projects (or create_project), start_audit, poll audit_status until `finished`,
-then audit_summary, list_issues / issue_evidence for one type, list_pages and get_page for one URL.
+then audit_summary, list_issues / issue_evidence for one type, list_pages and get_page for one URL,
+list_external_links for the site's outbound links (problems_only=true: the broken or unreachable ones).
 Explain a finding with the resource sitewarden://checks/{type} (severity, explanation, how to fix).
 Errors carry a stable `code` (not_found, validation_error, audit_already_running, throttled, ...).
 A read-only token reads everything; create_project, start_audit and cancel_audit then answer token_read_only."""
@@ -463,6 +466,96 @@ def get_page(
     )
 
 
+@tool(title="List external links", read_only=True)
+def list_external_links(
+    caller: Caller,
+    audit_id: AuditId,
+    outcome: Literal[tuple(external_reads.Outcome.values)] | None = None,
+    problems_only: Annotated[
+        bool, Field(description="Only targets worth a look: every outcome but ok and redirected")
+    ] = False,
+    host: Annotated[str, Field(max_length=255, description="Only this host (exact, any case)")] = "",
+    url_contains: Annotated[str, Field(max_length=500, description="URL contains (any case)")] = "",
+    sort: Annotated[
+        Literal[tuple(external_reads.EXTERNAL_SORTS)],
+        Field(description="-pages: most linking pages first; url; outcome; host"),
+    ] = external_reads.DEFAULT_EXTERNAL_SORT,
+    page: PageNumber = 1,
+    page_size: PageSize = PAGE_SIZE_DEFAULT,
+) -> shapes.ExternalLinkPage:
+    """The audit's outbound links: each distinct external target, what asking it once answered (broken, server
+    error, timeout, unknown host, redirects, could not verify behind bot protection...) and the pages linking to it."""
+    audit = _audit(caller, audit_id)
+    counts = external_reads.external_counts(audit=audit)
+    links = external_reads.external_link_filter(
+        audit=audit, outcome=outcome or "", problems=problems_only, host=host, url_contains=url_contains
+    )
+    count, rows, more = _paged(external_reads.external_link_list(links, sort=sort), page, page_size)
+    examples = external_reads.external_linking_sample(
+        audit=audit, urls=[r.url for r in rows], per_target=EXTERNAL_EXAMPLES_SHOWN
+    )
+    return shapes.ExternalLinkPage(
+        checking_on=external_reads.external_checking_on(audit=audit),
+        counts_by_outcome=counts.as_dict(),
+        problems=counts.problems,
+        count=count,
+        page=page,
+        has_more=more,
+        links=[
+            shapes.ExternalLinkRow(
+                id=r.id,
+                url=r.url,
+                host=r.host,
+                outcome=r.outcome,
+                outcome_label=r.get_outcome_display(),
+                status_code=r.status_code,
+                method=r.method,
+                final_url=r.final_url,
+                redirect_hops=r.redirect_hops,
+                error=r.error,
+                linking_pages=r.linking_pages,
+                linking_examples=[
+                    shapes.ExternalLinkSource(source_url=e["source_page__url"], anchor_text=e["anchor_text"])
+                    for e in examples[r.url]
+                ],
+            )
+            for r in rows
+        ],
+    )
+
+
+@tool(title="Pages linking to an external link", read_only=True)
+def external_link_pages(
+    caller: Caller,
+    audit_id: AuditId,
+    url: Annotated[str, Field(max_length=4096, description="The external target's exact URL (list_external_links)")],
+    page: PageNumber = 1,
+    page_size: PageSize = PAGE_SIZE_DEFAULT,
+) -> shapes.ExternalLinkPages:
+    """The crawled pages linking to one external target, by page URL, with their anchor text."""
+    audit = _audit(caller, audit_id)
+    link = external_reads.external_link_get(audit=audit, url=url)
+    if link is None:
+        raise not_found("external link target in this audit", "list_external_links")
+    count, rows, more = _paged(external_reads.external_linking_pages(audit=audit, url=link.url), page, page_size)
+    return shapes.ExternalLinkPages(
+        url=link.url,
+        outcome=link.outcome,
+        count=count,
+        page=page,
+        has_more=more,
+        pages=[
+            shapes.Inlink(
+                source_page_id=e["source_page_id"],
+                source_url=e["source_page__url"],
+                anchor_text=e["anchor_text"],
+                nofollow=e["nofollow"],
+            )
+            for e in rows
+        ],
+    )
+
+
 @tool(title="Compare two audits", read_only=True)
 def compare_audits(
     caller: Caller,
@@ -495,6 +588,8 @@ def export_links(caller: Caller, audit_id: AuditId) -> shapes.ExportLinks:
         issues_xlsx=link("export-issues-xlsx"),
         pages_csv=link("export-pages-csv"),
         pages_json=link("export-pages-json"),
+        external_links_csv=link("export-external-links-csv"),
+        external_link_pages_csv=link("export-external-link-pages-csv"),
         report_resource=REPORT_URI.format(audit_id=audit.id),
         how_to_download="GET with the header `Authorization: Bearer <your API token>` (the token this session uses).",
     )

@@ -165,6 +165,45 @@ class Outlink(BaseModel):
     internal: bool
 
 
+class ExternalLinkSource(BaseModel):
+    source_url: str = Field(description="A crawled page linking to the target")
+    anchor_text: str
+
+
+class ExternalLinkRow(BaseModel):
+    id: UUID
+    url: str
+    host: str
+    outcome: str = Field(description="ok | redirected | client_error | server_error | timeout | dns_error | ...")
+    outcome_label: str = Field(description="The outcome in words")
+    status_code: int | None = Field(description="The last answer's status; null: no HTTP answer")
+    method: str = Field(description="HEAD, or GET where HEAD was refused")
+    final_url: str = Field(description="Where its redirects ended (empty without redirects)")
+    redirect_hops: int
+    error: str
+    linking_pages: int = Field(description="Crawled pages linking to it (external_link_pages lists them)")
+    linking_examples: list[ExternalLinkSource] = Field(description="The first few of them, by URL, with anchors")
+
+
+class ExternalLinkPage(BaseModel):
+    checking_on: bool = Field(description="Whether the audit checked its outbound links (a project setting)")
+    counts_by_outcome: dict[str, int] = Field(description="Targets per outcome, whatever the filters")
+    problems: int = Field(description="Targets worth a look: every outcome but ok and redirected")
+    count: int = Field(description="Targets matching the filters, over all pages")
+    page: int
+    has_more: bool
+    links: list[ExternalLinkRow]
+
+
+class ExternalLinkPages(BaseModel):
+    url: str
+    outcome: str
+    count: int = Field(description="Crawled pages linking to the target")
+    page: int
+    has_more: bool
+    pages: list[Inlink]
+
+
 class PageDetail(BaseModel):
     id: UUID
     url: str
@@ -210,5 +249,7 @@ class ExportLinks(BaseModel):
     issues_xlsx: str = Field(description="A spreadsheet workbook: an Overview sheet and one sheet per issue type")
     pages_csv: str
     pages_json: str
+    external_links_csv: str = Field(description="The external link targets, one row each (outcome, status, pages)")
+    external_link_pages_csv: str = Field(description="One row per external target and linking page, with anchor")
     report_resource: str = Field(description="The Markdown report, as an MCP resource URI")
     how_to_download: str

@@ -14,8 +14,14 @@ with an empty page), ISSUE_COLUMNS: type, title, severity, category, page, targe
 words (audits.evidence.finding_summary). The per-type files (`issue_type_csv_rows`, `issue_type_json_chunks`)
 have that type's own evidence columns (audits.evidence), one row per evidence row.
 
-The workbook (`issues_xlsx_write`) has an Overview sheet and one sheet per issue type found, with the per-type
-files' columns; XlsxWriter's constant_memory mode writes each row to a temporary file as it comes, so memory
+The external links (audits.selectors.external) have files of their own: one row per distinct target
+(EXTERNAL_LINK_COLUMNS: what asking it answered and how many pages link to it, `external_links_csv_rows`,
+`external_links_json_chunks`) and one row per target and linking page with its anchor (EXTERNAL_LINK_PAGE_COLUMNS,
+`external_link_pages_csv_rows`, `external_link_pages_json_chunks`).
+
+The workbook (`issues_xlsx_write`) has an Overview sheet, one sheet per issue type found, with the per-type
+files' columns, and, when the audit has external targets, the two external sheets (the whole site's);
+XlsxWriter's constant_memory mode writes each row to a temporary file as it comes, so memory
 stays bounded whatever the audit's size. A sheet stops at Excel's row limit with a last row saying so.
 """
 
@@ -41,7 +47,8 @@ from audits.evidence import (
     evidence_records,
     finding_summary,
 )
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, ExternalLink, Issue, Page
+from audits.selectors.external import external_link_edges, external_link_rows
 from audits.selectors.issues import issues_by_severity, issues_by_type, severity_totals
 from audits.selectors.links import page_inlinks_count
 from audits.stats import issue_type_counts
@@ -59,6 +66,8 @@ ISSUE_COLUMNS = ("type", "title", "severity", "category", "page_url", "target", 
 XLSX_MAX_ROWS = 1_048_576  # Excel's rows per sheet, the header row included
 XLSX_SHEET_NAME_MAX_CHARS = 31  # Excel's limit on a sheet name
 XLSX_OVERVIEW_SHEET = "Overview"
+XLSX_EXTERNAL_SHEET = "External links"  # one row per target
+XLSX_EXTERNAL_PAGES_SHEET = "External link pages"  # one row per target and linking page
 _SHEET_NAME_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
 
 PAGE_FIELDS = (
@@ -92,6 +101,32 @@ PAGE_COLUMNS = (*PAGE_FIELDS, "inlinks")  # inlinks: links to the page from the 
 EXTRACTED_PREFIX = "extracted."  # + an extractor's name: a pages export column (custom extraction)
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+# External links: one row per distinct target, and one per target and linking page (its anchor text).
+EXTERNAL_LINK_FIELDS = (
+    "url",
+    "host",
+    "outcome",
+    "status_code",
+    "method",
+    "final_url",
+    "redirect_hops",
+    "error",
+    "response_time_ms",
+    "linking_pages",
+    "checked_at",
+)
+EXTERNAL_LINK_COLUMNS = (*EXTERNAL_LINK_FIELDS[:3], "outcome_label", *EXTERNAL_LINK_FIELDS[3:])
+EXTERNAL_LINK_PAGE_COLUMNS = (
+    "target_url",
+    "outcome",
+    "status_code",
+    "source_url",
+    "anchor_text",
+    "nofollow",
+    "link_count",
+)
+_OUTCOME_LABELS = dict(ExternalLink.Outcome.choices)
 
 
 def _type_records(
@@ -166,6 +201,21 @@ def _with_extracted(row: tuple, names: list[str], join_values: bool) -> tuple:
     return (*row[:-1], *(LIST_SEPARATOR.join(v) if join_values else v for v in values))
 
 
+def _external_records(audit: Audit) -> Iterator[tuple]:
+    """One tuple per external target, by URL, in EXTERNAL_LINK_COLUMNS order (the outcome's words beside it)."""
+    rows = external_link_rows(audit=audit).values_list(*EXTERNAL_LINK_FIELDS).iterator(chunk_size=EXPORT_FETCH_ROWS)
+    for row in rows:
+        yield (*row[:3], _OUTCOME_LABELS.get(row[2], row[2]), *row[3:])
+
+
+def _external_page_records(audit: Audit) -> Iterator[tuple]:
+    """One tuple per (target, linking page), by target then page URL, in EXTERNAL_LINK_PAGE_COLUMNS order."""
+    edges = external_link_edges(audit=audit).values_list(
+        "target_url", "outcome", "status_code", "source_page__url", "anchor_text", "nofollow", "link_count"
+    )
+    return edges.iterator(chunk_size=EXPORT_FETCH_ROWS)
+
+
 def _batched(rows: Iterable, size: int = EXPORT_ROWS_PER_CHUNK) -> Iterator[list]:
     batch = []
     for row in rows:
@@ -229,6 +279,16 @@ def pages_csv_rows(audit: Audit, pages: QuerySet | None = None, *, pages_q: Q | 
     return _csv_chunks(page_export_columns(audit), _page_rows(audit, _segment_pages(audit, pages, pages_q)))
 
 
+def external_links_csv_rows(audit: Audit) -> Iterator[str]:
+    """CSV of the audit's external link targets (EXTERNAL_LINK_COLUMNS), one line per distinct target."""
+    return _csv_chunks(EXTERNAL_LINK_COLUMNS, _external_records(audit))
+
+
+def external_link_pages_csv_rows(audit: Audit) -> Iterator[str]:
+    """CSV of the pages linking to each external target (EXTERNAL_LINK_PAGE_COLUMNS), one line per target and page."""
+    return _csv_chunks(EXTERNAL_LINK_PAGE_COLUMNS, _external_page_records(audit))
+
+
 # --- JSON ----------------------------------------------------------------------------------------------
 
 
@@ -269,14 +329,24 @@ def pages_json_chunks(audit: Audit, pages: QuerySet | None = None, *, pages_q: Q
     return _json_chunks(page_export_columns(audit), rows)
 
 
+def external_links_json_chunks(audit: Audit) -> Iterator[str]:
+    """A JSON array of the audit's external link targets: objects with the EXTERNAL_LINK_COLUMNS keys."""
+    return _json_chunks(EXTERNAL_LINK_COLUMNS, _external_records(audit))
+
+
+def external_link_pages_json_chunks(audit: Audit) -> Iterator[str]:
+    """A JSON array of (target, linking page) objects with the EXTERNAL_LINK_PAGE_COLUMNS keys."""
+    return _json_chunks(EXTERNAL_LINK_PAGE_COLUMNS, _external_page_records(audit))
+
+
 # --- XLSX ----------------------------------------------------------------------------------------------
 
 
 def xlsx_sheet_names(issue_types: Iterable[str]) -> dict[str, str]:
     """An Excel-safe sheet name per type: at most 31 characters, none of []:*?/\\, unique (Excel compares
-    names without case) and never the overview's. `structured-data-missing-recommended` -> its first 31
-    characters; a clash gets `~2`, `~3`… at the end."""
-    taken = {XLSX_OVERVIEW_SHEET.lower()}
+    names without case) and never the overview's or the external links'. `structured-data-missing-recommended`
+    -> its first 31 characters; a clash gets `~2`, `~3`… at the end."""
+    taken = {name.lower() for name in (XLSX_OVERVIEW_SHEET, XLSX_EXTERNAL_SHEET, XLSX_EXTERNAL_PAGES_SHEET)}
     names = {}
     for issue_type in issue_types:
         base = _SHEET_NAME_FORBIDDEN.sub("_", issue_type).strip("'") or "issues"
@@ -308,11 +378,18 @@ def _xlsx_row(sheet, row: int, values: Iterable, cell_format=None) -> None:
 def _xlsx_type_sheet(audit: Audit, issue_type: str, sheet, bold, issues_q: Q | None = None) -> tuple[int, int]:
     """Writes one type's evidence rows under its columns' header: (rows written, rows past Excel's limit)."""
     columns = issue_type_columns(issue_type)
+    records = _type_records(audit, issue_type, columns, issues_q=issues_q)
+    return _xlsx_sheet(sheet, bold, columns, records, "the CSV or JSON export of this issue type has them all.")
+
+
+def _xlsx_sheet(sheet, bold, columns: tuple, records: Iterable[tuple], elsewhere: str) -> tuple[int, int]:
+    """Writes `records` under the `columns` header: (rows written, rows past Excel's limit, said in the last row
+    with `elsewhere`: where they all are)."""
     _xlsx_row(sheet, 0, columns, bold)
     sheet.freeze_panes(1, 0)
     last_data_row = XLSX_MAX_ROWS - 2  # the last sheet row says what did not fit
     written = left_out = 0
-    for record in _type_records(audit, issue_type, columns, issues_q=issues_q):
+    for record in records:
         if written < last_data_row:
             written += 1
             _xlsx_row(sheet, written, record)
@@ -322,8 +399,7 @@ def _xlsx_type_sheet(audit: Audit, issue_type: str, sheet, bold, issues_q: Q | N
         sheet.write_string(
             written + 1,
             0,
-            f"{left_out} more rows are past Excel's limit of {XLSX_MAX_ROWS:,} rows a sheet: "
-            "the CSV or JSON export of this issue type has them all.",
+            f"{left_out} more rows are past Excel's limit of {XLSX_MAX_ROWS:,} rows a sheet: {elsewhere}",
         )
     return written, left_out
 
@@ -363,6 +439,7 @@ def issues_xlsx_write(audit: Audit, output, *, segment_name: str = "", issues_q:
     for issue_type, name in sheets.items():
         sheet = workbook.add_worksheet(name)
         written[issue_type] = _xlsx_type_sheet(audit, issue_type, sheet, bold, issues_q=issues_q)
+    external = _xlsx_external_sheets(audit, workbook, bold)
 
     day = audit.started_at or audit.created_at
     score = score_breakdown(audit=audit)
@@ -408,11 +485,39 @@ def issues_xlsx_write(audit: Audit, output, *, segment_name: str = "", issues_q:
                 note,
             )
         )
-    headers = {i for i, values in enumerate(rows) if values[:1] in (("Severity",), ("Issue type",))}
+    if external:
+        rows += [(), ("External links (whole site)", "Rows", "Sheet"), *external]
+    headers = {
+        i
+        for i, values in enumerate(rows)
+        if values[:1] in (("Severity",), ("Issue type",), ("External links (whole site)",))
+    }
     for row, values in enumerate(rows):
         _xlsx_row(overview, row, values, bold if row in headers else None)
     overview.set_column(0, 1, 28)
     workbook.close()
+
+
+def _xlsx_external_sheets(audit: Audit, workbook, bold) -> list[tuple]:
+    """The external link sheets when the audit has external targets (the whole site's, whatever the segment): one
+    row per target, one per target and linking page. Their rows for the Overview: (what, rows written, sheet)."""
+    if not external_link_rows(audit=audit).exists():
+        return []
+    elsewhere = "the CSV or JSON export of external links has them all."
+    targets = _xlsx_sheet(
+        workbook.add_worksheet(XLSX_EXTERNAL_SHEET), bold, EXTERNAL_LINK_COLUMNS, _external_records(audit), elsewhere
+    )
+    pages = _xlsx_sheet(
+        workbook.add_worksheet(XLSX_EXTERNAL_PAGES_SHEET),
+        bold,
+        EXTERNAL_LINK_PAGE_COLUMNS,
+        _external_page_records(audit),
+        elsewhere,
+    )
+    return [
+        ("Targets", targets[0], XLSX_EXTERNAL_SHEET),
+        ("Linking pages (target, page, anchor)", pages[0], XLSX_EXTERNAL_PAGES_SHEET),
+    ]
 
 
 def issues_xlsx_file(audit: Audit, *, segment_name: str = "", issues_q: Q | None = None):

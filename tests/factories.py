@@ -19,6 +19,7 @@ from accounts.tokens import PREFIX_CHARS, TOKEN_SCHEME
 from audits.models import (
     Audit,
     AuditEvent,
+    ExternalLink,
     Issue,
     LighthouseResult,
     Page,
@@ -27,6 +28,7 @@ from audits.models import (
     Schedule,
     Segment,
     ShareLink,
+    external_link_id_for,
     issue_id_for,
     lighthouse_id_for,
     page_id_for,
@@ -250,6 +252,25 @@ class LighthouseResultFactory(factory.django.DjangoModelFactory):
             obj.cls = extracted
             if create:
                 obj.save(update_fields=["cls"])
+
+
+class ExternalLinkFactory(factory.django.DjangoModelFactory):
+    """A distinct external target of the audit, checked and answering 200 (id = external_link_id_for(audit, url)).
+    The pages linking to it are LinkEdge rows with internal=False and this target_url (make them beside it)."""
+
+    class Meta:
+        model = ExternalLink
+
+    audit = factory.SubFactory(AuditFactory)
+    url = factory.Sequence(lambda n: f"https://elsewhere-{n}.example/page")
+    id = factory.LazyAttribute(lambda e: external_link_id_for(e.audit.id, e.url))
+    host = factory.LazyAttribute(lambda e: urlsplit(e.url).hostname or "")
+    outcome = ExternalLink.Outcome.OK
+    status_code = 200
+    method = "HEAD"
+    linking_pages = 1
+    response_time_ms = 80
+    checked_at = factory.LazyFunction(timezone.now)
 
 
 # --- crawl state (scratchpad) -----------------------------------------------------------------------

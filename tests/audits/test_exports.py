@@ -218,3 +218,57 @@ def test_workbook_memory_stays_bounded_as_rows_grow(tmp_path):
         assert book["missing-h1"].max_row == n // 2 + 1
     print(f"workbook peaks {peaks} bytes for files of {sizes} bytes")
     assert peaks[1] < peaks[0] * 1.5, f"peak grew with the rows: {peaks}"
+
+
+# --- external links ---------------------------------------------------------------------------------------
+
+
+def test_external_links_one_row_per_target_and_one_per_linking_page(db):
+    from tests.support.external_links import external_world
+
+    audit, links, (a, b) = external_world(finished_audit(ProjectFactory(owner=UserFactory())))
+    targets = list(csv.DictReader(io.StringIO("".join(exports.external_links_csv_rows(audit)))))
+    assert list(targets[0]) == list(exports.EXTERNAL_LINK_COLUMNS)
+    assert [t["url"] for t in targets] == sorted(link.url for link in links.values())  # not the other audit's
+    dead = next(t for t in targets if t["url"] == links["dead"].url)
+    assert (dead["outcome"], dead["outcome_label"], dead["status_code"], dead["linking_pages"]) == (
+        "client_error",
+        "Broken (4xx)",
+        "404",
+        "2",
+    )
+    moved = next(t for t in targets if t["url"] == links["moved"].url)
+    assert (moved["final_url"], moved["redirect_hops"]) == ("https://moved.example/new", "2")
+    assert json.loads("".join(exports.external_links_json_chunks(audit)))[0].keys() == set(
+        exports.EXTERNAL_LINK_COLUMNS
+    )
+
+    pages = list(csv.DictReader(io.StringIO("".join(exports.external_link_pages_csv_rows(audit)))))
+    assert list(pages[0]) == list(exports.EXTERNAL_LINK_PAGE_COLUMNS)
+    assert len(pages) == 7  # the edges to the five targets; the internal edge is not one
+    rows = [(p["target_url"], p["source_url"], p["anchor_text"]) for p in pages if p["target_url"] == links["dead"].url]
+    assert rows == [(links["dead"].url, a.url, "Gone"), (links["dead"].url, b.url, "Gone again")]
+    assert {p["outcome"] for p in pages if p["target_url"] == links["dead"].url} == {"client_error"}
+    objects = json.loads("".join(exports.external_link_pages_json_chunks(audit)))
+    assert len(objects) == 7 and objects[0]["nofollow"] is False
+
+
+def test_workbook_has_the_external_sheets_when_the_audit_has_targets(audit, tmp_path):
+    from tests.support.external_links import external_world
+
+    assert "External links" not in read_workbook(audit, tmp_path).sheetnames  # none yet: no sheet
+    _audit, links, _pages = external_world(audit)
+    book = read_workbook(audit, tmp_path)
+    assert book.sheetnames[-2:] == ["External links", "External link pages"]
+    targets = sheet_rows(book["External links"])
+    assert targets[0] == exports.EXTERNAL_LINK_COLUMNS and len(targets) == 6
+    dead = next(r for r in targets if r[0] == links["dead"].url)
+    assert dead[2:5] == ("client_error", "Broken (4xx)", 404)  # numbers stay numbers
+    linking = sheet_rows(book["External link pages"])
+    assert linking[0] == exports.EXTERNAL_LINK_PAGE_COLUMNS and len(linking) == 8
+    overview = sheet_rows(book["Overview"])
+    header = [r[0] for r in overview].index("External links (whole site)")
+    assert overview[header + 1][:3] == ("Targets", 5, "External links")
+    assert overview[header + 2][1:3] == (7, "External link pages")
+    # an issue type can never take an external sheet's name
+    assert exports.xlsx_sheet_names(["external links"])["external links"] == "external links~2"

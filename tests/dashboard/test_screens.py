@@ -31,7 +31,15 @@ from audits.pipeline.start import audit_start
 from audits.segments import segment_create
 from audits.sharing import share_link_create
 from tests.dashboard.conftest import PASSWORD
-from tests.factories import AuditEventFactory, AuditFactory, LighthouseResultFactory, ProjectFactory, UserFactory
+from tests.factories import (
+    AuditEventFactory,
+    AuditFactory,
+    ExternalLinkFactory,
+    LighthouseResultFactory,
+    LinkEdgeFactory,
+    ProjectFactory,
+    UserFactory,
+)
 from tests.support.browser import chromium_browser
 from tests.support.sites.crawled import crawl_site_routes
 from tests.support.sites.page_cases import page_cases
@@ -90,6 +98,10 @@ SCREENS: list[Screen] = [
     Screen("pages-by-issue", "audit-pages", lambda w: [w.audit.id], query="?issue=broken-internal-link"),
     Screen("pages-unknown-filter", "audit-pages", lambda w: [w.audit.id], query="?issue=no-such-type"),
     Screen("structure", "audit-structure", lambda w: [w.audit.id]),
+    Screen("external", "audit-external", lambda w: [w.audit.id]),
+    Screen("external-problems", "audit-external", lambda w: [w.audit.id], query="?problems=1&sort=url"),
+    Screen("external-none", "audit-external", lambda w: [w.previous.id]),
+    Screen("external-link", "audit-external-link", lambda w: [w.audit.id, w.external_link.id]),
     Screen("page-detail", "page-detail", lambda w: [w.audit.id, w.page.id]),
     Screen("performance", "audit-performance", lambda w: [w.audit.id]),
     Screen("events", "audit-events", lambda w: [w.audit.id]),
@@ -116,6 +128,7 @@ NOT_SCREENS = {
     "project-segment-delete",
     "audit-issue-type-export",
     "audit-pages-export",
+    "audit-external-export",
     "audit-report-pdf",
     "audit-share-revoke",
 }
@@ -139,6 +152,43 @@ def _crawl(project, base: str) -> Audit:
     audit.refresh_from_db()
     assert audit.status == Audit.Status.COMPLETED, audit.error_detail
     return audit
+
+
+# External targets of every kind of answer, long URLs and errors included (the screen must hold them at 390 px).
+EXTERNAL_TARGETS = (
+    ("https://www.python.org/", "ok", 200, "", 0, "", 3),
+    ("http://example.org/a/very/long/path/that/goes/on/and/on/to/a/page/moved-elsewhere?with=query&and=more",
+     "redirected", 200, "https://example.org/a/very/long/path/that/goes/on/and/on/to/a/page/its-new-home", 2, "", 2),
+    ("https://gone.example.com/old-article-about-something", "client_error", 404, "", 0, "", 2),
+    ("https://broken.example.net/", "server_error", 503, "", 0, "", 1),
+    ("https://no-such-host.invalid/", "dns_error", None, "", 0, "Name or service not known", 1),
+    ("https://slow.example.com/report.pdf", "timeout", None, "", 0, "No answer within 10 s (read timeout)", 1),
+    ("https://www.linkedin.com/company/example", "unverified", 999, "", 0, "Bot protection (999)", 1),
+    ("https://loop.example.com/", "redirect_loop", 301, "https://loop.example.com/", 5, "Redirect loop", 1),
+)  # fmt: skip
+
+
+def _external_links(audit: Audit, pages: list[Page]):
+    """ExternalLink rows (as the finalize pass leaves them) and their linking pages' edges; returns the busiest."""
+    rows = []
+    for url, outcome, status, final_url, hops, error, linking in EXTERNAL_TARGETS:
+        rows.append(
+            ExternalLinkFactory(
+                audit=audit,
+                url=url,
+                outcome=outcome,
+                status_code=status,
+                final_url=final_url,
+                redirect_hops=hops,
+                error=error,
+                method="GET" if outcome == "unverified" else "HEAD",
+                linking_pages=min(linking, len(pages)),
+            )
+        )
+        for n, page in enumerate(pages[:linking]):
+            anchor = f"Read more on {url.split('/')[2]}" if n else ""
+            LinkEdgeFactory(audit=audit, source_page=page, target_url=url, anchor_text=anchor, internal=False)
+    return max(rows, key=lambda r: r.linking_pages)
 
 
 def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
@@ -169,6 +219,7 @@ def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
         cls_score=0.04,
         report_path=report_path,
     )
+    external_link = _external_links(audit, list(Page.objects.filter(audit=audit).order_by("url")[:3]))
     now = timezone.now()
     running = AuditFactory(project=project, started_at=now, last_progress_at=now)
     Audit.objects.filter(id=running.id).update(current_phase=Audit.Phase.CRAWLING, pages_crawled=12, pages_total=40)
@@ -206,6 +257,7 @@ def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
     _link, share_token = share_link_create(audit=audit, created_by=owner, label="Client")
     segment = segment_create(project=project, name="Below the home page", kind="regex", value="^/.+")
     return SimpleNamespace(
+        external_link=external_link,
         segment=segment,
         share_token=share_token,
         project=project,
