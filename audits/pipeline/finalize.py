@@ -6,6 +6,7 @@ from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_coun
 from audits.checks.site import run_site_checks
 from audits.models import Audit, Page
 from audits.pipeline.depth import page_depths_store
+from audits.pipeline.external import external_links_judge
 from audits.pipeline.images import images_judge
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase
 from audits.pipeline.lighthouse import lighthouse_run_for_audit
@@ -43,6 +44,7 @@ def audit_finalize(*, audit_id) -> bool:
     page_depths_store(audit_id=audit_id)
     run_site_checks(audit)
     images_judge(audit)  # the image pass: asks the site, then its checks' issues
+    external_links_judge(audit)  # the external link pass: asks other sites, then its checks' issues
     page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them
     # Statistics taken before the counts existed say they are all NULL: the grid's sorts on them would then
     # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).
