@@ -47,6 +47,7 @@ EXTERNAL_GET_BODY_MAX_BYTES = 64 * 1024  # read of a GET's body: enough to recog
 # also runs the depth pass, the site checks, the image pass (up to 120 s) and the counts within its time limit.
 EXTERNAL_PASS_BUDGET_MAX_S = STEP_TIME_LIMIT_S // 2
 EXTERNAL_WAIT_STEP_S = 0.5  # how often the scheduler looks at the budget while requests are in flight
+EXTERNAL_ABANDON_GRACE_S = 5.0  # after the budget, how long requests still in flight are waited for
 ISSUE_WRITE_BATCH = 500
 ERROR_MAX_CHARS = 500
 URL_MAX_CHARS = 2048
@@ -213,33 +214,44 @@ def _ask_all(audit, todo: list[tuple], options: PassSettings) -> None:
     in_flight_by_host: dict[str, int] = {}
     running: dict = {}
     asked = 0
-    with ThreadPoolExecutor(max_workers=EXTERNAL_THREADS_MAX, thread_name_prefix="external-link") as pool:
-        try:
-            while by_host or running:
-                if time.monotonic() < stop_at:
-                    for host in list(by_host):
-                        if len(running) >= EXTERNAL_THREADS_MAX:
-                            break
-                        if in_flight_by_host.get(host, 0) >= EXTERNAL_HOST_CONCURRENCY:
-                            continue
-                        link_id, url, _host = by_host[host].popleft()
-                        if not by_host[host]:
-                            del by_host[host]
-                        in_flight_by_host[host] = in_flight_by_host.get(host, 0) + 1
-                        running[pool.submit(asker.ask, url)] = (link_id, url, host)
-                elif not running:
-                    break
-                if not running:
+    pool = ThreadPoolExecutor(max_workers=EXTERNAL_THREADS_MAX, thread_name_prefix="external-link")
+
+    def fill() -> None:
+        added = True
+        while added and len(running) < EXTERNAL_THREADS_MAX:
+            added = False
+            for host in list(by_host):
+                if len(running) >= EXTERNAL_THREADS_MAX:
+                    return
+                if in_flight_by_host.get(host, 0) >= EXTERNAL_HOST_CONCURRENCY:
                     continue
-                done, _ = wait(list(running), timeout=EXTERNAL_WAIT_STEP_S, return_when=FIRST_COMPLETED)
-                for future in done:
-                    link_id, url, host = running.pop(future)
-                    in_flight_by_host[host] -= 1
-                    answer = future.result()
-                    if answer is not None:  # None: cut by the budget, left unchecked
-                        _answer_store(link_id, answer)
-                        asked += 1
-        finally:
+                link_id, url, _host = by_host[host].popleft()
+                if not by_host[host]:
+                    del by_host[host]
+                in_flight_by_host[host] = in_flight_by_host.get(host, 0) + 1
+                running[pool.submit(asker.ask, url)] = (link_id, url, host)
+                added = True
+
+    try:
+        while by_host or running:
+            now = time.monotonic()
+            if now < stop_at:
+                fill()
+            elif not running or now > stop_at + EXTERNAL_ABANDON_GRACE_S:
+                # Past the budget every request's deadline has ended; a thread still busy is stuck where no deadline
+                # reaches (a host name lookup): left behind, its target unchecked, so finalize keeps its time limit.
+                break
+            done, _ = wait(list(running), timeout=EXTERNAL_WAIT_STEP_S, return_when=FIRST_COMPLETED)
+            for future in done:
+                link_id, url, host = running.pop(future)
+                in_flight_by_host[host] -= 1
+                answer = future.result()
+                if answer is not None:  # None: cut by the budget, left unchecked
+                    _answer_store(link_id, answer)
+                    asked += 1
+    finally:
+        pool.shutdown(wait=not running, cancel_futures=True)
+        if not running:
             asker.close()
     logger.info("external links asked", extra={"audit_id": str(audit.id), "asked": asked, "todo": len(todo)})
 
