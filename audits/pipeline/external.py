@@ -30,7 +30,7 @@ from audits.checks.external import (
     judged_external_edges_sql,
 )
 from audits.checks.registry import CheckSettings
-from audits.limits import STEP_TIME_LIMIT_S
+from audits.limits import EXTERNAL_LINKS_BUDGET_MAX_S
 from audits.models import ExternalLink, Issue, external_link_id_for
 from crawler import limits as crawler_limits
 from crawler.fetch import build_session, fetch
@@ -43,9 +43,9 @@ EXTERNAL_THREADS_MAX = 8  # requests in flight in all
 EXTERNAL_REQUEST_TIMEOUT_S = 10.0  # one request: connect, headers and the capped body
 EXTERNAL_REDIRECT_HOPS_MAX = crawler_limits.MAX_REDIRECT_HOPS  # redirects followed from one target
 EXTERNAL_GET_BODY_MAX_BYTES = 64 * 1024  # read of a GET's body: enough to recognise a challenge page
-# The pass never takes more than this, whatever the project says: finalize (audits.tasks, STEP_TIME_LIMIT_S = 600 s)
-# also runs the depth pass, the site checks, the image pass (up to 120 s) and the counts within its time limit.
-EXTERNAL_PASS_BUDGET_MAX_S = STEP_TIME_LIMIT_S // 2
+# The pass never takes more than this, whatever the project or an old audit's config says: finalize (audits.tasks,
+# STEP_TIME_LIMIT_S = 600 s) also runs the depth pass, the site checks, the image pass (up to 120 s) and the counts.
+EXTERNAL_PASS_BUDGET_MAX_S = EXTERNAL_LINKS_BUDGET_MAX_S
 EXTERNAL_WAIT_STEP_S = 0.5  # how often the scheduler looks at the budget while requests are in flight
 EXTERNAL_ABANDON_GRACE_S = 5.0  # after the budget, how long requests still in flight are waited for
 ISSUE_WRITE_BATCH = 500
