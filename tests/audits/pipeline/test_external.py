@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from audits.models import ExternalLink, Issue
+from audits.models import Audit, ExternalLink, Issue
 from audits.pipeline import external
 from audits.pipeline.external import external_links_judge
-from audits.pipeline.inline import pipeline_crawl_inline
+from audits.pipeline.inline import pipeline_crawl_inline, pipeline_run_inline
 from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
 from tests.support.sites import serve_routes
@@ -261,3 +261,33 @@ def test_with_the_egress_guard_on_a_private_target_is_refused_unasked(crawled, s
     assert [other.asked() for other in (a, b, c)] == [[], [], []]
     assert ExternalLink.objects.get(audit=audit, url=a.url + "/ok").outcome == Outcome.REFUSED
     assert ExternalLink.objects.get(audit=audit, url=UNRESOLVABLE).outcome == Outcome.DNS_ERROR
+
+
+def test_finalize_runs_the_pass_after_the_image_pass(others):
+    a, b, c = others
+    with serve_routes(audited_site_routes([(a.url + "/gone", "Gone page")], [(b.url + "/ok", "Fine")])) as site:
+        project = ProjectFactory(base_url=site.url + "/", check_external_links=True, external_links_budget_s=60)
+        audit = audit_start(project=project, start_url=site.url + "/", max_pages=10, dispatch=False)
+        pipeline_run_inline(audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.COMPLETED, audit.error_detail
+    assert _issues(audit, site.url) == {("external-link-broken", "/links", a.url + "/gone")}
+    assert {row["type"]: row["n"] for row in audit.stats["issue_types"]}["external-link-broken"] == 1
+    assert (a.asked(), b.asked()) == ([("HEAD", "/gone")], [("HEAD", "/ok")])
+
+
+def test_thousands_of_targets_stay_within_the_budget_and_the_rest_is_said(monkeypatch):
+    """2,000 targets on one host answering in 20 ms, two at a time: the 1 s budget ends the pass long before."""
+    targets = 2000
+    routes = {f"/t/{n}": slow_answer(0.02) for n in range(targets)}
+    with serve_other_site(routes, bind="127.0.0.2") as other:
+        links = [(f"{other.url}/t/{n}", f"Target {n}") for n in range(targets)]
+        with serve_routes(audited_site_routes(links, [])) as site:
+            audit = _crawl(site, external_links_budget_s=1)
+            external_links_judge(audit)
+            asked = list(other.requests)
+    assert ExternalLink.objects.filter(audit=audit).count() == targets
+    checked = ExternalLink.objects.filter(audit=audit, checked_at__isnull=False).count()
+    assert 0 < checked < targets and len(asked) == len(set(asked))  # each asked once, most never
+    (unchecked,) = Issue.objects.filter(audit=audit, type="external-links-unchecked")
+    assert unchecked.details["out_of_time"] == targets - checked and unchecked.details["beyond_cap"] == 0
