@@ -49,6 +49,8 @@ EXTERNAL_PASS_BUDGET_MAX_S = EXTERNAL_LINKS_BUDGET_MAX_S
 EXTERNAL_WAIT_STEP_S = 0.5  # how often the scheduler looks at the budget while requests are in flight
 EXTERNAL_ABANDON_GRACE_S = 5.0  # after the budget, how long requests still in flight are waited for
 ISSUE_WRITE_BATCH = 500
+TARGET_WRITE_BATCH = 2000  # ExternalLink rows upserted per statement
+UNCHECKED_EXAMPLES = 5  # unchecked targets named in the site-wide issue
 ERROR_MAX_CHARS = 500
 URL_MAX_CHARS = 2048
 
@@ -149,62 +151,62 @@ def external_links_judge(audit) -> None:
 
 def targets_store(audit_id) -> int:
     """One ExternalLink row per distinct external target of the judged pages (unchecked when new), each with the
-    number of pages linking to it. Rows already asked keep their answer. Returns the number of targets."""
+    number of pages linking to it, written a batch at a time as the grouped edges stream in. Rows already asked keep
+    their answer. Returns the number of targets."""
     sql = f"""
         SELECT e.target_url, COUNT(DISTINCT e.source_page_id)
         {judged_external_edges_sql()}
         GROUP BY e.target_url
     """
-    with connection.cursor() as cursor:
+    stored = 0
+    with transaction.atomic(), connection.chunked_cursor() as cursor:  # a server-side cursor lives in a transaction
         cursor.execute(sql, [db_id(audit_id)])
-        counts = cursor.fetchall()
-    rows = [
-        ExternalLink(
-            id=external_link_id_for(audit_id, url),
-            audit_id=audit_id,
-            url=url,
-            host=(urlsplit(url).hostname or "")[:255],
-            linking_pages=pages,
-        )
-        for url, pages in counts
-        if len(url) <= URL_MAX_CHARS
-    ]
-    ExternalLink.objects.bulk_create(
-        rows,
-        batch_size=ISSUE_WRITE_BATCH,
-        update_conflicts=True,
-        unique_fields=["audit", "url"],
-        update_fields=["linking_pages"],
-    )
-    return len(rows)
+        while counts := cursor.fetchmany(TARGET_WRITE_BATCH):
+            rows = [
+                ExternalLink(
+                    id=external_link_id_for(audit_id, url),
+                    audit_id=audit_id,
+                    url=url,
+                    host=(urlsplit(url).hostname or "")[:255],
+                    linking_pages=pages,
+                )
+                for url, pages in counts
+                if len(url) <= URL_MAX_CHARS
+            ]
+            ExternalLink.objects.bulk_create(
+                rows, update_conflicts=True, unique_fields=["audit", "url"], update_fields=["linking_pages"]
+            )
+            stored += len(rows)
+    return stored
 
 
 def targets_ask(audit, options: PassSettings) -> dict:
     """Ask the unchecked targets within the cap (the most linked first) and the budget, writing each answer as it
     comes. Returns what was left unchecked, for the site-wide issue."""
     links = ExternalLink.objects.filter(audit_id=audit.id)
-    ranked = list(links.order_by("-linking_pages", "url").values_list("id", "url", "host", "checked_at"))
-    within_cap, beyond_cap = ranked[: options.max_targets], ranked[options.max_targets :]
+    ranked = links.order_by("-linking_pages", "url")
+    within_cap = list(ranked.values_list("id", "url", "host", "checked_at")[: options.max_targets])
     todo = [(link_id, url, host) for link_id, url, host, checked_at in within_cap if checked_at is None]
-    if todo:
-        _ask_all(audit, todo, options)
+    answered = _ask_all(audit, todo, options) if todo else 0
+    targets = links.count()
     left = links.filter(checked_at__isnull=True)
-    beyond_ids = {link_id for link_id, *_ in beyond_cap}
-    left_urls = list(left.order_by("-linking_pages", "url").values_list("id", "url"))
+    left_count = left.count()
+    out_of_time = len(todo) - answered
     return {
-        "targets": len(ranked),
-        "checked": len(ranked) - len(left_urls),
-        "beyond_cap": sum(1 for link_id, _ in left_urls if link_id in beyond_ids),
-        "out_of_time": sum(1 for link_id, _ in left_urls if link_id not in beyond_ids),
+        "targets": targets,
+        "checked": targets - left_count,
+        "beyond_cap": left_count - out_of_time,
+        "out_of_time": out_of_time,
         "external_links_max": options.max_targets,
         "external_links_budget_s": int(options.budget_s),
-        "examples": [url for _, url in left_urls[:5]],
+        "examples": list(left.order_by("-linking_pages", "url").values_list("url", flat=True)[:UNCHECKED_EXAMPLES]),
     }
 
 
-def _ask_all(audit, todo: list[tuple], options: PassSettings) -> None:
+def _ask_all(audit, todo: list[tuple], options: PassSettings) -> int:
     """The scheduler: at most EXTERNAL_HOST_CONCURRENCY targets of one host and EXTERNAL_THREADS_MAX in all in
-    flight; nothing new is started once the budget is spent, and every request's deadline ends with it."""
+    flight; nothing new is started once the budget is spent, and every request's deadline ends with it. Returns how
+    many answers it stored."""
     stop_at = time.monotonic() + options.budget_s
     asker = _Asker(options.user_agent, stop_at)
     asker.known(ExternalLink.objects.filter(audit_id=audit.id, checked_at__isnull=False, redirect_hops=0))
@@ -254,6 +256,7 @@ def _ask_all(audit, todo: list[tuple], options: PassSettings) -> None:
         if not running:
             asker.close()
     logger.info("external links asked", extra={"audit_id": str(audit.id), "asked": asked, "todo": len(todo)})
+    return asked
 
 
 def _answer_store(link_id, answer: Answer) -> None:
