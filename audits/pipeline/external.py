@@ -54,9 +54,10 @@ UNCHECKED_EXAMPLES = 5  # unchecked targets named in the site-wide issue
 ERROR_MAX_CHARS = 500
 URL_MAX_CHARS = 2048
 
-# A HEAD answered with one of these is taken as it is; any other 4xx/5xx is asked again with GET (servers that
-# refuse or mishandle HEAD answer 400, 403, 405, 501, even 500; a bot wall's challenge is only seen in a body).
-HEAD_TRUSTED_ERROR_STATUSES = frozenset({404, 410})
+# A HEAD answered with one of these is taken as it is (gone whatever the method; a rate limit or LinkedIn's 999 is
+# not asked twice); any other 4xx/5xx is asked again with GET (servers that refuse or mishandle HEAD answer 400,
+# 403, 405, 501, even 500; a bot wall's challenge is only seen in a body).
+HEAD_TRUSTED_ERROR_STATUSES = frozenset({404, 410, 429, 999})
 # Answers hosts that refuse crawlers give (LinkedIn's 999): the link may well work for a person.
 BOT_WALL_STATUSES = frozenset({403, 429, 999})
 CHALLENGE_BODY_MARKERS = (
@@ -367,15 +368,13 @@ class _Asker:
                 current = hop.redirect_url
                 hops += 1
                 continue
-            if status >= 400 or 300 <= status < 400:
-                if hops:
-                    answer.outcome = Outcome.REDIRECT_BROKEN
-                else:
-                    answer.outcome = Outcome.CLIENT_ERROR if status < 500 else Outcome.SERVER_ERROR
-                if 300 <= status < 400:
-                    answer.outcome, answer.error = Outcome.REDIRECT_BROKEN, "a redirect without a Location"
-                return answer
-            answer.outcome = Outcome.REDIRECTED if hops else Outcome.OK
+            if 300 <= status < 400:
+                answer.outcome, answer.error = Outcome.REDIRECT_BROKEN, "a redirect without a Location"
+            elif status >= 400:
+                failed = Outcome.CLIENT_ERROR if status < 500 else Outcome.SERVER_ERROR
+                answer.outcome = Outcome.REDIRECT_BROKEN if hops else failed
+            else:
+                answer.outcome = Outcome.REDIRECTED if hops else Outcome.OK
             return answer
 
     def _hop(self, url: str) -> _Hop | None:
@@ -449,7 +448,7 @@ class _Asker:
 
 
 def _head_unreliable(result) -> bool:
-    """A HEAD answer to ask again with GET: an error status other than 404/410 that is not already a bot wall's
+    """A HEAD answer to ask again with GET: an error status not taken as it is that is not already a bot wall's
     challenge (servers refuse or mishandle HEAD with 400, 403, 405, 501, even 500), or a connection dropped
     without an answer (some servers close on HEAD)."""
     if result.error_kind in ("connect", "other"):

@@ -27,7 +27,7 @@ from tests.support.sites.external import (
 pytestmark = pytest.mark.django_db(transaction=True)
 
 Outcome = ExternalLink.Outcome
-TEST_REQUEST_TIMEOUT_S = 0.5  # the slow target answers after 3 s
+TEST_REQUEST_TIMEOUT_S = 2.0  # the slow target answers after 10 s: a loaded machine still answers the others in time
 UNRESOLVABLE = "http://no-such-host.invalid/"
 EXTERNAL_TYPES = external.EXTERNAL_SITE_TYPES
 
@@ -55,6 +55,7 @@ def others():
             "/head-refused": head_refused(),
             "/bot": bot_wall(),
             "/plain-403": answer(403),
+            "/busy": answer(429),
             "/chain-1": redirect_to("/chain-2"),
             "/chain-2": redirect_to("/chain-3"),
             "/chain-3": redirect_to("/ok"),
@@ -75,6 +76,7 @@ def _links(a, b, c) -> list[tuple[str, str]]:
         (a.url + "/head-refused", "No HEAD here"),
         (a.url + "/bot", "Behind a bot wall"),
         (a.url + "/plain-403", "Refuses robots"),
+        (a.url + "/busy", "Rate limited"),
         (a.url + "/chain-1", "Long chain"),
         (a.url + "/old", "Old address"),
         (b.url + "/gone", "Gone elsewhere"),
@@ -128,7 +130,7 @@ def test_each_target_is_asked_once_and_reported_as_it_is(crawled):
         assert all(n == 1 for n in Counter(other.requests).values()), other.requests
     assert a.asked() == sorted(
         [("HEAD", p) for p in ("/ok", "/gone", "/error", "/moved", "/loop-1", "/loop-2", "/slow", "/head-refused",
-                               "/bot", "/plain-403", "/chain-1", "/chain-2", "/chain-3", "/old")]
+                               "/bot", "/plain-403", "/busy", "/chain-1", "/chain-2", "/chain-3", "/old")]
         + [("GET", "/error"), ("GET", "/head-refused"), ("GET", "/plain-403")]
     )  # fmt: skip
     assert b.asked() == [("HEAD", "/gone"), ("HEAD", "/ok")]
@@ -144,6 +146,7 @@ def test_each_target_is_asked_once_and_reported_as_it_is(crawled):
         a.url + "/head-refused": (Outcome.OK, 200, 0, "GET"),
         a.url + "/bot": (Outcome.UNVERIFIED, 403, 0, "HEAD"),
         a.url + "/plain-403": (Outcome.UNVERIFIED, 403, 0, "GET"),
+        a.url + "/busy": (Outcome.UNVERIFIED, 429, 0, "HEAD"),  # a rate limit is not asked twice
         a.url + "/chain-1": (Outcome.REDIRECTED, 200, 3, "HEAD"),
         a.url + "/old": (Outcome.REDIRECTED, 200, 1, "HEAD"),
         b.url + "/gone": (Outcome.CLIENT_ERROR, 404, 0, "HEAD"),
@@ -171,6 +174,7 @@ def test_each_target_is_asked_once_and_reported_as_it_is(crawled):
         ("external-link-unreachable", "/links", UNRESOLVABLE),
         ("external-link-unverified", "/links", a.url + "/bot"),
         ("external-link-unverified", "/links", a.url + "/plain-403"),
+        ("external-link-unverified", "/links", a.url + "/busy"),
         ("external-link-redirect-chain", "/links", a.url + "/chain-1"),
         ("external-link-redirected", "/links", a.url + "/old"),
     }  # the working targets, the HEAD-refused one and the bot-protected ones are not broken
@@ -204,15 +208,15 @@ def test_the_cap_leaves_the_least_linked_unchecked_and_says_so_and_a_rerun_asks_
     audit.config = {**audit.config, "external_links_max": 2}
     audit.save(update_fields=["config"])
     external_links_judge(audit)
-    # The two targets linked from both pages are asked; the 13 others are not.
+    # The two targets linked from both pages are asked; the 14 others are not.
     assert a.asked() == [("HEAD", "/gone")] and b.asked() == [("HEAD", "/gone")] and c.asked() == []
     checked = set(ExternalLink.objects.filter(audit=audit, checked_at__isnull=False).values_list("url", flat=True))
     assert checked == {a.url + "/gone", b.url + "/gone"}
-    assert ExternalLink.objects.filter(audit=audit, outcome=Outcome.UNCHECKED).count() == 13
+    assert ExternalLink.objects.filter(audit=audit, outcome=Outcome.UNCHECKED).count() == 14
     (unchecked,) = Issue.objects.filter(audit=audit, type="external-links-unchecked")
     assert unchecked.page_id is None and unchecked.severity == "info"
     details = unchecked.details
-    assert (details["unchecked"], details["beyond_cap"], details["checked"]) == (13, 13, 2)
+    assert (details["unchecked"], details["beyond_cap"], details["checked"]) == (14, 14, 2)
     assert unchecked.details["setting"] == "external_links_max"
 
     # A later run (a finalize run again) with room asks the unchecked ones only.
@@ -247,7 +251,9 @@ def test_the_time_budget_ends_the_pass_and_what_it_left_is_said(monkeypatch):
             audit = _crawl(site, external_links_budget_s=1)
             external_links_judge(audit)
             asked = slow_site.asked()
-    assert len(asked) == external.EXTERNAL_HOST_CONCURRENCY  # per-host politeness: two in flight, then the budget
+    # Per-host politeness: at most two in flight (both started at once, unless the machine is too slow to connect
+    # within the budget), and nothing started after the budget.
+    assert 0 < len(asked) <= external.EXTERNAL_HOST_CONCURRENCY
     assert ExternalLink.objects.filter(audit=audit, outcome=Outcome.UNCHECKED, checked_at=None).count() == 6
     (unchecked,) = Issue.objects.filter(audit=audit, type="external-links-unchecked")
     assert (unchecked.details["out_of_time"], unchecked.details["beyond_cap"]) == (6, 0)
@@ -277,13 +283,13 @@ def test_finalize_runs_the_pass_after_the_image_pass(others):
 
 
 def test_thousands_of_targets_stay_within_the_budget_and_the_rest_is_said(monkeypatch):
-    """2,000 targets on one host answering in 20 ms, two at a time: the 1 s budget ends the pass long before."""
+    """2,000 targets on one host answering in 20 ms, two at a time (20 s in all): a 2 s budget ends the pass."""
     targets = 2000
     routes = {f"/t/{n}": slow_answer(0.02) for n in range(targets)}
     with serve_other_site(routes, bind="127.0.0.2") as other:
         links = [(f"{other.url}/t/{n}", f"Target {n}") for n in range(targets)]
         with serve_routes(audited_site_routes(links, [])) as site:
-            audit = _crawl(site, external_links_budget_s=1)
+            audit = _crawl(site, external_links_budget_s=2)
             external_links_judge(audit)
             asked = list(other.requests)
     assert ExternalLink.objects.filter(audit=audit).count() == targets

@@ -12,7 +12,7 @@ from tests.support.sites import RoutedSite, _serve_in_thread
 from tests.support.sites.pages import challenge_page, html_route, page
 
 OK_BODY = b"<html><head><title>Elsewhere</title></head><body>fine</body></html>"
-SLOW_ANSWER_S = 3.0  # far past the tests' request timeout (tests/audits/pipeline/test_external.py)
+SLOW_ANSWER_S = 10.0  # far past the tests' request timeout (tests/audits/pipeline/test_external.py)
 
 
 class _OtherSiteHandler(BaseHTTPRequestHandler):
