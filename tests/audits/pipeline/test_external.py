@@ -297,3 +297,15 @@ def test_thousands_of_targets_stay_within_the_budget_and_the_rest_is_said(monkey
     assert 0 < checked < targets and len(asked) == len(set(asked))  # each asked once, most never
     (unchecked,) = Issue.objects.filter(audit=audit, type="external-links-unchecked")
     assert unchecked.details["out_of_time"] == targets - checked and unchecked.details["beyond_cap"] == 0
+
+
+def test_other_sites_get_the_audits_user_agent_and_never_the_projects_credentials(others):
+    a, b, c = others
+    with serve_routes(audited_site_routes([(a.url + "/old", "Old address")], [])) as site:
+        audit = _crawl(site, user_agent="AuditBot/2.0 (+https://audit.test/bot)", auth_username="editor",
+                       auth_password="s3cret-pass")  # fmt: skip
+        assert any("Authorization" in headers for _, headers in site.requests)  # the project's own site gets them
+        external_links_judge(audit)
+    assert a.asked() == [("HEAD", "/ok"), ("HEAD", "/old")]  # the redirect's hop too
+    assert [h.get("User-Agent") for h in a.headers] == ["AuditBot/2.0 (+https://audit.test/bot)"] * 2
+    assert not [h for h in a.headers if "Authorization" in h or "authorization" in h]

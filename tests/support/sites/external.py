@@ -28,6 +28,7 @@ class _OtherSiteHandler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         with site.lock:
             site.requests.append((method, path))
+            site.headers.append(dict(self.headers))
         route = site.routes.get(path)
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             if route is None:
@@ -83,6 +84,7 @@ class OtherSite(RoutedSite):
     def __init__(self, server, routes: dict, host: str):
         super().__init__(server, routes)
         self.lock = threading.Lock()
+        self.headers: list[dict] = []  # each request's headers, in order
         self.url = f"http://{host}:{self.port}"
 
     def asked(self) -> list[tuple[str, str]]:
