@@ -36,6 +36,9 @@ STEP_TIME_LIMIT_S = 600  # discovery and finalize
 # site checks, the image pass (up to 120 s) and the counts share the rest.
 EXTERNAL_LINKS_MAX_CEILING = 20_000
 EXTERNAL_LINKS_BUDGET_MAX_S = STEP_TIME_LIMIT_S // 2
+# Finalize's time the external link pass leaves to what follows it (its issues, the counts, the figures, the score):
+# the pass's budget is cut to what remains of the time limit after the stages before it, less this.
+FINALIZE_AFTER_EXTERNAL_RESERVE_S = 120
 LIGHTHOUSE_SOFT_TIME_LIMIT_S = 840  # the phase's own budget (pipeline.lighthouse) stays below this
 LIGHTHOUSE_TIME_LIMIT_S = 900
 LEASE_WAIT_MAX_S = 60  # how long to wait before re-planning when a dead chunk still holds leases

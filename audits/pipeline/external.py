@@ -30,7 +30,7 @@ from audits.checks.external import (
     judged_external_edges_sql,
 )
 from audits.checks.registry import CheckSettings
-from audits.limits import EXTERNAL_LINKS_BUDGET_MAX_S
+from audits.limits import EXTERNAL_LINKS_BUDGET_MAX_S, FINALIZE_AFTER_EXTERNAL_RESERVE_S, STEP_TIME_LIMIT_S
 from audits.models import ExternalLink, Issue, external_link_id_for
 from crawler import limits as crawler_limits
 from crawler.fetch import build_session, fetch
@@ -98,8 +98,9 @@ class Answer:
 class PassSettings:
     enabled: bool
     max_targets: int
-    budget_s: float
+    budget_s: float  # what this run may take: the project's, cut to what finalize's time limit leaves
     user_agent: str | None
+    budget_set_s: int = 0  # the project's, as said in the site-wide issue
 
 
 @dataclass
@@ -131,13 +132,18 @@ def pass_settings(audit) -> PassSettings:
         max_targets=max(0, int(option("external_links_max"))),
         budget_s=float(min(max(0, int(option("external_links_budget_s"))), EXTERNAL_PASS_BUDGET_MAX_S)),
         user_agent=config.get("user_agent") or None,
+        budget_set_s=int(option("external_links_budget_s")),
     )
 
 
-def external_links_judge(audit) -> None:
+def external_links_judge(audit, *, finalize_started: float | None = None) -> None:
     """Ask the audit's external link targets not asked yet (when the project checks them) and replace the audit's
-    external link issues with what the checks make of the answers."""
+    external link issues with what the checks make of the answers. `finalize_started` (time.monotonic() when the
+    finalize task began): the budget is cut to what its time limit leaves after FINALIZE_AFTER_EXTERNAL_RESERVE_S."""
     options = pass_settings(audit)
+    if finalize_started is not None:
+        left_s = STEP_TIME_LIMIT_S - FINALIZE_AFTER_EXTERNAL_RESERVE_S - (time.monotonic() - finalize_started)
+        options.budget_s = max(0.0, min(options.budget_s, left_s))
     unchecked = None
     if options.enabled:
         targets_store(audit.id)
@@ -199,7 +205,7 @@ def targets_ask(audit, options: PassSettings) -> dict:
         "beyond_cap": left_count - out_of_time,
         "out_of_time": out_of_time,
         "external_links_max": options.max_targets,
-        "external_links_budget_s": int(options.budget_s),
+        "external_links_budget_s": options.budget_set_s,
         "examples": list(left.order_by("-linking_pages", "url").values_list("url", flat=True)[:UNCHECKED_EXAMPLES]),
     }
 

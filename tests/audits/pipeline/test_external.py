@@ -3,10 +3,12 @@ crawled pages asked once (HEAD, GET where HEAD is refused or unreliable, redirec
 sites served on other loopback origins, whose requests are counted; the answers stored in ExternalLink rows and
 judged by the external link checks. A real crawl of a real site, real HTTP, real PostgreSQL."""
 
+import time
 from collections import Counter
 
 import pytest
 
+from audits.limits import STEP_TIME_LIMIT_S
 from audits.models import Audit, ExternalLink, Issue
 from audits.pipeline import external
 from audits.pipeline.external import external_links_judge
@@ -309,3 +311,14 @@ def test_other_sites_get_the_audits_user_agent_and_never_the_projects_credential
     assert a.asked() == [("HEAD", "/ok"), ("HEAD", "/old")]  # the redirect's hop too
     assert [h.get("User-Agent") for h in a.headers] == ["AuditBot/2.0 (+https://audit.test/bot)"] * 2
     assert not [h for h in a.headers if "Authorization" in h or "authorization" in h]
+
+
+def test_a_finalize_that_used_its_time_already_asks_nothing_and_says_so(crawled):
+    """The budget is cut to what finalize's task time limit leaves: a finalize whose earlier stages took it all
+    starts no request (its targets stay unchecked for a run with time)."""
+    site, audit, others = crawled
+    external_links_judge(audit, finalize_started=time.monotonic() - STEP_TIME_LIMIT_S)
+    assert [other.asked() for other in others] == [[], [], []]
+    (unchecked,) = Issue.objects.filter(audit=audit, type="external-links-unchecked")
+    assert unchecked.details["out_of_time"] == ExternalLink.objects.filter(audit=audit).count() == 16
+    assert unchecked.details["external_links_budget_s"] == 60  # the project's, as set
