@@ -65,6 +65,11 @@ class ProjectSerializer(serializers.ModelSerializer):
     max_query_variants_per_path = _number_field("max_query_variants_per_path")
     max_dated_urls_per_pattern = _number_field("max_dated_urls_per_pattern")
     max_identical_pages_per_pattern = _number_field("max_identical_pages_per_pattern")
+    check_external_links = serializers.BooleanField(
+        required=False, help_text="Check every distinct outbound link target once per audit (default true)"
+    )
+    external_links_max = _number_field("external_links_max")
+    external_links_budget_s = _number_field("external_links_budget_s")
     extractors = serializers.ListField(
         child=serializers.DictField(),
         required=False,
@@ -81,7 +86,8 @@ class ProjectSerializer(serializers.ModelSerializer):
             "crawl_subdomains", "render_js", "render_budget_pages", "max_depth", "max_urls_per_pattern",
             "max_path_segments", "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
             "max_identical_pages_per_pattern", "query_policy", "query_keep_keys", "min_request_interval_ms",
-            "max_concurrency", "extractors", "created_at",
+            "max_concurrency", "check_external_links", "external_links_max", "external_links_budget_s", "extractors",
+            "created_at",
         ]  # fmt: skip
         read_only_fields = ["id", "created_at"]
 

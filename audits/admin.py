@@ -65,7 +65,8 @@ class ProjectAdminForm(forms.ModelForm):
             "render_budget_pages", "max_depth", "max_urls_per_pattern", "max_path_segments",
             "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
             "max_identical_pages_per_pattern", "query_policy", "query_keep_keys",
-            "min_request_interval_ms", "max_concurrency", "check_overrides", "extractors",
+            "min_request_interval_ms", "max_concurrency", "check_external_links", "external_links_max",
+            "external_links_budget_s", "check_overrides", "extractors",
         )  # fmt: skip
         field_classes = {name: SafeJSONField for name in JSON_FIELDS}
         help_texts = {

@@ -141,6 +141,9 @@ CONFIG_LABELS = {
     "auth_username": "Basic-auth user",
     "min_request_interval_ms": "Interval between requests (ms)",
     "max_concurrency": "Max concurrency",
+    "check_external_links": "Check external links",
+    "external_links_max": "External link targets checked at most",
+    "external_links_budget_s": "Time for external links (s)",
     "checks": "Check settings",
     "extractors": "Custom extraction",
 }

@@ -31,6 +31,14 @@ PLANNER_STATS_STALE_SHARE = 0.5
 PLANNER_STATS_STALE_MIN_ROWS = 2_000
 
 STEP_TIME_LIMIT_S = 600  # discovery and finalize
+# The external link pass (audits/pipeline/external.py), a stage of finalize: the project's cap on distinct targets
+# and its time budget are bounded here. The budget takes at most half of finalize's time limit: the depth pass, the
+# site checks, the image pass (up to 120 s) and the counts share the rest.
+EXTERNAL_LINKS_MAX_CEILING = 20_000
+EXTERNAL_LINKS_BUDGET_MAX_S = STEP_TIME_LIMIT_S // 2
+# Finalize's time the external link pass leaves to what follows it (its issues, the counts, the figures, the score):
+# the pass's budget is cut to what remains of the time limit after the stages before it, less this.
+FINALIZE_AFTER_EXTERNAL_RESERVE_S = 120
 LIGHTHOUSE_SOFT_TIME_LIMIT_S = 840  # the phase's own budget (pipeline.lighthouse) stays below this
 LIGHTHOUSE_TIME_LIMIT_S = 900
 LEASE_WAIT_MAX_S = 60  # how long to wait before re-planning when a dead chunk still holds leases

@@ -20,7 +20,7 @@ from accounts.services import account_get_or_create_for_user
 from audits.checks.registry import validate_overrides
 from audits.errors import AuditRefused
 from audits.extraction import extractors_validate
-from audits.limits import MAX_PAGES_CEILING
+from audits.limits import EXTERNAL_LINKS_BUDGET_MAX_S, EXTERNAL_LINKS_MAX_CEILING, MAX_PAGES_CEILING
 from audits.models import Audit, Project
 from audits.patterns import compile_pattern
 from audits.pipeline.lifecycle import audit_delete
@@ -55,8 +55,10 @@ NUMBER_BOUNDS = {
     "max_query_variants_per_path": (1, MAX_PAGES_CEILING),
     "max_dated_urls_per_pattern": (1, MAX_PAGES_CEILING),
     "max_identical_pages_per_pattern": (1, MAX_PAGES_CEILING),
+    "external_links_max": (1, EXTERNAL_LINKS_MAX_CEILING),  # distinct outbound targets checked per audit
+    "external_links_budget_s": (1, EXTERNAL_LINKS_BUDGET_MAX_S),  # within finalize's time limit
 }
-BOOLEAN_FIELDS = ("follow_nofollow", "crawl_subdomains", "render_js")
+BOOLEAN_FIELDS = ("follow_nofollow", "crawl_subdomains", "render_js", "check_external_links")
 # Everything a caller may set; account and owner only through the admin, which moves projects.
 PROJECT_FIELDS = frozenset(
     {

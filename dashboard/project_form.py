@@ -120,6 +120,9 @@ class ProjectForm(forms.ModelForm):
             "max_identical_pages_per_pattern",
             "min_request_interval_ms",
             "max_concurrency",
+            "check_external_links",
+            "external_links_max",
+            "external_links_budget_s",
             "extractors",
         ]
         labels = {
@@ -141,6 +144,9 @@ class ProjectForm(forms.ModelForm):
             "max_identical_pages_per_pattern": "Identical pages per path shape (trap rule)",
             "min_request_interval_ms": "Minimum interval between requests (ms)",
             "max_concurrency": "Max concurrent requests",
+            "check_external_links": "Check external links",
+            "external_links_max": "External link targets checked at most",
+            "external_links_budget_s": "Time for checking external links (s)",
         }
 
     def __init__(self, *args, account, **kwargs):

@@ -125,6 +125,8 @@ class ProjectFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"project-{n}")
     base_url = "http://127.0.0.1:1/"
     max_pages = 1000
+    # Off in tests unless a test turns it on: the test sites link to example.org, and nothing leaves the machine.
+    check_external_links = False
 
 
 class AuditFactory(factory.django.DjangoModelFactory):

@@ -78,6 +78,10 @@ _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
         "broken-internal-link", "internal-link-to-redirect", "redirect-chain", "redirect-loop",
         "meta-refresh-redirect", "no-outgoing-links", "too-many-links", "non-descriptive-link-text", "deep-page",
         "orphan-page", "too-many-link-targets",
+        # Issue 27: outbound links (audits/checks/external.py)
+        "external-link-broken", "external-link-server-error", "external-link-unreachable",
+        "external-link-redirect-loop", "external-link-redirect-broken", "external-link-redirect-chain",
+        "external-link-redirected", "external-link-insecure", "external-link-unverified", "external-links-unchecked",
     ),
     "metadata": (
         "missing-title", "multiple-titles", "title-too-long", "title-too-short", "duplicate-title",
@@ -552,6 +556,65 @@ CHECKS: tuple[CheckSpec, ...] = (
         "does not match the expected pattern (the project's extractor rules).",
         "Fix the page's template where the value comes from, or change the extractor's rule in the project "
         "settings if the rule is wrong.",
+    ),
+    # --- external links (site; Issue 27: audits/checks/external.py, asked by audits/pipeline/external.py) --
+    _spec(
+        "external-link-broken", WARNING, _S, "Broken external link",
+        "A page links to another site's URL that answered 4xx (404 Not Found, 410 Gone, …): visitors who follow it "
+        "land on an error page.",
+        "Link to the page's new address, a working replacement or an archived copy, or remove the link.",
+    ),
+    _spec(
+        "external-link-server-error", WARNING, _S, "External link to a server error",
+        "A page links to another site's URL that answered 5xx: the other site is failing (it may be temporary).",
+        "Check the link again later; if the error lasts, link to another source or remove the link.",
+    ),
+    _spec(
+        "external-link-unreachable", WARNING, _S, "External link unreachable",
+        "A page links to another site that gave no answer: its host name does not resolve, the connection or TLS "
+        "handshake failed, or it did not answer in time (the evidence says which).",
+        "Check the address (a typo, an expired domain); link to a working source or remove the link.",
+    ),
+    _spec(
+        "external-link-redirect-loop", WARNING, _S, "External link to a redirect loop",
+        "A page links to another site's URL whose redirects come back to themselves or never end.",
+        "Link to the page the redirects were meant to reach, or remove the link.",
+    ),
+    _spec(
+        "external-link-redirect-broken", WARNING, _S, "External link redirects to an error",
+        "A page links to another site's URL that redirects to a page answering 4xx or 5xx.",
+        "Link to the page's current address, or remove the link.",
+    ),
+    _spec(
+        "external-link-redirect-chain", INFO, _S, "External link through a redirect chain",
+        "A page links to another site's URL that takes several redirects to reach its page: every visit pays them.",
+        "Link straight to the final URL the evidence names.",
+        {"min_hops": 3},
+    ),
+    _spec(
+        "external-link-redirected", INFO, _S, "External link redirects",
+        "A page links to another site's URL that redirects to a working page (often http to https, or a moved "
+        "page).",
+        "Link straight to the final URL the evidence names.",
+    ),
+    _spec(
+        "external-link-insecure", INFO, _S, "Insecure external link",
+        "An https page links to another site over plain http: the visit leaves encryption and can be intercepted "
+        "or rewritten on the way.",
+        "Link to the https address of the other site where it has one.",
+    ),
+    _spec(
+        "external-link-unverified", INFO, _S, "External link could not be verified",
+        "Another site answered the check with a bot wall (403, 429, 999 or a challenge page such as Cloudflare's "
+        "\"Just a moment…\"), or its address is private: the link may work for a person, so it is not called "
+        "broken.",
+        "Open the link in a browser; if it works, nothing needs doing.",
+    ),
+    _spec(
+        "external-links-unchecked", INFO, _S, "External links left unchecked",
+        "The audit's cap on external link targets or its time budget for checking them left targets unchecked "
+        "(the most linked were checked first).",
+        "Raise the project's external link cap (external_links_max) or time budget (external_links_budget_s).",
     ),
     # --- structured data, images (page) -------------------------------------------------------------
     _spec(

@@ -2,10 +2,13 @@
 (pipeline.depth), site checks over the whole crawl, health score, completion (credits settled, event, signal,
 the frontier dropped)."""
 
+import time
+
 from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_count, score_breakdown_from
 from audits.checks.site import run_site_checks
 from audits.models import Audit, Page
 from audits.pipeline.depth import page_depths_store
+from audits.pipeline.external import external_links_judge
 from audits.pipeline.images import images_judge
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase
 from audits.pipeline.lighthouse import lighthouse_run_for_audit
@@ -32,6 +35,7 @@ def audit_lighthouse(*, audit_id) -> bool:
 
 def audit_finalize(*, audit_id) -> bool:
     """Site checks, health score, completion and scratchpad clean-up. Idempotent."""
+    started = time.monotonic()  # the task's time limit counts from here: the external link pass keeps within it
     if not audit_set_phase(audit_id=audit_id, phase=Phase.FINALIZING):
         return False
     audit = Audit.objects.get(id=audit_id)
@@ -43,6 +47,7 @@ def audit_finalize(*, audit_id) -> bool:
     page_depths_store(audit_id=audit_id)
     run_site_checks(audit)
     images_judge(audit)  # the image pass: asks the site, then its checks' issues
+    external_links_judge(audit, finalize_started=started)  # the external link pass: asks other sites, then issues
     page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them
     # Statistics taken before the counts existed say they are all NULL: the grid's sorts on them would then
     # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).

@@ -190,6 +190,10 @@ def audit_start(
         "query_policy": project.query_policy,
         "query_keep_keys": list(project.query_keep_keys or []),
         "extractors": list(project.extractors or []),  # custom extraction, as saved (audits/extraction.py)
+        # the outbound link pass (audits/pipeline/external.py): its switch, cap and time budget
+        "check_external_links": project.check_external_links,
+        "external_links_max": project.external_links_max,
+        "external_links_budget_s": project.external_links_budget_s,
         "min_request_interval_ms": project.min_request_interval_ms,
         "max_concurrency": project.max_concurrency,
         "mode": str(mode),

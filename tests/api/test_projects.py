@@ -148,3 +148,17 @@ def test_a_move_to_another_origin_removes_the_password_and_the_answer_says_so(ap
     assert api.get(f"{PROJECTS}{project.id}/").json()["auth_password_cleared"] is False  # said once, not stored
     project.refresh_from_db()
     assert project.auth_password == ""
+
+
+def test_the_external_link_settings_are_read_and_written(api, project):
+    """The outbound link pass's switch, cap and time budget (audits/pipeline/external.py), within their bounds."""
+    url = f"{PROJECTS}{project.id}/"
+    assert {k: api.get(url).json()[k] for k in ("external_links_max", "external_links_budget_s")} == {
+        "external_links_max": 2000,
+        "external_links_budget_s": 300,
+    }
+    change = {"check_external_links": True, "external_links_max": 50, "external_links_budget_s": 30}
+    patched = api.patch(url, change, format="json")
+    assert patched.status_code == 200 and {k: patched.json()[k] for k in change} == change
+    refused = api.patch(url, {"external_links_budget_s": 3600}, format="json")
+    assert refused.status_code == 400 and "external_links_budget_s" in str(refused.json())

@@ -10,6 +10,7 @@ import requests
 
 from crawler import __version__, limits
 from crawler.fetch import CrawlAdapter, build_session, decompress_capped, fetch
+from tests.support.sites.external import answer, serve_other_site
 
 PAGE = "<html><head><title>Hi</title></head><body><a href='/a'>a</a></body></html>"
 
@@ -375,3 +376,21 @@ def test_a_slow_server_is_still_timed_to_its_last_byte(site, session):
     for path in ("/slow-headers", "/slow-body"):
         r = fetch(session, site.url + path)
         assert r.body == PAGE.encode() and r.response_time_ms >= 1000 * SLOW_SERVER_S, path
+
+
+def test_head_asks_for_the_headers_only_and_keeps_the_connection():
+    """The external link pass's HEAD (audits/pipeline/external.py): no body is read, whatever read_body says."""
+    with serve_other_site({"/x": answer(200)}) as other:
+        session = build_session()
+        first = fetch(session, other.url + "/x", method="HEAD", read_body="always")
+        second = fetch(session, other.url + "/x", method="HEAD")
+        session.close()
+    assert (first.status_code, first.body, first.error_kind) == (200, b"", None)
+    assert (second.status_code, second.error_kind) == (200, None)
+    assert other.asked() == [("HEAD", "/x"), ("HEAD", "/x")]
+
+
+def test_a_shorter_deadline_ends_the_fetch(site, session):
+    site.handle("/slow", _drip_body)
+    r = fetch(session, site.url + "/slow", deadline_s=0.5)
+    assert r.error_kind == "timeout" and "within 0.5 s" in r.error

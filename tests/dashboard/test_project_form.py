@@ -30,6 +30,8 @@ VALID = {
     "render_budget_pages": "1",
     "min_request_interval_ms": "0",
     "max_concurrency": "2",
+    "external_links_max": "2000",
+    "external_links_budget_s": "300",
 }
 
 

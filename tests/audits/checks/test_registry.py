@@ -86,6 +86,16 @@ CATALOGUE.update({
 })  # fmt: skip
 THRESHOLDS.update({"image-alt-too-long": {"max_chars": 100}, "image-too-large": {"max_kb": 300}})
 
+# Issue 27 external links
+CATALOGUE.update({
+    "external-link-broken": ("warning", "site"), "external-link-server-error": ("warning", "site"),
+    "external-link-unreachable": ("warning", "site"), "external-link-redirect-loop": ("warning", "site"),
+    "external-link-redirect-broken": ("warning", "site"), "external-link-redirect-chain": ("info", "site"),
+    "external-link-redirected": ("info", "site"), "external-link-insecure": ("info", "site"),
+    "external-link-unverified": ("info", "site"), "external-links-unchecked": ("info", "site"),
+})  # fmt: skip
+THRESHOLDS.update({"external-link-redirect-chain": {"min_hops": 3}})
+
 
 def test_registry_is_the_catalogue():
     assert {s.type: (s.severity, s.scope) for s in CHECKS} == CATALOGUE
