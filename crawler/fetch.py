@@ -480,15 +480,19 @@ def fetch(
     read_body: str = "html",
     max_bytes: int | None = None,
     allow_private: bool = True,
+    method: str = "GET",
+    deadline_s: float | None = None,
 ) -> FetchResult:
     """GET `url` without following redirects. read_body: "html" (read only if HTML), "always", "never".
 
     Never raises. With allow_private=False a connection to a non-public address is refused
     (error_kind "private_address"); the default keeps local development and tests working.
+    `method` "HEAD" asks for the headers only (the external link pass); `deadline_s` shortens the total deadline
+    (TOTAL_FETCH_DEADLINE_S) and the socket timeouts with it.
     """
     result = FetchResult(url=url)
     cap = limits.MAX_HTML_BYTES if max_bytes is None else max_bytes
-    deadline_s = limits.TOTAL_FETCH_DEADLINE_S
+    deadline_s = limits.TOTAL_FETCH_DEADLINE_S if deadline_s is None else min(deadline_s, limits.TOTAL_FETCH_DEADLINE_S)
     try:
         tracked = isinstance(session.get_adapter(url), CrawlAdapter)
     except requests.RequestException as exc:  # no adapter: not an http(s) URL
@@ -506,15 +510,18 @@ def fetch(
     resp = None
     complete = False
     try:
-        resp = session.get(
+        resp = session.request(
+            method,
             url,
             allow_redirects=False,
             stream=True,
-            timeout=(limits.CONNECT_TIMEOUT_S, limits.READ_TIMEOUT_S),
+            timeout=(min(limits.CONNECT_TIMEOUT_S, deadline_s), min(limits.READ_TIMEOUT_S, deadline_s)),
         )
         if not ctx.expired:  # cut mid-headers, http.client takes what came as a complete answer
             _fill_from_response(result, resp, started)
-        if not ctx.expired and _should_read(result, read_body):
+        if not ctx.expired and method == "HEAD":
+            complete = True  # no body follows: the connection may serve the next request
+        elif not ctx.expired and _should_read(result, read_body):
             complete = _read_body(result, resp, cap)
     except Exception as exc:  # noqa: BLE001 - the contract is "never raises"; the kind says what happened
         result.error_kind = "timeout" if ctx.expired else _classify(exc, got_response=resp is not None)
