@@ -15,6 +15,7 @@ from audits.checks.images import IMAGE_SITE_TYPES
 from audits.checks.page import hreflang_problem, robots_directives
 from audits.checks.pagination import pagination_checks
 from audits.checks.registry import SITE_TYPES, CheckSettings, as_uuid, make_issue
+from audits.checks.resources import RESOURCE_SITE_TYPES
 from audits.checks.security import HEADER_TYPES, security_header_checks
 from audits.checks.skips import skipped_url_issues
 from audits.models import Issue, Page
@@ -77,6 +78,7 @@ def run_site_checks(audit) -> None:
     frontier = _frontier_counts(audit.id)
     # The image checks' issues are the image pass's (audits.pipeline.images, after this in finalize): kept here.
     kept = (*IMAGE_SITE_TYPES, *(FRONTIER_CHECK_TYPES if frontier is None else ()))
+    kept = (*kept, *RESOURCE_SITE_TYPES)  # and the resource pass's (audits.pipeline.resources)
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type__in=[t for t in SITE_CHECK_TYPES if t not in kept]).delete()
         out = _IssueWriter(audit.id, settings)

@@ -86,6 +86,12 @@ CATALOGUE.update({
 })  # fmt: skip
 THRESHOLDS.update({"image-alt-too-long": {"max_chars": 100}, "image-too-large": {"max_kb": 300}})
 
+# Issue 27 resources: scripts, stylesheets, fonts and icons a page loads that answer 4xx/5xx or not at all.
+CATALOGUE.update({
+    "broken-script": ("warning", "site"), "broken-stylesheet": ("warning", "site"),
+    "broken-font": ("warning", "site"), "broken-icon": ("info", "site"),
+})  # fmt: skip
+
 
 def test_registry_is_the_catalogue():
     assert {s.type: (s.severity, s.scope) for s in CHECKS} == CATALOGUE
