@@ -136,3 +136,13 @@ def test_a_full_audit_reports_them_and_the_site_checks_keep_them():
     assert len(found) == 7
     run_site_checks(audit)  # a rerun of the site checks leaves the pass's issues alone
     assert _found(audit, site) == found
+
+
+def test_past_its_time_budget_the_pass_asks_nothing_more_and_judges_nothing_unasked(monkeypatch):
+    monkeypatch.setattr(resources, "RESOURCE_PASS_BUDGET_S", 0)
+    with resource_sites() as (site, cdn):
+        audit = _crawl(site)
+        site.clear(), cdn.clear()
+        resources_judge(audit)
+        assert (site.seen, cdn.seen) == ([], [])
+    assert _found(audit, site) == set()
