@@ -9,10 +9,13 @@ from crawler.urls import normalize
 FONT_URLS_PER_STYLESHEET_MAX = 50  # distinct font URLs kept from one stylesheet
 
 _COMMENT = re.compile(r"/\*.*?(?:\*/|$)", re.DOTALL)
-# The body of an @font-face rule: descriptors only, no nested blocks, so it ends at the first "}".
-_FONT_FACE = re.compile(r"@font-face\s*\{([^}]*)\}", re.IGNORECASE)
+# The body of an @font-face rule: descriptors only, no nested blocks, so it ends at the first "}" (or the text's end:
+# an unclosed rule matches to the end once, instead of each later "@font-face{" scanning to the end again).
+_FONT_FACE = re.compile(r"@font-face\s*\{([^}]*)(?:\}|$)", re.IGNORECASE)
 _SRC = re.compile(r"(?:^|[;{\s])src\s*:", re.IGNORECASE)
 _URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)""", re.IGNORECASE)
+# A declaration's value: quoted strings and parenthesised groups (closed or not) and anything else but ";".
+_VALUE = re.compile(r"""(?:"[^"]*"?|'[^']*'?|\([^)]*\)?|[^;"'(]+)*""")
 _CHARSET_RULE = re.compile(rb'^@charset\s+"([^"]{1,40})";')
 
 
@@ -36,9 +39,12 @@ def stylesheet_font_urls(css: str, stylesheet_url: str) -> list[str]:
     found: dict[str, None] = {}
     for rule in _FONT_FACE.finditer(_COMMENT.sub(" ", css)):
         body = rule.group(1)
-        for src in _SRC.finditer(body):
-            # The src value runs to the next descriptor: a ";" outside quotes, or the rule's end.
+        pos = 0
+        while (src := _SRC.search(body, pos)) is not None:
+            # The src value runs to the next descriptor: a ";" outside quotes, or the rule's end. The search goes
+            # on after it, so each character of the rule is scanned once (a hostile "src:src:src:…" stays linear).
             value = _declaration_value(body, src.end())
+            pos = src.end() + len(value)
             for match in _URL.finditer(value):
                 ref = (match.group(1) or match.group(2) or match.group(3) or "").strip()
                 if not ref or ref[:5].lower() == "data:":
@@ -52,19 +58,5 @@ def stylesheet_font_urls(css: str, stylesheet_url: str) -> list[str]:
 
 
 def _declaration_value(body: str, start: int) -> str:
-    """body[start:] up to the first ";" outside quotes and parentheses."""
-    quote, depth = "", 0
-    for i in range(start, len(body)):
-        ch = body[i]
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(depth - 1, 0)
-        elif ch == ";" and depth == 0:
-            return body[start:i]
-    return body[start:]
+    """body[start:] up to the first ";" outside quotes and parentheses (a data: URI's ";" is inside its url())."""
+    return _VALUE.match(body, start).group(0)

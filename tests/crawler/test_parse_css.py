@@ -47,3 +47,14 @@ def test_stylesheet_text_takes_the_header_charset_then_the_charset_rule():
     assert "café" in stylesheet_text(latin, None)
     assert "café" in stylesheet_text("/* café */".encode(), "utf-8")
     assert stylesheet_text(b"\xef\xbb\xbfa{}", "no-such-charset") == "a{}"
+
+
+def test_a_hostile_rule_is_read_in_one_pass():
+    """Many src descriptors without a ";" between them: each character is scanned once, not once per src."""
+    css = "@font-face{" + "src:" * 200_000 + "url(last.woff2)}"
+    assert stylesheet_font_urls(css, CSS_URL) == ["https://cdn.example.net/theme/css/last.woff2"]
+
+
+def test_unclosed_rules_are_read_in_one_pass():
+    css = "@font-face{src:url(a.woff2)" + "@font-face{" * 200_000
+    assert stylesheet_font_urls(css, CSS_URL) == ["https://cdn.example.net/theme/css/a.woff2"]
