@@ -146,3 +146,15 @@ def test_past_its_time_budget_the_pass_asks_nothing_more_and_judges_nothing_unas
         resources_judge(audit)
         assert (site.seen, cdn.seen) == ([], [])
     assert _found(audit, site) == set()
+
+
+def test_the_egress_guard_holds_for_every_resource(settings):
+    """With private targets refused (production), no resource on a private address is asked, and what the guard
+    refused is not reported as broken (the guard's rule, not the site's fault)."""
+    with resource_sites() as (site, cdn):
+        audit = _crawl(site)
+        site.clear(), cdn.clear()
+        settings.ALLOW_PRIVATE_TARGETS = False
+        resources_judge(audit)
+        assert (site.seen, cdn.seen) == ([], [])
+    assert _found(audit, site) == set()
