@@ -35,6 +35,7 @@ MAX_LISTED_RESOURCES_PER_PAGE = 20  # image srcs without alt, insecure resources
 MAX_STRUCTURED_ITEMS_PER_PAGE = 50  # JSON-LD/microdata/RDFa entities kept for the rich-result checks
 MAX_STRUCTURED_PROPERTIES_PER_ITEM = 100  # property names kept per entity
 MAX_IMAGE_URLS_PER_PAGE = 100  # distinct image URLs kept for the image HEAD pass (broken, too large)
+MAX_RESOURCE_URLS_PER_PAGE = 100  # distinct scripts, stylesheets, icons and preloads kept for the resource pass
 MAX_MAIN_WORDS_KEPT = 5000  # main-text words kept per page for near-duplicate signatures and soft-404 patterns
 # A main text this short is kept as written outside code samples too (PageData.short_main_prose): soft-404 wording
 # counts only on a page this short (audits/checks/content.py).

@@ -75,6 +75,7 @@ _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
         "canonical-non-http", "canonical-target-not-ok", "sitemap-url-not-indexable",
     ),
     "links": (
+        "broken-script", "broken-stylesheet", "broken-font", "broken-icon",  # Issue 27: page resources
         "broken-internal-link", "internal-link-to-redirect", "redirect-chain", "redirect-loop",
         "meta-refresh-redirect", "no-outgoing-links", "too-many-links", "non-descriptive-link-text", "deep-page",
         "orphan-page", "too-many-link-targets",
@@ -653,6 +654,32 @@ CHECKS: tuple[CheckSpec, ...] = (
         "An internal image is larger than the threshold (its Content-Length): slow to load, worse LCP on mobile.",
         "Compress the image, serve a modern format (WebP/AVIF) and sizes that fit the layout (srcset).",
         {"max_kb": 300},
+    ),
+    # --- page resources (site; Issue 27: audits/checks/resources.py, asked by audits/pipeline/resources.py) ---
+    _spec(
+        "broken-script", WARNING, _S, "Broken script",
+        "A script the page loads (<script src>, a script preload) answered 4xx/5xx or not at all: whatever it "
+        "does (menus, search, maths, analytics) does not happen. Asked once per audit, on this site or another.",
+        "Restore the file or fix the src (a moved CDN path, a removed version), or remove the <script>.",
+    ),
+    _spec(
+        "broken-stylesheet", WARNING, _S, "Broken stylesheet",
+        "A stylesheet the page loads (<link rel=stylesheet>, a style preload) answered 4xx/5xx or not at all: "
+        "the page shows unstyled or with a broken layout.",
+        "Restore the stylesheet or fix its href, or remove the <link>.",
+    ),
+    _spec(
+        "broken-font", WARNING, _S, "Broken font",
+        "A web font the page loads (an @font-face src of a stylesheet it loads, or a font preload) answered "
+        "4xx/5xx or not at all: text falls back to another font, or stays invisible until the browser gives up.",
+        "Restore the font file or fix the url() in the stylesheet's @font-face (it resolves against the "
+        "stylesheet's own URL), or remove the preload.",
+    ),
+    _spec(
+        "broken-icon", INFO, _S, "Broken icon",
+        "An icon the page names (<link rel=icon>, shortcut icon, apple-touch-icon, mask-icon) answered 4xx/5xx or "
+        "not at all: browsers, bookmarks and search results show a blank or generic icon.",
+        "Restore the icon file or fix the href in the page's <link rel=icon>.",
     ),
     # --- pagination (site) ---------------------------------------------------------------------------
     _spec(

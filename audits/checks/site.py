@@ -16,6 +16,7 @@ from audits.checks.images import IMAGE_SITE_TYPES
 from audits.checks.page import hreflang_problem, robots_directives
 from audits.checks.pagination import pagination_checks
 from audits.checks.registry import SITE_TYPES, CheckSettings, as_uuid, make_issue
+from audits.checks.resources import RESOURCE_SITE_TYPES
 from audits.checks.security import HEADER_TYPES, security_header_checks
 from audits.checks.skips import skipped_url_issues
 from audits.models import Issue, Page
@@ -76,9 +77,14 @@ def run_site_checks(audit) -> None:
     """Compute every site check of the catalogue for `audit`, replacing earlier results. Idempotent."""
     settings = CheckSettings.for_audit(audit)
     frontier = _frontier_counts(audit.id)
-    # The image and external link checks' issues are their passes' (audits.pipeline.images and .external, after
-    # this in finalize): kept here.
-    kept = (*IMAGE_SITE_TYPES, *EXTERNAL_SITE_TYPES, *(FRONTIER_CHECK_TYPES if frontier is None else ()))
+    # The image, external link and resource checks' issues are their passes' (audits.pipeline.images, .external and
+    # .resources, after this in finalize): kept here.
+    kept = (
+        *IMAGE_SITE_TYPES,
+        *EXTERNAL_SITE_TYPES,
+        *RESOURCE_SITE_TYPES,
+        *(FRONTIER_CHECK_TYPES if frontier is None else ()),
+    )
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type__in=[t for t in SITE_CHECK_TYPES if t not in kept]).delete()
         out = _IssueWriter(audit.id, settings)

@@ -16,6 +16,7 @@ UNIT_CHAINS = "redirect chains"
 UNIT_LOOPS = "redirect loops"
 UNIT_RUNS = "Lighthouse runs"  # a sampled page × strategy (mobile, desktop)
 UNIT_SITE = "site-wide findings"
+UNIT_LOADS = "resource loads"  # (page, resource URL) pairs: a page loading a broken script, stylesheet, font, icon
 
 # Singular of each unit, for "1 page".
 UNIT_SINGULAR = {
@@ -25,6 +26,7 @@ UNIT_SINGULAR = {
     UNIT_LOOPS: "redirect loop",
     UNIT_RUNS: "Lighthouse run",
     UNIT_SITE: "site-wide finding",
+    UNIT_LOADS: "resource load",
 }
 
 Getter = Callable[[str, dict, dict], object]  # (page_url, details, list item or {}) -> value

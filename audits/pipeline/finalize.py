@@ -13,6 +13,7 @@ from audits.pipeline.images import images_judge
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase
 from audits.pipeline.lighthouse import lighthouse_run_for_audit
 from audits.pipeline.page_totals import page_counts_store
+from audits.pipeline.resources import resources_judge
 from audits.pipeline.statistics import planner_statistics_refresh
 from audits.stats import audit_stats_count
 
@@ -48,6 +49,7 @@ def audit_finalize(*, audit_id) -> bool:
     run_site_checks(audit)
     images_judge(audit)  # the image pass: asks the site, then its checks' issues
     external_links_judge(audit, finalize_started=started)  # the external link pass: asks other sites, then issues
+    resources_judge(audit)  # the resource pass: scripts, stylesheets, fonts, icons asked once, then their issues
     page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them
     # Statistics taken before the counts existed say they are all NULL: the grid's sorts on them would then
     # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).

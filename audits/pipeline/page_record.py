@@ -211,6 +211,8 @@ def _fill_from_html(page: Page, data: PageData) -> None:
     page.rel_prev = data.rel_prev or ""
     host = urlsplit(page.url).hostname
     page.image_urls = [src for src in data.image_urls if urlsplit(src).hostname == host]
+    # Internal and external alike: a page that loads a missing CDN script is broken all the same.
+    page.resource_urls = [[kind, url] for kind, url in data.resource_urls]
 
 
 def _is_indexable(page: Page) -> bool:

@@ -88,6 +88,9 @@ class PageData:
     images_missing_size: int = 0
     images_missing_size_srcs: list[str] = field(default_factory=list)
     image_alts: list[tuple[str, int]] = field(default_factory=list)  # (src, alt length) of the longest alts
+    # Resources the page loads (audits/pipeline/resources.py): (kind, absolute http(s) URL), kind one of script,
+    # stylesheet, icon, font (a preloaded font); distinct URLs in document order, <= MAX_RESOURCE_URLS_PER_PAGE.
+    resource_urls: list[tuple[str, str]] = field(default_factory=list)
     # <link rel=next/prev> (pagination checks), resolved and normalised; None when absent.
     rel_next: str | None = None
     rel_prev: str | None = None

@@ -213,6 +213,7 @@ def _links(root, page: PageData, url: str, is_internal: Callable[[str], bool]) -
 
 
 def _images_and_resources(root, page: PageData, url: str) -> None:
+    _resource_urls(root, page)
     for img in root.iter("img"):
         page.images_total += 1
         if page.images_total > limits.MAX_IMAGES_PER_PAGE:
@@ -258,6 +259,46 @@ def _images_and_resources(root, page: PageData, url: str) -> None:
         if resolved not in seen:
             seen.add(resolved)
             page.insecure_resources.append(resolved)
+
+
+# <link rel> tokens of what a browser loads besides images ("shortcut icon" carries "icon").
+_ICON_RELS = frozenset(("icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon"))
+_PRELOAD_AS = {"script": "script", "style": "stylesheet", "font": "font"}
+
+
+def _resource_kind(el) -> tuple[str | None, str]:
+    """(kind, reference as written) of a <script> or <link> that loads something, else (None, "")."""
+    if el.tag == "script":
+        script_type = (el.get("type") or "").strip().lower().split(";")[0].strip()
+        return ("script" if script_type in _JS_TYPES else None), (el.get("src") or "").strip()
+    rel = _rel_tokens(el)
+    if "stylesheet" in rel:
+        kind = "stylesheet"
+    elif rel & _ICON_RELS:
+        kind = "icon"
+    elif "modulepreload" in rel:
+        kind = "script"
+    elif "preload" in rel:
+        kind = _PRELOAD_AS.get((el.get("as") or "").strip().lower())
+    else:
+        kind = None
+    return kind, (el.get("href") or "").strip()
+
+
+def _resource_urls(root, page: PageData) -> None:
+    """Distinct scripts, stylesheets, icons and preloaded fonts the page loads, resolved and normalised, http(s)
+    only (a data: URI loads nothing), in document order, bounded."""
+    found: dict[str, str] = {}
+    for el in root.iter("script", "link"):
+        if len(found) >= limits.MAX_RESOURCE_URLS_PER_PAGE:
+            break
+        kind, ref = _resource_kind(el)
+        if kind is None or not ref or ref[:5].lower() == "data:":
+            continue
+        resolved = normalize(ref, page.base_url)
+        if resolved is not None and resolved not in found:
+            found[resolved] = kind
+    page.resource_urls = [(kind, resolved) for resolved, kind in found.items()]
 
 
 def _jsonld_types(data, out: list[str]) -> None:

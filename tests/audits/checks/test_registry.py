@@ -95,6 +95,11 @@ CATALOGUE.update({
     "external-link-unverified": ("info", "site"), "external-links-unchecked": ("info", "site"),
 })  # fmt: skip
 THRESHOLDS.update({"external-link-redirect-chain": {"min_hops": 3}})
+# Issue 27 resources: scripts, stylesheets, fonts and icons a page loads that answer 4xx/5xx or not at all.
+CATALOGUE.update({
+    "broken-script": ("warning", "site"), "broken-stylesheet": ("warning", "site"),
+    "broken-font": ("warning", "site"), "broken-icon": ("info", "site"),
+})  # fmt: skip
 
 
 def test_registry_is_the_catalogue():
