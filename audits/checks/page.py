@@ -10,6 +10,7 @@ from audits.checks.content import content_page_checks
 from audits.checks.images import image_page_checks
 from audits.checks.pixels import pixel_checks
 from audits.checks.registry import PAGE_TYPES, CheckSettings, make_issue
+from audits.checks.render import render_page_issues
 from audits.checks.security import security_page_checks
 from audits.checks.structured_data import structured_data_page_checks
 from audits.checks.urls import url_checks
@@ -195,6 +196,7 @@ def page_issues(page, data, result, settings: CheckSettings, *, refusal=_ASK) ->
     security_page_checks(page, data, add, settings)
     structured_data_page_checks(data, add)
     image_page_checks(data, add, limit)
+    found += render_page_issues(page, settings)  # rendered pages: what JavaScript changed (Issue 27 render)
     return found
 
 

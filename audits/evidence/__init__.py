@@ -14,7 +14,7 @@ Public interface:
 - evidence_targets(*, audit, issue_type) / evidence_target_sources(…): a link type's rows grouped by target URL
 
 The definitions live beside this module, per kind of check: columns.py (the building blocks), page_types.py,
-site_types.py, content_types.py and rich_types.py; EVIDENCE joins them.
+site_types.py, content_types.py, rich_types.py and render_types.py; EVIDENCE joins them.
 """
 
 from collections.abc import Iterable, Iterator
@@ -38,11 +38,13 @@ from audits.evidence.columns import (
 )
 from audits.evidence.content_types import CONTENT_EVIDENCE
 from audits.evidence.page_types import PAGE_EVIDENCE
+from audits.evidence.render_types import RENDER_EVIDENCE
 from audits.evidence.rich_types import RICH_EVIDENCE
 from audits.evidence.site_types import SITE_EVIDENCE
 from audits.models import Audit, Issue
 
 EVIDENCE: dict[str, Evidence] = {**PAGE_EVIDENCE, **SITE_EVIDENCE, **CONTENT_EVIDENCE, **RICH_EVIDENCE}
+EVIDENCE.update(RENDER_EVIDENCE)  # Issue 27 render
 
 # Site checks whose rows are each tied to a page (the others describe the site as a whole).
 LINK_TYPES = ("broken-internal-link", "internal-link-to-redirect")

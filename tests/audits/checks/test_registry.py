@@ -86,6 +86,18 @@ CATALOGUE.update({
 })  # fmt: skip
 THRESHOLDS.update({"image-alt-too-long": {"max_chars": 100}, "image-too-large": {"max_kb": 300}})
 
+# Issue 27 render: the HTML as served beside the rendered page.
+CATALOGUE.update({
+    "render-canonical-changed": ("warning", "page"), "render-robots-changed": ("warning", "page"),
+    "render-title-changed": ("warning", "page"), "render-meta-description-changed": ("info", "page"),
+    "render-h1-changed": ("info", "page"), "render-links-only-after-js": ("info", "page"),
+    "render-content-only-after-js": ("info", "page"),
+})  # fmt: skip
+THRESHOLDS.update({
+    "render-links-only-after-js": {"min_links": 1},
+    "render-content-only-after-js": {"min_words": 25, "min_added_percent": 10},
+})  # fmt: skip
+
 
 def test_registry_is_the_catalogue():
     assert {s.type: (s.severity, s.scope) for s in CHECKS} == CATALOGUE
