@@ -17,6 +17,9 @@ RENDER_TYPES = (
     "render-content-only-after-js",
 )
 TEXT_SHOWN_MAX_CHARS = 300  # a title, description or H1 in the evidence
+# Robots words that change nothing when a script adds or removes them: index, follow and all are what a page without
+# directives gets, and "none" is read as the noindex, nofollow it stands for.
+ROBOTS_WORDS_OF_NO_CHANGE = frozenset({"index", "follow", "all", "none"})
 
 
 def _meta_directives(meta_robots: str) -> set[str]:
@@ -25,7 +28,7 @@ def _meta_directives(meta_robots: str) -> set[str]:
     # why: audits.checks.page runs these checks and imports this module, so its one robots reading is imported late
     from audits.checks.page import robots_directives
 
-    return robots_directives(meta_robots, "")
+    return robots_directives(meta_robots, "") - ROBOTS_WORDS_OF_NO_CHANGE
 
 
 def _text(value) -> str:
