@@ -4,6 +4,8 @@ With rendering on, a page's fields are the rendered page's and `Page.raw_values`
 the HTML as served (audits.pipeline.render.raw_values_for); `render_page_issues` compares the two. Pure: no DB.
 """
 
+from dataclasses import dataclass
+
 from audits.checks.registry import CheckSettings, make_issue
 from audits.models import Issue
 
@@ -42,6 +44,67 @@ def _change(raw: str, rendered: str) -> str:
     return "removed" if not rendered else "changed"
 
 
+@dataclass(frozen=True)
+class RenderValue:
+    """One value of a rendered page beside the same value of its HTML as served."""
+
+    key: str  # a key of Page.raw_values
+    label: str
+    raw: object
+    rendered: object
+    changed: bool  # as the render-* checks judge it (spacing, and robots words that change nothing, are no change)
+    kind: str = "text"  # text | url | number
+
+
+def _number(value) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+# (Page.raw_values key, label, Page field, kind) in the order page detail shows them.
+_TEXT_VALUES = (
+    ("title", "Title", "title", "text"),
+    ("meta_description", "Meta description", "meta_description", "text"),
+    ("canonical", "Canonical URL", "canonical_url", "url"),
+    ("meta_robots", "Meta robots", "meta_robots", "text"),
+    ("h1", "First H1", "h1", "text"),
+)
+_COUNTS = (
+    ("h1_count", "H1 tags", "h1_count"),
+    ("internal_links", "Internal links", "internal_links"),
+    ("external_links", "External links", "external_links"),
+    ("word_count", "Words", "word_count"),
+)
+
+
+def render_comparison(page) -> list[RenderValue]:
+    """The page's values as served beside the rendered ones, in the order page detail shows them; [] when the page was
+    not rendered. The one place that says what JavaScript changed: the checks below and page detail read it."""
+    raw = page.raw_values
+    if not isinstance(raw, dict):
+        return []
+    rows = []
+    for key, label, field, kind in _TEXT_VALUES:
+        before, after = _text(raw.get(key)), _text(getattr(page, field))
+        changed = _meta_directives(before) != _meta_directives(after) if key == "meta_robots" else before != after
+        rows.append(RenderValue(key, label, before, after, changed, kind))
+    for key, label, field in _COUNTS:
+        before, after = _number(raw.get(key)), getattr(page, field)
+        label = f"{label} ({page.word_unit})" if key == "word_count" and page.word_unit else label
+        rows.append(RenderValue(key, label, before, after, before != after, "number"))
+    only_raw, only_rendered = _number(raw.get("links_only_raw")), _number(raw.get("links_only_rendered"))
+    rows.append(
+        RenderValue(
+            "links_only",
+            "Link targets the other lacks",
+            only_raw,
+            only_rendered,
+            bool(only_raw or only_rendered),
+            "number",
+        )
+    )
+    return rows
+
+
 def render_page_issues(page, settings: CheckSettings) -> list[Issue]:
     """Unsaved Issue rows for a rendered page whose values JavaScript changed; [] when the page was not rendered
     (`page.raw_values` is None)."""
@@ -59,22 +122,24 @@ def render_page_issues(page, settings: CheckSettings) -> list[Issue]:
     def limit(issue_type: str, key: str):
         return settings.threshold(issue_type, key)
 
-    raw_canonical, canonical = _text(raw.get("canonical")), _text(page.canonical_url)
-    if raw_canonical != canonical:
+    values = {row.key: row for row in render_comparison(page)}
+    canonical = values["canonical"]
+    if canonical.changed:
         add(
             "render-canonical-changed",
-            raw_canonical=raw_canonical or None,
-            rendered_canonical=canonical or None,
-            change=_change(raw_canonical, canonical),
+            raw_canonical=canonical.raw or None,
+            rendered_canonical=canonical.rendered or None,
+            change=_change(canonical.raw, canonical.rendered),
         )
 
-    raw_directives, directives = _meta_directives(raw.get("meta_robots")), _meta_directives(page.meta_robots)
-    if raw_directives != directives:
+    robots = values["meta_robots"]
+    if robots.changed:
+        raw_directives, directives = _meta_directives(robots.raw), _meta_directives(robots.rendered)
         added = sorted(directives - raw_directives)
         issue = add(
             "render-robots-changed",
-            raw_meta_robots=_text(raw.get("meta_robots")) or None,
-            rendered_meta_robots=_text(page.meta_robots) or None,
+            raw_meta_robots=robots.raw or None,
+            rendered_meta_robots=robots.rendered or None,
             added=added,
             removed=sorted(raw_directives - directives),
         )
@@ -88,29 +153,29 @@ def render_page_issues(page, settings: CheckSettings) -> list[Issue]:
         ("render-meta-description-changed", "meta_description", "raw_description", "rendered_description"),
         ("render-h1-changed", "h1", "raw_h1", "rendered_h1"),
     ):
-        before, after = _text(raw.get(key)), _text(getattr(page, key))
-        if before != after:
+        value = values[key]
+        if value.changed:
             add(
                 issue_type,
                 **{
-                    raw_key: before[:TEXT_SHOWN_MAX_CHARS] or None,
-                    rendered_key: after[:TEXT_SHOWN_MAX_CHARS] or None,
-                    "change": _change(before, after),
+                    raw_key: value.raw[:TEXT_SHOWN_MAX_CHARS] or None,
+                    rendered_key: value.rendered[:TEXT_SHOWN_MAX_CHARS] or None,
+                    "change": _change(value.raw, value.rendered),
                 },
             )
 
-    only_rendered = int(raw.get("links_only_rendered") or 0)
+    only_rendered = _number(raw.get("links_only_rendered"))
     if only_rendered and only_rendered >= limit("render-links-only-after-js", "min_links"):
         add(
             "render-links-only-after-js",
             links_only_rendered=only_rendered,
             examples=list(raw.get("links_only_rendered_examples") or []),
-            raw_links=int(raw.get("internal_links") or 0) + int(raw.get("external_links") or 0),
+            raw_links=_number(raw.get("internal_links")) + _number(raw.get("external_links")),
             rendered_links=page.internal_links + page.external_links,
             min_links=limit("render-links-only-after-js", "min_links"),
         )
 
-    raw_words, words = int(raw.get("word_count") or 0), page.word_count
+    raw_words, words = _number(raw.get("word_count")), page.word_count
     added_words = words - raw_words
     added_percent = round(100 * added_words / words) if words else 0
     if (
