@@ -7,6 +7,7 @@ the HTML as served (audits.pipeline.render.raw_values_for); `render_page_issues`
 from dataclasses import dataclass
 
 from audits.checks.registry import CheckSettings, make_issue
+from audits.checks.robots import robots_directives
 from audits.models import Issue
 
 RENDER_TYPES = (
@@ -27,9 +28,6 @@ ROBOTS_WORDS_OF_NO_CHANGE = frozenset({"index", "follow", "all", "none"})
 def _meta_directives(meta_robots: str) -> set[str]:
     """The directives of a meta robots value as the page checks read them (X-Robots-Tag left out: it is the same
     answer's header on both sides)."""
-    # why: audits.checks.page runs these checks and imports this module, so its one robots reading is imported late
-    from audits.checks.page import robots_directives
-
     return robots_directives(meta_robots, "") - ROBOTS_WORDS_OF_NO_CHANGE
 
 
