@@ -304,6 +304,30 @@ class PageIssueSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class RawValuesSerializer(serializers.Serializer):
+    """A rendered page's values measured on its HTML as served, before JavaScript (audits.checks.render compares them
+    with the page's own, rendered, fields)."""
+
+    title = serializers.CharField(required=False)
+    meta_description = serializers.CharField(required=False, allow_null=True, help_text="null: no meta description")
+    canonical = serializers.CharField(required=False, help_text="Resolved and normalised; empty: none")
+    meta_robots = serializers.CharField(required=False)
+    h1 = serializers.CharField(required=False, help_text="The first non-empty H1")
+    h1_count = serializers.IntegerField(required=False)
+    word_count = serializers.IntegerField(required=False)
+    internal_links = serializers.IntegerField(required=False)
+    external_links = serializers.IntegerField(required=False)
+    links_only_rendered = serializers.IntegerField(
+        required=False, help_text="Distinct link targets only the rendered page has"
+    )
+    links_only_rendered_examples = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="The first 5 of them"
+    )
+    links_only_raw = serializers.IntegerField(
+        required=False, help_text="Distinct link targets only the HTML as served has"
+    )
+
+
 class PageDetailSerializer(serializers.ModelSerializer):
     """A page with its issues and links; the view puts selectors.page_links() on `page.link_data`."""
 
@@ -327,6 +351,12 @@ class PageDetailSerializer(serializers.ModelSerializer):
         allow_blank=True,
         read_only=True,
         help_text="How the crawl first found the page; empty for pages crawled before it was recorded",
+    )
+    raw_values = RawValuesSerializer(
+        read_only=True,
+        allow_null=True,
+        help_text="With rendering on: the values of the HTML as served, before JavaScript, beside the rendered ones "
+        "(the page's own fields); null: the page was not rendered",
     )
 
     class Meta:

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.services import account_get_or_create_for_user
 from audits import comparison, exports, services
 from audits.checks.registry import CATEGORIES, CHECKS_BY_TYPE, SEVERITIES
+from audits.checks.render import render_comparison
 from audits.checks.score import SCORE_FORMULA_WORDS
 from audits.errors import AuditRefused
 from audits.models import Audit
@@ -443,6 +444,7 @@ def page_detail(request, audit_id, page_id):
         "outline": page_screens.heading_outline(page),
         "headers": page_screens.response_headers(page),
         "fields": page_screens.page_fields(page),
+        "render_rows": render_comparison(page),  # the HTML as served beside the rendered page (Issue 27 render)
         "inlinks_summary": inlinks,
         "how_found": page_reads.page_how_found(page=page),
         "inlinks": _links_page(

@@ -10,6 +10,8 @@ from audits.checks.content import content_page_checks, thin_content_check
 from audits.checks.images import image_page_checks
 from audits.checks.pixels import pixel_checks
 from audits.checks.registry import PAGE_TYPES, CheckSettings, make_issue
+from audits.checks.render import render_page_issues
+from audits.checks.robots import robots_directives  # its home; imported from here by older callers too
 from audits.checks.security import security_page_checks
 from audits.checks.structured_data import structured_data_page_checks
 from audits.checks.urls import url_checks
@@ -27,13 +29,6 @@ NON_DESCRIPTIVE_LINK_TEXTS = frozenset({"click here", "here", "more", "read more
 _LINK_TEXT_DECORATION = " \t\n.,:;!?…»«›‹>→←<–—|"
 _LINK_TEXT_WRAPPERS = {"(": ")", "[": "]", '"': '"', "'": "'", "“": "”", "‘": "’"}
 _URL_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):", re.IGNORECASE)
-
-# Robots directives that take a value ("max-snippet: 20"): not a user-agent prefix.
-_VALUE_DIRECTIVES = frozenset(
-    {"max-snippet", "max-image-preview", "max-video-preview", "unavailable_after", "noimageindex", "notranslate"}
-)
-# User agents whose X-Robots-Tag directives the audit honours ("otherbot: noindex" is not ours).
-_OUR_AGENTS = frozenset({"googlebot", "sitewarden", "*"})
 
 # --- hreflang codes: ISO 639-1 languages (+ legacy aliases), any 3-letter ISO 639-2/3 code,
 # an optional 4-letter script, an optional ISO 3166-1 alpha-2 region or UN M.49 3-digit area.
@@ -77,30 +72,6 @@ def hreflang_problem(value: str) -> str | None:
         hint = " (the United Kingdom is GB)" if region == "uk" else ""
         return f"unknown region code {region.upper()!r}{hint}"
     return None
-
-
-def robots_directives(meta_robots: str, x_robots_tag: str) -> set[str]:
-    """Directives that apply to us from <meta name=robots|googlebot> and X-Robots-Tag, lower-cased.
-
-    "none" stands for noindex + nofollow. X-Robots-Tag directives after "otherbot:" are left out.
-    """
-    directives = {d.strip() for d in (meta_robots or "").lower().replace(";", ",").split(",") if d.strip()}
-    agent = None
-    for part in (x_robots_tag or "").lower().split(","):
-        token = part.strip()
-        if not token:
-            continue
-        name, sep, rest = token.partition(":")
-        name = name.strip()
-        if sep and name not in _VALUE_DIRECTIVES and " " not in name:
-            agent, token = name, rest.strip()  # "googlebot: noindex": agent prefix, then a directive
-            if not token:
-                continue
-        if agent is None or agent in _OUR_AGENTS:
-            directives.add(token)
-    if "none" in directives:
-        directives |= {"noindex", "nofollow"}
-    return directives
 
 
 def _link_text_key(anchor: str) -> str:
@@ -204,6 +175,7 @@ def page_issues(page, data, result, settings: CheckSettings, *, refusal=_ASK) ->
     security_page_checks(page, data, add, settings)
     structured_data_page_checks(data, add)
     image_page_checks(data, add, limit)
+    found += render_page_issues(page, settings)  # rendered pages: what JavaScript changed (Issue 27 render)
     return found
 
 

@@ -105,6 +105,11 @@ _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
     "accessibility": ("accessibility-violation",),
     "custom": ("custom-extraction",),
 }  # fmt: skip
+# Issue 27 render: what JavaScript changes between the HTML as served and the rendered page (audits/checks/render.py).
+_CATEGORY_TYPES["indexability"] += ("render-canonical-changed", "render-robots-changed")
+_CATEGORY_TYPES["metadata"] += ("render-title-changed", "render-meta-description-changed")
+_CATEGORY_TYPES["content"] += ("render-h1-changed", "render-content-only-after-js")
+_CATEGORY_TYPES["crawlability"] += ("render-links-only-after-js",)
 _CATEGORY_OF = {issue_type: category for category, types in _CATEGORY_TYPES.items() for issue_type in types}
 
 
@@ -200,6 +205,51 @@ CHECKS: tuple[CheckSpec, ...] = (
         "is probably rendered in the browser.",
         "Render the content on the server (SSR or pre-rendering) so crawlers see it without running scripts.",
         {"min_words": 20},
+    ),
+    # --- Issue 27 render: the HTML as served beside the rendered page (page, rendering on) -------------
+    _spec(
+        "render-canonical-changed", WARNING, _P, "Canonical changed by JavaScript",
+        "The canonical URL of the rendered page differs from the HTML as served (or exists only after "
+        "JavaScript): crawlers that do not run scripts, and Google before rendering, see another canonical.",
+        "Write the final canonical into the HTML the server sends and keep scripts from changing it.",
+    ),
+    _spec(
+        "render-robots-changed", WARNING, _P, "Robots directives changed by JavaScript",
+        "The meta robots directives of the rendered page differ from the HTML as served; a noindex added by "
+        "JavaScript is critical (the page drops out of search), and one removed by it is never seen by Google.",
+        "Send the robots directives the page should have in the served HTML (or the X-Robots-Tag header) and "
+        "keep scripts from changing them.",
+    ),
+    _spec(
+        "render-title-changed", WARNING, _P, "Title changed by JavaScript",
+        "The rendered page's title differs from the HTML as served (or exists only after JavaScript): search "
+        "engines before rendering, social previews and other crawlers show the served one.",
+        "Put the final title into the HTML the server sends (server-side rendering or pre-rendering).",
+    ),
+    _spec(
+        "render-meta-description-changed", INFO, _P, "Meta description changed by JavaScript",
+        "The rendered page's meta description differs from the HTML as served (or exists only after "
+        "JavaScript); crawlers that do not run scripts read the served one.",
+        "Put the final meta description into the HTML the server sends.",
+    ),
+    _spec(
+        "render-h1-changed", INFO, _P, "H1 changed by JavaScript",
+        "The rendered page's first H1 differs from the HTML as served (or exists only after JavaScript).",
+        "Render the main heading on the server so every crawler reads the same one.",
+    ),
+    _spec(
+        "render-links-only-after-js", INFO, _P, "Links only after JavaScript",
+        "Link targets appear only in the rendered page, not in the HTML as served: crawlers that do not run "
+        "scripts never find them, and Google finds them only after rendering.",
+        "Write navigation and content links as <a href> into the served HTML.",
+        {"min_links": 1},
+    ),
+    _spec(
+        "render-content-only-after-js", INFO, _P, "Content only after JavaScript",
+        "The rendered page has many more words than the HTML as served: that text exists only after JavaScript "
+        "and is invisible to crawlers that do not run scripts.",
+        "Render the main content on the server (SSR, static generation or pre-rendering).",
+        {"min_words": 25, "min_added_percent": 10},
     ),
     _spec(
         "missing-title", CRITICAL, _P, "Missing title",
@@ -749,6 +799,7 @@ THRESHOLD_UNITS = {
     "score": "Lighthouse score (0–100)",
     "cls": "CLS",
     "jump": "heading levels skipped",
+    "percent": "% of the rendered words",  # Issue 27 render
 }
 
 

@@ -14,7 +14,8 @@ Public interface:
 - evidence_targets(*, audit, issue_type) / evidence_target_sources(…): a link type's rows grouped by target URL
 
 The definitions live beside this module, per kind of check: columns.py (the building blocks), page_types.py,
-site_types.py, content_types.py, rich_types.py, external_types.py and resource_types.py; EVIDENCE joins them.
+site_types.py, content_types.py, rich_types.py, external_types.py, resource_types.py and render_types.py;
+EVIDENCE joins them.
 """
 
 from collections.abc import Iterable, Iterator
@@ -39,6 +40,7 @@ from audits.evidence.columns import (
 from audits.evidence.content_types import CONTENT_EVIDENCE
 from audits.evidence.external_types import EXTERNAL_EVIDENCE, EXTERNAL_LINK_TYPES
 from audits.evidence.page_types import PAGE_EVIDENCE
+from audits.evidence.render_types import RENDER_EVIDENCE
 from audits.evidence.resource_types import RESOURCE_EVIDENCE, RESOURCE_LINK_TYPES
 from audits.evidence.rich_types import RICH_EVIDENCE
 from audits.evidence.site_types import SITE_EVIDENCE
@@ -51,6 +53,7 @@ EVIDENCE: dict[str, Evidence] = {
     **RICH_EVIDENCE,
     **EXTERNAL_EVIDENCE,
     **RESOURCE_EVIDENCE,
+    **RENDER_EVIDENCE,
 }
 
 # Site checks whose rows are each tied to a page (the others describe the site as a whole). A broken resource's

@@ -12,6 +12,7 @@ from audits.checks.security import security_headers_kept
 from audits.extraction import PageExtraction, extract, extraction_issues
 from audits.limits import PAGE_HEADER_VALUE_MAX_CHARS, PAGE_HEADERS_STORED_MAX, PAGE_HEADING_TEXT_MAX_CHARS
 from audits.models import Issue, Page, page_id_for
+from audits.pipeline.render import raw_values_for
 from audits.pipeline.scope import CrawlScope
 from crawler import limits as crawl_limits
 from crawler.blocked import Refusal, refusal_for
@@ -91,6 +92,7 @@ def build_page_record(
     discovered: list[NewURL] = []
     edges: list[Edge] = []
     data: PageData | None = None
+    raw_data: PageData | None = None  # the HTML as served, when `data` is the rendered page
     extraction = PageExtraction()
     canonical_header = next(
         (normalize(url, item.url) for url, rel in parse_link_header(result.link_headers) if rel == "canonical"), None
@@ -103,6 +105,10 @@ def build_page_record(
             # stays the fetch's own.
             data = parse_html(
                 rendered_html.encode("utf-8"), item.url, content_type_charset="utf-8", is_internal=scope.is_internal
+            )
+            # The HTML as served, read by the same parser: its values go beside the rendered ones (raw_values).
+            raw_data = parse_html(
+                result.body, item.url, content_type_charset=result.charset, is_internal=scope.is_internal
             )
         else:
             data = parse_html(result.body, item.url, content_type_charset=result.charset, is_internal=scope.is_internal)
@@ -127,6 +133,10 @@ def build_page_record(
             discovered += [new] if new else []
     elif data is not None:
         _fill_from_html(page, data)
+        if raw_data is not None:
+            raw_page = Page(url=item.url)
+            _fill_from_html(raw_page, raw_data)
+            page.raw_values = raw_values_for(raw_page, raw_data, data)
         if scope.extractors:  # the project's custom extraction, read from the HTML the page fields came from
             skip = scope.extractors_skipped()
             if rendered_html is not None:

@@ -17,14 +17,20 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 
-from audits.models import Audit
+from audits.models import Audit, Page
 from audits.pipeline.chromium import chromium_flags, find_chromium
+from crawler.parse import PageData
 from scratchpad.models import Throttle
 
 logger = logging.getLogger(__name__)
 
 RENDER_TIMEOUT_S = 20  # navigation + network idle, per page
 RENDER_START_TIMEOUT_S = 30  # browser launch
+# Page fields kept in Page.raw_values as the HTML as served gave them (audits/checks/render.py compares them).
+RAW_VALUE_FIELDS = (
+    "title", "meta_description", "canonical_url", "meta_robots", "h1", "h1_count", "word_count",
+)  # fmt: skip
+RAW_LINK_EXAMPLES_MAX = 5  # link targets only the rendered page has, listed in raw_values
 
 
 def _origin(url: str) -> tuple[str, str]:
@@ -147,3 +153,22 @@ def render_session_for(audit: Audit) -> Renderer | None:
 def _note(audit: Audit, note: str) -> None:
     if audit.discovery.get("render_note") != note:
         Audit.objects.filter(id=audit.id).update(discovery={**audit.discovery, "render_note": note})
+
+
+def raw_values_for(raw_page: Page, raw: PageData, rendered: PageData) -> dict:
+    """Page.raw_values of a rendered page: `raw_page` is a Page filled from the HTML as served by the same code that
+    filled the rendered one (audits.pipeline.page_record), so both columns are measured alike; and the link targets
+    only the rendered page has."""
+    values = {name: getattr(raw_page, name) for name in RAW_VALUE_FIELDS}
+    values["canonical"] = values.pop("canonical_url")
+    served = {link.url for link in raw.links}
+    only_rendered = [link.url for link in rendered.links if link.url not in served]
+    rendered_urls = {link.url for link in rendered.links}
+    return {
+        **values,
+        "internal_links": raw.internal_links_total,
+        "external_links": raw.external_links_total,
+        "links_only_rendered": len(only_rendered),
+        "links_only_rendered_examples": only_rendered[:RAW_LINK_EXAMPLES_MAX],
+        "links_only_raw": sum(1 for url in served if url not in rendered_urls),
+    }

@@ -103,6 +103,7 @@ SCREENS: list[Screen] = [
     Screen("external-none", "audit-external", lambda w: [w.previous.id]),
     Screen("external-link", "audit-external-link", lambda w: [w.audit.id, w.external_link.id]),
     Screen("page-detail", "page-detail", lambda w: [w.audit.id, w.page.id]),
+    Screen("page-detail-render", "page-detail", lambda w: [w.audit.id, w.rendered.id]),  # Issue 27 render
     Screen("performance", "audit-performance", lambda w: [w.audit.id]),
     Screen("events", "audit-events", lambda w: [w.audit.id]),
     Screen("compare", "audit-compare", lambda w: [w.audit.id]),
@@ -204,6 +205,7 @@ def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
     )[0]["page"]
     page = Page.objects.get(id=busiest)
     home = Page.objects.filter(audit=audit, depth=0).first() or page
+    rendered = _as_rendered(home)
     report_path = ""
     if LIGHTHOUSE_FIXTURE.exists():
         report_path = f"lighthouse/{audit.id}/mobile.json"
@@ -268,7 +270,30 @@ def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
         cancelled=cancelled,
         issue_type=issue_type,
         page=page,
+        rendered=rendered,
     )
+
+
+def _as_rendered(page: Page) -> Page:
+    """`page` as if rendered, with served values that differ from its own (Issue 27 render: the page detail's
+    "Response vs render" table, long values included)."""
+    served = {
+        "title": "",
+        "meta_description": None,
+        "canonical": page.url + "?served-canonical=" + "long-value-" * 12,
+        "meta_robots": "noindex, nofollow",
+        "h1": page.h1,
+        "h1_count": page.h1_count,
+        "word_count": max(page.word_count - 180, 0),
+        "internal_links": page.internal_links,
+        "external_links": page.external_links,
+        "links_only_rendered": 3,
+        "links_only_rendered_examples": [page.url + "from-script"],
+        "links_only_raw": 0,
+    }
+    Page.objects.filter(id=page.id).update(raw_values=served)
+    page.refresh_from_db()
+    return page
 
 
 # --- the browser ------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import pytest
 
 from audits.checks import CheckSettings
 from audits.checks.page import PAGE_CHECK_TYPES, hreflang_problem, page_issues, robots_directives
+from audits.checks.render import RENDER_TYPES
 from audits.models import Page
 from audits.pipeline.page_record import build_page_record
 from audits.pipeline.scope import CrawlScope
@@ -80,7 +81,9 @@ def test_every_page_check_has_a_case_that_triggers_it_and_a_near_miss():
     near_missed = set().union(*(c.absent for c in cases if c.absent != {"*"}))
     # custom-extraction needs a project's extractors: tests/audits/test_extraction.py plants it and its twins.
     # deep-page is judged in finalize on exact depths: tests/audits/pipeline/test_depth.py.
-    planted_elsewhere = {"custom-extraction", "deep-page"}
+    # render-*: a rendered page beside its served HTML: tests/audits/checks/test_render_checks.py and, in Chromium,
+    # tests/audits/pipeline/test_render.py.
+    planted_elsewhere = {"custom-extraction", "deep-page", *RENDER_TYPES}
     assert triggered == set(PAGE_CHECK_TYPES) - planted_elsewhere
     assert near_missed >= set(PAGE_CHECK_TYPES) - {"fetch-error", "rate-limited-page", "server-error"} - (
         planted_elsewhere

@@ -100,6 +100,17 @@ CATALOGUE.update({
     "broken-script": ("warning", "site"), "broken-stylesheet": ("warning", "site"),
     "broken-font": ("warning", "site"), "broken-icon": ("info", "site"),
 })  # fmt: skip
+# Issue 27 render: the HTML as served beside the rendered page.
+CATALOGUE.update({
+    "render-canonical-changed": ("warning", "page"), "render-robots-changed": ("warning", "page"),
+    "render-title-changed": ("warning", "page"), "render-meta-description-changed": ("info", "page"),
+    "render-h1-changed": ("info", "page"), "render-links-only-after-js": ("info", "page"),
+    "render-content-only-after-js": ("info", "page"),
+})  # fmt: skip
+THRESHOLDS.update({
+    "render-links-only-after-js": {"min_links": 1},
+    "render-content-only-after-js": {"min_words": 25, "min_added_percent": 10},
+})  # fmt: skip
 
 
 def test_registry_is_the_catalogue():
