@@ -10,6 +10,7 @@ import logging
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Window
 
+from audits.checks.bots import BOT_SITE_TYPES
 from audits.checks.content import near_duplicates, soft_404s
 from audits.checks.images import IMAGE_SITE_TYPES
 from audits.checks.page import hreflang_problem, robots_directives
@@ -75,8 +76,9 @@ def run_site_checks(audit) -> None:
     """Compute every site check of the catalogue for `audit`, replacing earlier results. Idempotent."""
     settings = CheckSettings.for_audit(audit)
     frontier = _frontier_counts(audit.id)
-    # The image checks' issues are the image pass's (audits.pipeline.images, after this in finalize): kept here.
-    kept = (*IMAGE_SITE_TYPES, *(FRONTIER_CHECK_TYPES if frontier is None else ()))
+    # The image checks' issues are the image pass's (audits.pipeline.images, after this in finalize): kept here,
+    # as are the bot pass's (audits.pipeline.bots).
+    kept = (*IMAGE_SITE_TYPES, *BOT_SITE_TYPES, *(FRONTIER_CHECK_TYPES if frontier is None else ()))
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type__in=[t for t in SITE_CHECK_TYPES if t not in kept]).delete()
         out = _IssueWriter(audit.id, settings)

@@ -24,6 +24,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, RowNumber
 
 from audits.checks.registry import CHECKS
+from audits.evidence.bot_types import BOT_EVIDENCE
 from audits.evidence.columns import (
     DETAIL_MAX_CHARS,
     DETAIL_SEPARATOR,
@@ -42,7 +43,7 @@ from audits.evidence.rich_types import RICH_EVIDENCE
 from audits.evidence.site_types import SITE_EVIDENCE
 from audits.models import Audit, Issue
 
-EVIDENCE: dict[str, Evidence] = {**PAGE_EVIDENCE, **SITE_EVIDENCE, **CONTENT_EVIDENCE, **RICH_EVIDENCE}
+EVIDENCE: dict[str, Evidence] = {**PAGE_EVIDENCE, **SITE_EVIDENCE, **CONTENT_EVIDENCE, **RICH_EVIDENCE, **BOT_EVIDENCE}
 
 # Site checks whose rows are each tied to a page (the others describe the site as a whole).
 LINK_TYPES = ("broken-internal-link", "internal-link-to-redirect")

@@ -5,6 +5,7 @@ the frontier dropped)."""
 from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_count, score_breakdown_from
 from audits.checks.site import run_site_checks
 from audits.models import Audit, Page
+from audits.pipeline.bots import bots_judge
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.images import images_judge
 from audits.pipeline.lifecycle import audit_complete, audit_set_phase
@@ -43,6 +44,7 @@ def audit_finalize(*, audit_id) -> bool:
     page_depths_store(audit_id=audit_id)
     run_site_checks(audit)
     images_judge(audit)  # the image pass: asks the site, then its checks' issues
+    bots_judge(audit)  # what each search and AI crawler may fetch and is served; llms.txt
     page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them
     # Statistics taken before the counts existed say they are all NULL: the grid's sorts on them would then
     # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).

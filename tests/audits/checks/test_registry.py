@@ -86,6 +86,16 @@ CATALOGUE.update({
 })  # fmt: skip
 THRESHOLDS.update({"image-alt-too-long": {"max_chars": 100}, "image-too-large": {"max_kb": 300}})
 
+# Issue 27 bots: which crawlers robots.txt and the server let in, what they are served, llms.txt.
+CATALOGUE.update({
+    "search-bot-blocked-robots": ("critical", "site"), "ai-bots-blocked-robots": ("info", "site"),
+    "llms-txt-missing": ("info", "site"), "llms-txt-invalid": ("warning", "site"),
+    "llms-txt-broken-link": ("warning", "site"), "bot-blocked": ("critical", "site"),
+    "bot-served-different-status-or-redirect": ("warning", "site"), "bot-cloaking": ("warning", "site"),
+    "ai-bot-blocked-by-server": ("info", "site"),
+})  # fmt: skip
+THRESHOLDS.update({"bot-cloaking": {"min_similarity_pct": 80}})
+
 
 def test_registry_is_the_catalogue():
     assert {s.type: (s.severity, s.scope) for s in CHECKS} == CATALOGUE
