@@ -109,8 +109,13 @@ def _refused(fetch: dict, compared: dict) -> str:
     return ""
 
 
+DEFAULT_ROBOTS_DIRECTIVES = frozenset({"index", "follow", "all"})  # what no robots directive means anyway
+
+
 def _robots_set(value: str) -> list[str]:
-    return sorted({part.strip().lower() for part in (value or "").replace(";", ",").split(",") if part.strip()})
+    """The directives that change something, in one order: "index, follow" and "" are the same page."""
+    parts = {part.strip().lower() for part in (value or "").replace(";", ",").split(",")}
+    return sorted(parts - DEFAULT_ROBOTS_DIRECTIVES - {""})
 
 
 def _sample_issues(sample: dict, fetches: list[dict], settings: CheckSettings, add) -> None:
