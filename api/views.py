@@ -25,7 +25,7 @@ from api.schema import ApiAutoSchema
 from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
-from audits.models import Audit, Issue, Page, Project, Schedule, Segment
+from audits.models import AgentFetch, Audit, Issue, Page, Project, Schedule, Segment
 from audits.segments import (
     SEGMENT_PARAM,
     SegmentChoice,
@@ -35,6 +35,7 @@ from audits.segments import (
     segment_update,
 )
 from audits.selectors.audits import audit_comparison, audit_list_for, audit_urls_skipped
+from audits.selectors.bots import agent_fetch_list
 from audits.selectors.issues import ISSUE_LIST_ORDERING, issue_counts_by_type, issue_list, issues_by_type
 from audits.selectors.links import page_links
 from audits.selectors.projects import project_list_for
@@ -255,6 +256,21 @@ class IssueList(ApiMixin, generics.ListAPIView):
         segment = self.segment_for(audit)
         issues = issue_list(audit=audit)
         return issues if segment is None else issues.filter(segment.issues_q)
+
+
+@extend_schema(tags=["results"])
+class AuditBotFetches(ApiMixin, generics.ListAPIView):
+    """The audit's sampled pages as each agent was served them (the start page and one page per URL template,
+    fetched as a desktop browser, Googlebot smartphone, Bingbot and GPTBot in finalize): one row per page and
+    agent, by URL then agent. Compare a bot's row with the browser's row of the same URL."""
+
+    serializer_class = s.AgentFetchSerializer
+    filter_backends = []
+
+    def get_queryset(self):
+        if self.schema_only:
+            return AgentFetch.objects.none()
+        return agent_fetch_list(audit=self.audit_or_404(self.kwargs["pk"]))
 
 
 @extend_schema(tags=["results"])

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from config import converters  # noqa: F401  (registers <id:…>)
-from dashboard import branding, project_views, segments, share, token_views, views, webhooks_views
+from dashboard import bots_views, branding, project_views, segments, share, token_views, views, webhooks_views
 
 app_name = "audits"
 
@@ -56,6 +56,7 @@ urlpatterns = [
     path(audit + "pages/<uuid:page_id>/", views.page_detail, name="page-detail"),
     path(audit + "pages/export.<slug:fmt>", views.audit_pages_export, name="audit-pages-export"),
     path(audit + "structure/", views.audit_structure, name="audit-structure"),
+    path(audit + "bots/", bots_views.audit_bots, name="audit-bots"),
     path(audit + "performance/", views.audit_performance, name="audit-performance"),
     path(audit + "performance/<uuid:result_id>/report.json", views.lighthouse_report, name="lighthouse-report"),
     path(

@@ -24,17 +24,22 @@ SERVER_ERROR_MIN = 500
 COMPARED_FIELDS = (("title", "Title"), ("canonical_url", "Canonical"), ("robots", "Robots directives"))
 
 
-def bot_site_issues(audit_id, bot_access: dict, fetches: list[dict], settings: CheckSettings) -> list[Issue]:
+def bot_site_issues(
+    audit_id, bot_access: dict, fetches: list[dict], settings: CheckSettings, page_ids: dict | None = None
+) -> list[Issue]:
     """The bot-access issues of an audit. `fetches`: one dict per AgentFetch row (url, agent, status_code,
-    final_url, title, canonical_url, robots, main_words, error)."""
+    final_url, title, canonical_url, robots, main_words, error); `page_ids`: url -> the crawled page's id, so a
+    finding on a sampled page belongs to that page."""
     found: list[Issue] = []
+    page_ids = page_ids or {}
 
     def add(issue_type: str, *, page_url: str = "", dedupe_key: str = "", **details) -> None:
         if not settings.enabled(issue_type):
             return
         issue = make_issue(
-            audit_id, issue_type, page_url=page_url, dedupe_key=dedupe_key, details=details, settings=settings
-        )
+            audit_id, issue_type, page_id=page_ids.get(page_url), page_url=page_url, dedupe_key=dedupe_key,
+            details=details, settings=settings,
+        )  # fmt: skip
         if issue is not None:
             found.append(issue)
 

@@ -54,7 +54,9 @@ def bots_judge(audit: Audit) -> None:
         AgentFetch.objects.bulk_create(fetch_rows, batch_size=ISSUE_WRITE_BATCH)
         Issue.objects.filter(audit_id=audit.id, type__in=BOT_SITE_TYPES).delete()
         fetches = [_row_dict(row) for row in fetch_rows]
-        issues = bot_site_issues(audit.id, bot_access, fetches, check_settings) if enabled else []
+        sampled = {row.url for row in fetch_rows}
+        page_ids = dict(Page.objects.filter(audit_id=audit.id, url__in=sampled).values_list("url", "id"))
+        issues = bot_site_issues(audit.id, bot_access, fetches, check_settings, page_ids) if enabled else []
         Issue.objects.bulk_create(issues, ignore_conflicts=True, batch_size=ISSUE_WRITE_BATCH)
     audit.bot_access = bot_access
 

@@ -75,7 +75,7 @@ def test_robots_groups_a_403_for_googlebot_and_another_title_for_gptbot_are_repo
     assert ai.details["crawlers"][0]["blocked"].startswith("/ (1 of 1 URLs)")
 
     refused = found[("bot-blocked", "Googlebot smartphone")]
-    assert (refused.severity, refused.page_url) == ("critical", base + BLOG_PAGE)
+    assert (refused.severity, refused.page_url, refused.page.url) == ("critical", base + BLOG_PAGE, base + BLOG_PAGE)
     assert (refused.details["status_code"], refused.details["browser_status_code"]) == (403, 200)
     assert refused.details["reason"] == "HTTP 403"
     cloaked = found[("bot-cloaking", "GPTBot")]
