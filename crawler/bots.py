@@ -178,6 +178,7 @@ def access_table(raw_robots: str | None, start_url: str, folders: list[Folder]) 
     parts = urlsplit(start_url)
     origin = f"{parts.scheme}://{parts.netloc}"
     start_path = parts.path or "/"
+    folders = [f for f in folders if f.path != start_path]  # a start URL that is a folder is its own column
     columns = [start_path] + [f.path for f in folders]
     rows = []
     for crawler in CRAWLERS:

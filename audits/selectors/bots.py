@@ -52,7 +52,8 @@ def bot_access_summary(*, audit: Audit) -> dict:
 
 
 def sampled_pages(*, audit: Audit) -> list[SampledPage]:
-    """Each sampled page with what every agent was served, side by side; a value unlike the browser's differs."""
+    """Each sampled page with what every agent was served, side by side; a value unlike the browser's differs.
+    Pages served differently come first."""
     compared = ((audit.bot_access or {}).get("sample") or {}).get("compared") or {}
     by_url: dict[str, dict[str, AgentFetch]] = {}
     for fetch in agent_fetch_list(audit=audit):
@@ -77,6 +78,7 @@ def sampled_pages(*, audit: Audit) -> list[SampledPage]:
         if any(refusals):
             sampled.rows.append({"label": "Refusal", "cells": [{"value": r, "differs": bool(r)} for r in refusals]})
         pages.append(sampled)
+    pages.sort(key=lambda sampled: not sampled.differs)  # pages served differently first, else in URL order
     return pages
 
 

@@ -67,6 +67,11 @@ def test_without_robots_txt_everything_is_allowed_and_no_group_applies():
     assert all(r["group"] == "" and {c["state"] for c in r["cells"].values()} == {"allowed"} for r in rows.values())
 
 
+def test_a_start_url_in_a_folder_is_one_column():
+    table = access_table(ROBOTS, SITE + "/private/", folders_of([SITE + "/private/a", SITE + "/blog/x"]))
+    assert table["columns"] == ["/private/", "/blog/"]
+
+
 def test_top_folders():
     assert top_folder(SITE + "/blog/2024/post") == "/blog/"
     assert top_folder(SITE + "/about.html") == "" and top_folder(SITE + "/") == ""

@@ -90,6 +90,7 @@ SCREENS: list[Screen] = [
     Screen("pages-by-issue", "audit-pages", lambda w: [w.audit.id], query="?issue=broken-internal-link"),
     Screen("pages-unknown-filter", "audit-pages", lambda w: [w.audit.id], query="?issue=no-such-type"),
     Screen("structure", "audit-structure", lambda w: [w.audit.id]),
+    Screen("bots", "audit-bots", lambda w: [w.audit.id]),
     Screen("page-detail", "page-detail", lambda w: [w.audit.id, w.page.id]),
     Screen("performance", "audit-performance", lambda w: [w.audit.id]),
     Screen("events", "audit-events", lambda w: [w.audit.id]),
