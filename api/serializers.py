@@ -426,7 +426,8 @@ class AuditSegmentSerializer(serializers.Serializer):
 
 class AgentFetchSerializer(serializers.ModelSerializer):
     agent = serializers.CharField(
-        help_text="browser (desktop Chrome), googlebot-smartphone, bingbot or gptbot: the user agent it was fetched as"
+        help_text="The user agent it was fetched as: browser (desktop Chrome), browser-mobile (Chrome on Android), "
+        "googlebot-smartphone (compare with browser-mobile), bingbot or gptbot (compare with browser)"
     )
 
     class Meta:

@@ -261,8 +261,9 @@ class IssueList(ApiMixin, generics.ListAPIView):
 @extend_schema(tags=["results"])
 class AuditBotFetches(ApiMixin, generics.ListAPIView):
     """The audit's sampled pages as each agent was served them (the start page and one page per URL template,
-    fetched as a desktop browser, Googlebot smartphone, Bingbot and GPTBot in finalize): one row per page and
-    agent, by URL then agent. Compare a bot's row with the browser's row of the same URL."""
+    fetched as a desktop and a mobile browser, Googlebot smartphone, Bingbot and GPTBot in finalize): one row per
+    page and agent, by URL then agent. Compare a bot's row with its browser's row of the same URL (Googlebot
+    smartphone with browser-mobile, the others with browser)."""
 
     serializer_class = s.AgentFetchSerializer
     filter_backends = []

@@ -47,36 +47,49 @@ CRAWLERS: tuple[Crawler, ...] = (
 
 @dataclass(frozen=True)
 class Agent:
-    """A user agent the sample pass fetches pages as; `crawler` names its row of CRAWLERS ("" for the browser)."""
+    """A user agent the sample pass fetches pages as; `crawler` names its row of CRAWLERS ("" for a browser)."""
 
     key: str  # AgentFetch.agent
     label: str
     kind: str  # SEARCH | AI | "browser"
     crawler: str
     user_agent: str
+    # The browser a bot is compared with: a smartphone crawler with a phone's browser, so a site serving phones
+    # another page or an m. host (dynamic serving) is not taken for cloaking. "" for the browsers themselves.
+    baseline: str = ""
 
 
 BROWSER = "browser"
+MOBILE_BROWSER = "browser-mobile"
+BROWSER_KIND = "browser"
 # Real user-agent strings, as the crawlers' owners publish them (Chrome version as of late 2026).
 AGENTS: tuple[Agent, ...] = (
     Agent(
-        BROWSER, "Browser (desktop Chrome)", BROWSER, "",
+        BROWSER, "Browser (desktop Chrome)", BROWSER_KIND, "",
         "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 "
+        "Safari/537.36",
+    ),
+    Agent(
+        MOBILE_BROWSER, "Browser (mobile Chrome)", BROWSER_KIND, "",
+        "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile "
         "Safari/537.36",
     ),
     Agent(
         "googlebot-smartphone", "Googlebot smartphone", SEARCH, "Googlebot",
         "Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) "
         "Chrome/131.0.6778.139 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        baseline=MOBILE_BROWSER,
     ),
     Agent(
         "bingbot", "Bingbot", SEARCH, "Bingbot",
         "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) "
         "Chrome/131.0.0.0 Safari/537.36",
+        baseline=BROWSER,
     ),
     Agent(
         "gptbot", "GPTBot", AI, "GPTBot",
         "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
+        baseline=BROWSER,
     ),
 )  # fmt: skip
 AGENTS_BY_KEY = {agent.key: agent for agent in AGENTS}

@@ -1,11 +1,12 @@
 """Bot and AI access checks, judged in finalize from what the bot pass (audits.pipeline.bots, the stage that asks
 the site) stored: the robots.txt table per crawler (Audit.bot_access["robots"]), the llms.txt reading
 (bot_access["llms_txt"]) and the sampled pages as each agent was served them (AgentFetch rows, with the refusals
-and main-text similarities the pass measured in bot_access["sample"]). No network here."""
+and main-text similarities the pass measured in bot_access["sample"]): each bot beside the browser of its form
+factor (Googlebot smartphone beside a phone's browser, the others beside a desktop one). No network here."""
 
 from audits.checks.registry import CheckSettings, make_issue
 from audits.models import Issue
-from crawler.bots import AGENTS_BY_KEY, AI, ALLOWED, BROWSER, SEARCH
+from crawler.bots import AGENTS_BY_KEY, AI, ALLOWED, SEARCH
 
 BOT_SITE_TYPES = (
     "search-bot-blocked-robots",
@@ -117,7 +118,7 @@ def _refused(fetch: dict, compared: dict) -> str:
 DEFAULT_ROBOTS_DIRECTIVES = frozenset({"index", "follow", "all"})  # what no robots directive means anyway
 
 
-def _robots_set(value: str) -> list[str]:
+def robots_directive_set(value: str) -> list[str]:
     """The directives that change something, in one order: "index, follow" and "" are the same page."""
     parts = {part.strip().lower() for part in (value or "").replace(";", ",").split(",")}
     return sorted(parts - DEFAULT_ROBOTS_DIRECTIVES - {""})
@@ -131,17 +132,18 @@ def _sample_issues(sample: dict, fetches: list[dict], settings: CheckSettings, a
     min_similarity = settings.threshold("bot-cloaking", "min_similarity_pct")
     for url in sorted(by_url):
         agents = by_url[url]
-        browser = agents.get(BROWSER)
-        if browser is None or browser.get("error") or browser.get("status_code") != 200:
-            continue  # the browser is not served the page: nothing to compare a bot with
-        if (compared_all.get(url) or {}).get(BROWSER, {}).get("refusal"):
-            continue
         for key in sorted(agents):
-            if key == BROWSER or key not in AGENTS_BY_KEY:
+            agent = AGENTS_BY_KEY.get(key)
+            if agent is None or not agent.baseline:
+                continue  # a browser, or an agent no longer sent
+            fetch, browser = agents[key], agents.get(agent.baseline)
+            if browser is None or browser.get("error") or browser.get("status_code") != 200:
+                continue  # the browser is not served the page: nothing to compare the bot with
+            if (compared_all.get(url) or {}).get(agent.baseline, {}).get("refusal"):
                 continue
-            agent, fetch = AGENTS_BY_KEY[key], agents[key]
             compared = (compared_all.get(url) or {}).get(key) or {}
-            common = {"page_url": url, "dedupe_key": key, "agent": agent.label}
+            common = {"page_url": url, "dedupe_key": key, "agent": agent.label,
+                      "browser": AGENTS_BY_KEY[agent.baseline].label}  # fmt: skip
             refusal = _refused(fetch, compared)
             if refusal:
                 issue_type = "bot-blocked" if agent.kind == SEARCH else "ai-bot-blocked-by-server"
@@ -163,7 +165,11 @@ def _differences(fetch: dict, browser: dict, compared: dict, min_similarity: int
     out = []
     for key, label in COMPARED_FIELDS:
         bot_value, browser_value = fetch.get(key) or "", browser.get(key) or ""
-        same = _robots_set(bot_value) == _robots_set(browser_value) if key == "robots" else bot_value == browser_value
+        same = (
+            robots_directive_set(bot_value) == robots_directive_set(browser_value)
+            if key == "robots"
+            else bot_value == browser_value
+        )
         if not same:
             out.append({"field": label, "bot_value": bot_value, "browser_value": browser_value})
     similarity = compared.get("similarity_pct")

@@ -3,7 +3,7 @@ the sampled pages as each agent was served them."""
 
 from audits.evidence.columns import UNIT_LINKS, UNIT_PAGES, UNIT_SITE, Evidence, detail, item, page
 
-_SERVED = (detail("agent", "Agent"), detail("status_code", "Agent's status"),
+_SERVED = (detail("agent", "Agent"), detail("status_code", "Agent's status"), detail("browser", "Compared with"),
            detail("browser_status_code", "Browser's status"))  # fmt: skip
 
 BOT_EVIDENCE: dict[str, Evidence] = {

@@ -1,8 +1,8 @@
 """Stage of finalize: bot and AI access. What robots.txt lets each search and AI crawler fetch (the start page and
 each top-level folder of the crawled indexable pages), /llms.txt (present, read against llmstxt.org, its links
 checked), and a sample of pages (the start page and one per URL template, at most Project.bot_sample_max) fetched
-as a desktop browser, Googlebot smartphone, Bingbot and GPTBot. Stored in Audit.bot_access and AgentFetch rows;
-the bot checks (audits.checks.bots) then judge them and their issues replace earlier ones. Idempotent.
+as a desktop and a mobile browser, Googlebot smartphone, Bingbot and GPTBot. Stored in Audit.bot_access and
+AgentFetch rows; the bot checks (audits.checks.bots) then judge them and their issues replace earlier ones. Idempotent.
 
 The requests run before the write transaction (none is held open over the network) and use the crawler's fetch:
 the same SSRF guard (ALLOW_PRIVATE_TARGETS), total deadline, pacing and basic auth (the project's own site only)
@@ -25,7 +25,7 @@ from audits.pipeline.politeness import DiscoveryPacer
 from audits.pipeline.scope import audit_site_auth
 from crawler import limits as crawl_limits
 from crawler.blocked import refusal_for
-from crawler.bots import AGENTS, BROWSER, access_table, folders_of, llms_txt_parse, text_similarity_pct
+from crawler.bots import AGENTS, access_table, folders_of, llms_txt_parse, text_similarity_pct
 from crawler.fetch import build_session, fetch
 from crawler.parse import parse_html
 from crawler.shapes import url_template
@@ -237,8 +237,8 @@ def _sample(audit: Audit, pass_: _Pass, site_url: str) -> tuple[dict, list[Agent
             texts[agent.key] = main_text
             compared.setdefault(url, {})[agent.key] = {"refusal": refusal, "redirects": hops}
         for agent in AGENTS:
-            if agent.key != BROWSER:
-                similarity = text_similarity_pct(texts[agent.key], texts[BROWSER])
+            if agent.baseline:
+                similarity = text_similarity_pct(texts[agent.key], texts[agent.baseline])
                 compared[url][agent.key]["similarity_pct"] = similarity
     return {"urls": urls, "agents": [a.key for a in AGENTS], "compared": compared, "skipped": skipped}, rows
 

@@ -5,8 +5,10 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
+from audits.checks.bots import robots_directive_set
+from audits.checks.registry import CheckSettings
 from audits.models import AgentFetch, Audit
-from crawler.bots import AGENTS, AGENTS_BY_KEY, BROWSER
+from crawler.bots import AGENTS, AGENTS_BY_KEY
 
 AGENT_FETCH_ORDERING = ("url", "agent")
 COMPARED = (
@@ -52,24 +54,32 @@ def bot_access_summary(*, audit: Audit) -> dict:
 
 
 def sampled_pages(*, audit: Audit) -> list[SampledPage]:
-    """Each sampled page with what every agent was served, side by side; a value unlike the browser's differs.
+    """Each sampled page with what every agent was served, side by side; a value unlike the one the agent's browser
+    (its `baseline`: a phone's for Googlebot smartphone) got differs.
     Pages served differently come first."""
     compared = ((audit.bot_access or {}).get("sample") or {}).get("compared") or {}
+    min_similarity = CheckSettings.for_audit(audit).threshold("bot-cloaking", "min_similarity_pct")
     by_url: dict[str, dict[str, AgentFetch]] = {}
     for fetch in agent_fetch_list(audit=audit):
         by_url.setdefault(fetch.url, {})[fetch.agent] = fetch
     pages = []
     for url, fetches in by_url.items():
         agents = [a for a in AGENTS if a.key in fetches]
-        browser = fetches.get(BROWSER)
-        sampled = SampledPage(url, agents=[{"key": a.key, "label": a.label, "kind": a.kind} for a in agents])
+        sampled = SampledPage(url, agents=[
+            {"key": a.key, "label": a.label, "kind": a.kind, "baseline": agent_label(a.baseline) if a.baseline else ""}
+            for a in agents
+        ])  # fmt: skip
         for name, label in COMPARED:
             cells = []
             for agent in agents:
                 value = getattr(fetches[agent.key], name)
-                differs = browser is not None and agent.key != BROWSER and value != getattr(browser, name)
-                if name == "main_words" and agent.key != BROWSER:
+                browser = fetches.get(agent.baseline) if agent.baseline else None
+                differs = browser is not None and value != getattr(browser, name)
+                if name == "robots" and browser is not None:  # "index, follow" says what no directive says
+                    differs = robots_directive_set(value) != robots_directive_set(browser.robots)
+                if name == "main_words" and agent.baseline:
                     similarity = (compared.get(url) or {}).get(agent.key, {}).get("similarity_pct")
+                    differs = similarity is not None and similarity < min_similarity  # the cloaking check's rule
                     value = f"{value} ({similarity} % alike)" if similarity is not None else value
                 cells.append({"value": value, "differs": differs})
                 sampled.differs = sampled.differs or differs

@@ -34,7 +34,7 @@ def test_the_audit_detail_has_bot_access_and_the_bot_fetches_list_each_agent(api
     assert body["issues_by_type"]["bot-blocked"] == 1
 
     listed = api.get(f"/api/v1/audits/{audit.id}/bot-fetches/").json()
-    assert listed["count"] == 8  # two sampled pages (the project's size) as four agents
+    assert listed["count"] == 10  # two sampled pages (the project's size) as five agents
     rows = {(r["url"].removeprefix(base), r["agent"]): r for r in listed["results"]}
     assert rows[(BLOG_PAGE, "googlebot-smartphone")]["status_code"] == 403
     assert rows[(BLOG_PAGE, "browser")]["status_code"] == 200

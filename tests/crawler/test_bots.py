@@ -39,9 +39,10 @@ def test_the_crawlers_named_by_the_issue_are_all_in_the_table_with_their_kind():
         assert names[name] == "search"
     for name in ("Google-Extended", "GPTBot", "OAI-SearchBot", "ChatGPT-User", "ClaudeBot", "PerplexityBot", "CCBot"):
         assert names[name] == "ai"
-    assert [a.key for a in AGENTS] == ["browser", "googlebot-smartphone", "bingbot", "gptbot"]
-    assert "Googlebot/2.1" in AGENTS[1].user_agent and "Android" in AGENTS[1].user_agent
-    assert "GPTBot/" in AGENTS[3].user_agent and "bingbot/2.0" in AGENTS[2].user_agent
+    assert [a.key for a in AGENTS] == ["browser", "browser-mobile", "googlebot-smartphone", "bingbot", "gptbot"]
+    assert [a.baseline for a in AGENTS] == ["", "", "browser-mobile", "browser", "browser"]
+    assert "Googlebot/2.1" in AGENTS[2].user_agent and "Android" in AGENTS[2].user_agent
+    assert "GPTBot/" in AGENTS[4].user_agent and "bingbot/2.0" in AGENTS[3].user_agent
 
 
 def test_each_crawler_gets_the_group_that_applies_and_a_state_per_folder():

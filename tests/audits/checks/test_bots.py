@@ -25,9 +25,9 @@ def _judge(fetches=(), *, robots=None, llms=None, compared=None, settings=None):
 
 
 def _four(url, **per_agent):
-    """The page as the browser and the three bots got it; per_agent: agent -> _fetch overrides."""
-    return [_fetch(url, agent, **per_agent.get(agent, {})) for agent in ("browser", "googlebot-smartphone",
-                                                                         "bingbot", "gptbot")]  # fmt: skip
+    """The page as both browsers and the three bots got it; per_agent: agent -> _fetch overrides."""
+    agents = ("browser", "browser-mobile", "googlebot-smartphone", "bingbot", "gptbot")
+    return [_fetch(url, agent, **per_agent.get(agent, {})) for agent in agents]
 
 
 def test_the_same_page_for_every_agent_gets_nothing():
@@ -48,6 +48,15 @@ def test_a_challenge_page_is_a_refusal_and_a_browser_refused_too_is_not_compared
     assert set(found) == {("bot-blocked", "/a", "Googlebot smartphone")}
     assert found[("bot-blocked", "/a", "Googlebot smartphone")].details["reason"].startswith("challenge title")
     assert _judge(_four("/b", browser={"status": 403}, bingbot={"status": 403})) == {}
+
+
+def test_googlebot_smartphone_is_compared_with_the_mobile_browser():
+    mobile = {"final_url": SITE + "/m/a", "title": "Shop mobile"}  # dynamic serving: phones get another page
+    assert _judge(_four("/a", **{"browser-mobile": mobile, "googlebot-smartphone": mobile})) == {}
+    found = _judge(_four("/a", **{"browser-mobile": mobile}))
+    assert set(found) == {("bot-served-different-status-or-redirect", "/a", "Googlebot smartphone")}
+    details = found[("bot-served-different-status-or-redirect", "/a", "Googlebot smartphone")].details
+    assert (details["browser"], details["browser_final_url"]) == ("Browser (mobile Chrome)", SITE + "/m/a")
 
 
 def test_another_status_or_redirect_for_a_bot_is_a_warning():

@@ -1,6 +1,6 @@
 """The bot pass, a stage of finalize (audits.pipeline.bots): robots.txt per crawler and folder, llms.txt read and
-its links checked, the sample fetched as a browser, Googlebot smartphone, Bingbot and GPTBot. Real crawls of sites
-served on 127.0.0.1 that answer by user agent; a clean twin gets none of the bot issues."""
+its links checked, the sample fetched as a desktop and a mobile browser, Googlebot smartphone, Bingbot and GPTBot.
+Real crawls of sites served on 127.0.0.1 that answer by user agent; a clean twin gets none of the bot issues."""
 
 import pytest
 
@@ -78,6 +78,7 @@ def test_robots_groups_a_403_for_googlebot_and_another_title_for_gptbot_are_repo
     assert (refused.severity, refused.page_url, refused.page.url) == ("critical", base + BLOG_PAGE, base + BLOG_PAGE)
     assert (refused.details["status_code"], refused.details["browser_status_code"]) == (403, 200)
     assert refused.details["reason"] == "HTTP 403"
+    assert refused.details["browser"] == "Browser (mobile Chrome)"  # Googlebot smartphone beside a phone
     cloaked = found[("bot-cloaking", "GPTBot")]
     assert cloaked.page_url == base + DOCS_PAGE
     assert cloaked.details["differences"] == [
@@ -91,7 +92,7 @@ def test_robots_groups_a_403_for_googlebot_and_another_title_for_gptbot_are_repo
     assert (broken.details["link_url"], broken.details["status_code"]) == (base + GONE_LINK, 404)
 
     fetches = AgentFetch.objects.filter(audit=audit)
-    assert fetches.count() == 4 * 4  # the start page and one page per template, as four agents
+    assert fetches.count() == 4 * 5  # the start page and one page per template, as five agents
     googlebot = fetches.get(url=base + BLOG_PAGE, agent="googlebot-smartphone")
     assert (googlebot.status_code, googlebot.title) == (403, "Forbidden")
     browser = fetches.get(url=base + DOCS_PAGE, agent="browser")
@@ -112,7 +113,7 @@ def test_the_clean_twin_gets_no_bot_issue_and_a_valid_llms_txt():
     assert [s["name"] for s in llms["sections"]] == ["Docs", "Optional"]
     assert {link["outcome"] for link in llms["links"]} == {"ok"}
     assert all(set(_states(row).values()) == {"allowed"} for row in audit.bot_access["robots"]["rows"])
-    assert AgentFetch.objects.filter(audit=audit).count() == 4 * 4
+    assert AgentFetch.objects.filter(audit=audit).count() == 4 * 5
 
 
 def test_finalize_runs_the_bot_pass_and_a_site_without_llms_txt_is_told():
@@ -126,4 +127,4 @@ def test_finalize_runs_the_bot_pass_and_a_site_without_llms_txt_is_told():
     assert audit.status == Audit.Status.COMPLETED
     assert set(_issues(audit)) == {("llms-txt-missing", site.url + "/llms.txt")}
     assert audit.bot_access["sample"]["urls"] == [site.url + "/"]  # the project's sample size
-    assert AgentFetch.objects.filter(audit=audit).count() == 4
+    assert AgentFetch.objects.filter(audit=audit).count() == 5
