@@ -21,13 +21,14 @@ class Crawler:
     token: str
     kind: str  # SEARCH | AI
     operator: str
+    pages: bool = True  # False: it fetches images, not pages (keeping it out does not drop pages from search)
 
 
 # Order: the table's rows. Googlebot-Image falls back to a Googlebot group when it has none of its own (the
 # longest matching User-agent line wins, protego's rule and Google's).
 CRAWLERS: tuple[Crawler, ...] = (
     Crawler("Googlebot", "Googlebot", SEARCH, "Google"),
-    Crawler("Googlebot-Image", "Googlebot-Image", SEARCH, "Google"),
+    Crawler("Googlebot-Image", "Googlebot-Image", SEARCH, "Google (images)", pages=False),
     Crawler("Bingbot", "Bingbot", SEARCH, "Microsoft"),
     Crawler("Applebot", "Applebot", SEARCH, "Apple"),
     Crawler("DuckDuckBot", "DuckDuckBot", SEARCH, "DuckDuckGo"),
@@ -204,6 +205,7 @@ def access_table(raw_robots: str | None, start_url: str, folders: list[Folder]) 
                 "token": crawler.token,
                 "kind": crawler.kind,
                 "operator": crawler.operator,
+                "pages": crawler.pages,
                 "group": rules.group(crawler.token),
                 "cells": cells,
             }

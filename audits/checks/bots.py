@@ -4,7 +4,7 @@ the site) stored: the robots.txt table per crawler (Audit.bot_access["robots"]),
 and main-text similarities the pass measured in bot_access["sample"]): each bot beside the browser of its form
 factor (Googlebot smartphone beside a phone's browser, the others beside a desktop one). No network here."""
 
-from audits.checks.registry import CheckSettings, make_issue
+from audits.checks.registry import WARNING, CheckSettings, make_issue
 from audits.models import Issue
 from crawler.bots import AGENTS_BY_KEY, AI, ALLOWED, SEARCH
 
@@ -34,7 +34,7 @@ def bot_site_issues(
     found: list[Issue] = []
     page_ids = page_ids or {}
 
-    def add(issue_type: str, *, page_url: str = "", dedupe_key: str = "", **details) -> None:
+    def add(issue_type: str, *, page_url: str = "", dedupe_key: str = "", severity: str = "", **details) -> None:
         if not settings.enabled(issue_type):
             return
         issue = make_issue(
@@ -42,6 +42,8 @@ def bot_site_issues(
             details=details, settings=settings,
         )  # fmt: skip
         if issue is not None:
+            if severity and issue_type not in settings.severities:  # the project's own severity wins
+                issue.severity = severity
             found.append(issue)
 
     _robots_issues(bot_access.get("robots") or {}, add)
@@ -71,8 +73,10 @@ def _robots_issues(table: dict, add) -> None:
             continue
         group = row.get("group") or "(no group)"
         if row["kind"] == SEARCH:
+            # An image crawler kept out costs image search, not the pages: a warning, not an error.
             add("search-bot-blocked-robots", page_url=robots_url, dedupe_key=row["crawler"],
-                crawler=row["crawler"], group=group, blocked=places)  # fmt: skip
+                severity="" if row.get("pages", True) else WARNING, crawler=row["crawler"], group=group,
+                blocked=places)  # fmt: skip
         elif row["kind"] == AI:
             ai_rows.append({"crawler": row["crawler"], "operator": row.get("operator", ""), "group": group,
                             "blocked": ", ".join(places)})  # fmt: skip

@@ -614,7 +614,8 @@ CHECKS: tuple[CheckSpec, ...] = (
         "search-bot-blocked-robots", CRITICAL, _S, "Search engine crawler blocked by robots.txt",
         "robots.txt keeps a search engine's crawler (Googlebot, Bingbot, Applebot, …) out of the start page or "
         "of folders holding indexable pages, so those pages drop out of that search engine. The crawler, the "
-        "robots.txt group that applies to it and where it is blocked are named.",
+        "robots.txt group that applies to it and where it is blocked are named (an image crawler such as "
+        "Googlebot-Image kept out is a warning: it costs image search, not the pages).",
         "Remove or narrow the Disallow lines of the group named (or add an Allow) so the crawler may fetch "
         "the pages meant to be found; check the result in the search engine's robots.txt tester.",
     ),

@@ -109,6 +109,12 @@ def test_robots_table_rows_become_one_issue_per_search_crawler_and_one_for_all_a
     ai = found[ai_key].details
     assert ai["crawlers"] == [{"crawler": "GPTBot", "operator": "x", "group": "User-agent: GPTBot",
                                "blocked": "/ (1 of 1 URLs), /shop/ (1 of 1 URLs)"}]  # fmt: skip
+    image = row("Googlebot-Image", "search", {"/": "blocked", "/shop/": "blocked"}, "User-agent: Googlebot-Image")
+    image["pages"] = False
+    robots_with_image = {**robots, "rows": [*robots["rows"], image]}
+    issues = bot_site_issues(AUDIT_ID, {"robots": robots_with_image}, [], CheckSettings())
+    severities = {i.details["crawler"]: i.severity for i in issues if i.type == "search-bot-blocked-robots"}
+    assert severities == {"Googlebot": "critical", "Googlebot-Image": "warning"}  # images, not pages
     disabled = CheckSettings(disabled={"ai-bots-blocked-robots"})
     assert set(_judge(robots=robots, settings=disabled)) == {("search-bot-blocked-robots", "/robots.txt", "")}
 
