@@ -94,6 +94,8 @@ class _Pass:
     def __init__(self, audit: Audit):
         self.pace = DiscoveryPacer(audit)
         self.pace.use_crawl_delay((audit.discovery or {}).get("crawl_delay_s"))
+        # The crawl's last request was at most now: counted as one, so the pass's first request keeps the spacing.
+        self.pace()
         self.auth = audit_site_auth(audit)
         self.stop_at = time.monotonic() + BOT_PASS_BUDGET_S
         self._sessions: dict[str | None, object] = {}
@@ -118,6 +120,7 @@ class _Pass:
             self.pace()
             result = fetch(session, url, read_body=read_body, max_bytes=max_bytes,
                            allow_private=settings.ALLOW_PRIVATE_TARGETS)  # fmt: skip
+            self.pace.answered()
             if not result.redirect_url or result.error_kind or hops >= crawl_limits.MAX_REDIRECT_HOPS:
                 return result, url, hops
             target = normalize(result.redirect_url) or result.redirect_url
