@@ -11,7 +11,7 @@ from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown_stored
 from audits.extraction import MAX_EXTRACTORS
 from audits.limits import MAX_LIST_URLS
-from audits.models import Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
+from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
 from audits.services import MAX_PATTERNS, NUMBER_BOUNDS, PATTERN_MAX_CHARS, PROJECT_NAME_MAX_CHARS
 from webhooks.models import Webhook, WebhookDelivery
 
@@ -154,8 +154,17 @@ class AuditDetailSerializer(AuditSerializer):
         "examples and the project setting that raises it (`setting`); empty when nothing was skipped"
     )
 
+    bot_access = serializers.JSONField(
+        read_only=True,
+        help_text="Which search and AI crawlers the site lets in, measured in finalize: `robots` (per crawler: its "
+        "product token, kind search|ai, the robots.txt group that applies, and for the start page and each "
+        "top-level folder allowed|blocked|partial with URLs blocked of checked), `llms_txt` (present, title, "
+        "summary, sections, problems, valid, links with their outcome) and `sample` (the URLs fetched as each "
+        "agent; the pages themselves: `/api/v1/audits/{id}/bot-fetches/`); {} before finalize",
+    )
+
     class Meta(AuditSerializer.Meta):
-        fields = [*AuditSerializer.Meta.fields, "issues_by_type", "urls_skipped"]
+        fields = [*AuditSerializer.Meta.fields, "issues_by_type", "urls_skipped", "bot_access"]
         read_only_fields = fields
 
     @extend_schema_field(serializers.DictField(child=serializers.IntegerField(), allow_null=True))
@@ -478,3 +487,18 @@ class AuditSegmentSerializer(serializers.Serializer):
     pages = serializers.IntegerField(help_text="The audit's pages in the segment")
     issues = serializers.IntegerField(help_text="Issues on those pages (site-wide findings belong to no segment)")
     pages_with_errors = serializers.IntegerField(help_text="Pages with at least one critical finding")
+
+
+class AgentFetchSerializer(serializers.ModelSerializer):
+    agent = serializers.CharField(
+        help_text="The user agent it was fetched as: browser (desktop Chrome), browser-mobile (Chrome on Android), "
+        "googlebot-smartphone (compare with browser-mobile), bingbot or gptbot (compare with browser)"
+    )
+
+    class Meta:
+        model = AgentFetch
+        fields = [
+            "url", "agent", "status_code", "final_url", "title", "canonical_url", "robots", "main_text_hash",
+            "main_words", "error", "fetched_at",
+        ]  # fmt: skip
+        read_only_fields = fields

@@ -25,7 +25,7 @@ from api.schema import ApiAutoSchema
 from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
-from audits.models import Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
+from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
 from audits.segments import (
     SEGMENT_PARAM,
     SegmentChoice,
@@ -35,6 +35,7 @@ from audits.segments import (
     segment_update,
 )
 from audits.selectors.audits import audit_comparison, audit_list_for, audit_urls_skipped
+from audits.selectors.bots import agent_fetch_list
 from audits.selectors.external import (
     external_link_filter,
     external_link_get,
@@ -262,6 +263,22 @@ class IssueList(ApiMixin, generics.ListAPIView):
         segment = self.segment_for(audit)
         issues = issue_list(audit=audit)
         return issues if segment is None else issues.filter(segment.issues_q)
+
+
+@extend_schema(tags=["results"])
+class AuditBotFetches(ApiMixin, generics.ListAPIView):
+    """The audit's sampled pages as each agent was served them (the start page and one page per URL template,
+    fetched as a desktop and a mobile browser, Googlebot smartphone, Bingbot and GPTBot in finalize): one row per
+    page and agent, by URL then agent. Compare a bot's row with its browser's row of the same URL (Googlebot
+    smartphone with browser-mobile, the others with browser)."""
+
+    serializer_class = s.AgentFetchSerializer
+    filter_backends = []
+
+    def get_queryset(self):
+        if self.schema_only:
+            return AgentFetch.objects.none()
+        return agent_fetch_list(audit=self.audit_or_404(self.kwargs["pk"]))
 
 
 @extend_schema(tags=["results"])

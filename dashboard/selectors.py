@@ -55,6 +55,7 @@ from audits.priority import (  # noqa: F401  (the one priority rule, read by the
 )
 from audits.segments import SegmentChoice, segment_pages_queryset, segment_table
 from audits.selectors.audits import previous_audit
+from audits.selectors.bots import bot_access_summary
 from audits.selectors.issues import issue_summary_for_segment, issues_by_severity, segment_pages
 from audits.selectors.pagination import PAGE_SIZE
 from audits.stats import CHARTS as PAGE_CHART_BUCKETS
@@ -262,6 +263,7 @@ def overview(*, audit: Audit, segment: SegmentChoice | None = None, choices: lis
         ),
         "segment": segment,
         "segments": segment_table(audit=audit, choices=choices),
+        "bot_access": bot_access_summary(audit=audit),  # robots.txt per crawler, llms.txt (audits.selectors.bots)
     }
 
 

@@ -3,7 +3,17 @@
 from django.urls import path
 
 from config import converters  # noqa: F401  (registers <id:…>)
-from dashboard import branding, external_views, project_views, segments, share, token_views, views, webhooks_views
+from dashboard import (
+    bots_views,
+    branding,
+    external_views,
+    project_views,
+    segments,
+    share,
+    token_views,
+    views,
+    webhooks_views,
+)
 
 app_name = "audits"
 
@@ -63,6 +73,7 @@ urlpatterns = [
         external_views.audit_external_export,
         name="audit-external-export",
     ),
+    path(audit + "bots/", bots_views.audit_bots, name="audit-bots"),
     path(audit + "performance/", views.audit_performance, name="audit-performance"),
     path(audit + "performance/<uuid:result_id>/report.json", views.lighthouse_report, name="lighthouse-report"),
     path(

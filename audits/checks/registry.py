@@ -69,6 +69,10 @@ _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
         "blocked-page", "rate-limited-page", "server-error", "broken-page", "fetch-error", "non-html-content",
         "javascript-rendering-suspected", "robots-txt-invalid", "sitemap-missing", "crawl-rate-limited",
         "max-pages-reached", "crawl-urls-skipped", "html-too-large",
+        # Issue 27 bots: which crawlers robots.txt and the server let in, llms.txt
+        "search-bot-blocked-robots", "ai-bots-blocked-robots", "llms-txt-missing", "llms-txt-invalid",
+        "llms-txt-broken-link", "bot-blocked", "bot-served-different-status-or-redirect", "bot-cloaking",
+        "ai-bot-blocked-by-server",
     ),
     "indexability": (
         "noindex-page", "nofollow-page", "canonical-conflict", "canonicalized-page", "canonical-relative",
@@ -747,6 +751,74 @@ CHECKS: tuple[CheckSpec, ...] = (
         "pagination-loop", WARNING, _S, "Pagination loop",
         'Following rel="next" comes back to a page already in the series: crawlers go round in circles.',
         'End the series: the last page has no rel="next".',
+    ),
+    # --- Issue 27 bots: bot and AI access (site; audits/checks/bots.py) ----------------------------------
+    _spec(
+        "search-bot-blocked-robots", CRITICAL, _S, "Search engine crawler blocked by robots.txt",
+        "robots.txt keeps a search engine's crawler (Googlebot, Bingbot, Applebot, …) out of the start page or "
+        "of folders holding indexable pages, so those pages drop out of that search engine. The crawler, the "
+        "robots.txt group that applies to it and where it is blocked are named (an image crawler such as "
+        "Googlebot-Image kept out is a warning: it costs image search, not the pages).",
+        "Remove or narrow the Disallow lines of the group named (or add an Allow) so the crawler may fetch "
+        "the pages meant to be found; check the result in the search engine's robots.txt tester.",
+    ),
+    _spec(
+        "ai-bots-blocked-robots", INFO, _S, "AI crawlers blocked by robots.txt",
+        "robots.txt keeps AI crawlers (GPTBot, ClaudeBot, Google-Extended, CCBot, …) out of the site or of some "
+        "folders. It may be intended (no training on the content) but it also keeps the site out of AI answers "
+        "and AI search; which crawlers, by which group and where are listed.",
+        "If it is intended, nothing to do. If not, remove the Disallow lines of those crawlers' groups (or of a "
+        "CDN's managed robots.txt); search-only agents such as OAI-SearchBot can be let in apart from training.",
+    ),
+    _spec(
+        "llms-txt-missing", INFO, _S, "No llms.txt",
+        "The site has no /llms.txt, the proposed Markdown index (llmstxt.org) that tells language models what "
+        "the site is and where its key pages are.",
+        "Publish /llms.txt: an H1 with the site's name, a > summary, then H2 sections listing key pages as "
+        "\"- [name](url): notes\".",
+    ),
+    _spec(
+        "llms-txt-invalid", WARNING, _S, "llms.txt does not follow the format",
+        "/llms.txt exists but does not follow the llmstxt.org structure (an H1 title first, an optional "
+        "blockquote summary, H2 sections of Markdown link lists), so tools may not read it; what is wrong is "
+        "named with line numbers.",
+        "Fix the lines named: start with \"# Title\", keep each H2 section to list items \"- [name](url): notes\".",
+    ),
+    _spec(
+        "llms-txt-broken-link", WARNING, _S, "Broken link in llms.txt",
+        "A link listed in /llms.txt answers 4xx/5xx or not at all (internal links are read from the crawl, others "
+        "asked once; bot protection answers from other hosts are not counted as broken).",
+        "Point the link at the page's current URL or remove it from llms.txt.",
+    ),
+    _spec(
+        "bot-blocked", CRITICAL, _S, "Search engine bot refused by the server",
+        "A sampled page answered a search engine's user agent (Googlebot smartphone, Bingbot) with 401/403/429, "
+        "a 5xx or a bot challenge while a browser got it (200): that search engine cannot index it. Checked on "
+        "the start page and one page per URL template.",
+        "Allow the search engine's verified crawlers through the firewall, CDN or bot protection (verify them by "
+        "reverse DNS or the published IP ranges rather than blocking their user agent).",
+    ),
+    _spec(
+        "bot-served-different-status-or-redirect", WARNING, _S, "Bot served a different status or redirect",
+        "A crawler's user agent got another HTTP status or was redirected elsewhere than a browser for the same "
+        "sampled page: the crawler indexes something other than what visitors see.",
+        "Serve crawlers and browsers the same status and redirects; remove user-agent based redirects.",
+    ),
+    _spec(
+        "bot-cloaking", WARNING, _S, "Bot served different content (cloaking)",
+        "A crawler's user agent got the page (200, like the browser) with another title, canonical, robots "
+        "directives or a main text less alike than the threshold: search engines treat content served to "
+        "crawlers only as cloaking. Both values are shown.",
+        "Serve the same HTML to every user agent (dynamic rendering must give the same content); check the "
+        "CDN, A/B tests and bot-specific templates.",
+        {"min_similarity_pct": 80},
+    ),
+    _spec(
+        "ai-bot-blocked-by-server", INFO, _S, "AI crawler refused by the server",
+        "A sampled page answered an AI crawler's user agent (GPTBot) with 401/403/429, a 5xx or a challenge while "
+        "a browser got it: often a CDN's AI-bot blocking, maybe intended; the site is then absent from that "
+        "AI's answers.",
+        "If it is not intended, allow the AI crawler in the CDN or firewall settings (and in robots.txt).",
     ),
     # --- Lighthouse checks ---------------------------------------------------------------------------
     _spec(

@@ -10,6 +10,7 @@ import logging
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Window
 
+from audits.checks.bots import BOT_SITE_TYPES
 from audits.checks.content import near_duplicates, soft_404s
 from audits.checks.external import EXTERNAL_SITE_TYPES
 from audits.checks.images import IMAGE_SITE_TYPES
@@ -77,10 +78,11 @@ def run_site_checks(audit) -> None:
     """Compute every site check of the catalogue for `audit`, replacing earlier results. Idempotent."""
     settings = CheckSettings.for_audit(audit)
     frontier = _frontier_counts(audit.id)
-    # The image, external link and resource checks' issues are their passes' (audits.pipeline.images, .external and
-    # .resources, after this in finalize): kept here.
+    # The image, bot, external link and resource checks' issues are their passes' (audits.pipeline.images, .bots,
+    # .external and .resources, after this in finalize): kept here.
     kept = (
         *IMAGE_SITE_TYPES,
+        *BOT_SITE_TYPES,
         *EXTERNAL_SITE_TYPES,
         *RESOURCE_SITE_TYPES,
         *(FRONTIER_CHECK_TYPES if frontier is None else ()),

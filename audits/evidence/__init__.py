@@ -25,6 +25,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, RowNumber
 
 from audits.checks.registry import CHECKS
+from audits.evidence.bot_types import BOT_EVIDENCE
 from audits.evidence.columns import (
     DETAIL_MAX_CHARS,
     DETAIL_SEPARATOR,
@@ -54,6 +55,7 @@ EVIDENCE: dict[str, Evidence] = {
     **EXTERNAL_EVIDENCE,
     **RESOURCE_EVIDENCE,
     **RENDER_EVIDENCE,
+    **BOT_EVIDENCE,
 }
 
 # Site checks whose rows are each tied to a page (the others describe the site as a whole). A broken resource's

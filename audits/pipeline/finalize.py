@@ -7,6 +7,7 @@ import time
 from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_count, score_breakdown_from
 from audits.checks.site import run_site_checks
 from audits.models import Audit, Page
+from audits.pipeline.bots import bots_judge
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.external import external_links_judge
 from audits.pipeline.images import images_judge
@@ -48,6 +49,7 @@ def audit_finalize(*, audit_id) -> bool:
     page_depths_store(audit_id=audit_id)
     run_site_checks(audit)
     images_judge(audit)  # the image pass: asks the site, then its checks' issues
+    bots_judge(audit)  # what each search and AI crawler may fetch and is served; llms.txt
     external_links_judge(audit, finalize_started=started)  # the external link pass: asks other sites, then issues
     resources_judge(audit)  # the resource pass: scripts, stylesheets, fonts, icons asked once, then their issues
     page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them

@@ -198,6 +198,11 @@ class DiscoveryPacer:
                 time.sleep(delay)
         self._last = time.monotonic()
 
+    def answered(self) -> None:
+        """Count the spacing from this moment (an answer just finished), not from when the request was sent: a
+        request slow to connect then still arrives an interval after the one before it."""
+        self._last = time.monotonic()
+
     def hand_over(self) -> None:
         if self.interval_s <= 0 or not self._last:
             return

@@ -102,6 +102,7 @@ SCREENS: list[Screen] = [
     Screen("external-problems", "audit-external", lambda w: [w.audit.id], query="?problems=1&sort=url"),
     Screen("external-none", "audit-external", lambda w: [w.previous.id]),
     Screen("external-link", "audit-external-link", lambda w: [w.audit.id, w.external_link.id]),
+    Screen("bots", "audit-bots", lambda w: [w.audit.id]),
     Screen("page-detail", "page-detail", lambda w: [w.audit.id, w.page.id]),
     Screen("page-detail-render", "page-detail", lambda w: [w.audit.id, w.rendered.id]),  # Issue 27 render
     Screen("performance", "audit-performance", lambda w: [w.audit.id]),

@@ -8,6 +8,7 @@ import pytest
 from audits.errors import AuditRefused
 from audits.models import Issue, Page
 from audits.pipeline.start import audit_start
+from crawler.bots import AGENTS
 from crawler.fetch import build_session, fetch
 from crawler.urls import set_allowed_networks
 from tests.factories import ProjectFactory
@@ -32,7 +33,14 @@ def test_user_agent_basic_auth_query_policy_and_max_depth():
     assert not any("utm_source" in u for u in urls)
     assert base + "/deep/1" not in urls  # depth 2 > max depth 1
     assert Page.objects.filter(audit=audit, status_code=200).count() == len(urls)  # auth accepted everywhere
-    assert all(h.get("User-Agent") == "AgencyBot/2.0" for _, p, h in seen if p != "/robots.txt")
+    # The bot pass asks for its sampled pages as named crawlers and browsers on purpose (what each is served, the
+    # bot-access checks), and for nothing else so; every other request carries the project's user agent.
+    bot_agents = {agent.user_agent for agent in AGENTS}
+    assert all(h.get("User-Agent") == "AgencyBot/2.0" for _, p, h in seen if p != "/robots.txt"
+               and h.get("User-Agent") not in bot_agents)  # fmt: skip
+    audit.refresh_from_db()
+    sampled = {url.removeprefix(base) or "/" for url in audit.bot_access["sample"]["urls"]}
+    assert {p for _, p, h in seen if h.get("User-Agent") in bot_agents} == sampled
     assert "password" not in str(audit.config).lower() and "s3cret" not in str(audit.config)
 
 

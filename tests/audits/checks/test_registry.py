@@ -111,6 +111,15 @@ THRESHOLDS.update({
     "render-links-only-after-js": {"min_links": 1},
     "render-content-only-after-js": {"min_words": 25, "min_added_percent": 10},
 })  # fmt: skip
+# Issue 27 bots: which crawlers robots.txt and the server let in, what they are served, llms.txt.
+CATALOGUE.update({
+    "search-bot-blocked-robots": ("critical", "site"), "ai-bots-blocked-robots": ("info", "site"),
+    "llms-txt-missing": ("info", "site"), "llms-txt-invalid": ("warning", "site"),
+    "llms-txt-broken-link": ("warning", "site"), "bot-blocked": ("critical", "site"),
+    "bot-served-different-status-or-redirect": ("warning", "site"), "bot-cloaking": ("warning", "site"),
+    "ai-bot-blocked-by-server": ("info", "site"),
+})  # fmt: skip
+THRESHOLDS.update({"bot-cloaking": {"min_similarity_pct": 80}})
 
 
 def test_registry_is_the_catalogue():

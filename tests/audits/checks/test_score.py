@@ -200,10 +200,13 @@ def _site(**page_kwargs) -> dict:
     """Five pages linking to each other, with the security headers a clean site sends."""
     names = ["home", "alpha", "beta", "gamma", "delta"]
     links = [(f"/{n}", f"Read about {n}") for n in names[1:]]
-    return {
+    routes = {
         ("/" if n == "home" else f"/{n}"): html_route(page(n, links=links, **page_kwargs), headers=SECURE_HEADERS)
         for n in names
     }
+    # and the llms.txt a clean site publishes (llms-txt-missing otherwise)
+    routes["/llms.txt"] = (200, {"Content-Type": "text/markdown"}, b"# Test site\n\n## Pages\n- [Alpha](/alpha)\n")
+    return routes
 
 
 @pytest.mark.django_db(transaction=True)

@@ -85,14 +85,16 @@ def test_health_score_on_a_known_site():
     site_wide = set(Issue.objects.filter(audit=audit, page__isnull=True).values_list("type", "severity"))
     assert site_wide == {
         ("sitemap-missing", "info"),
+        ("llms-txt-missing", "info"),
         ("missing-referrer-policy", "info"),
         ("missing-x-content-type-options", "info"),
         ("missing-x-frame-options", "info"),
     }
     # 5 URLs crawled (/, /a, /b, /c, /missing): 3 critical types on 1 page each (3 x 25 / 5 = 15 points) and
-    # 4 site-wide notices (4 x 2 = 8 points) take 23 off; 2 of the 5 pages have no critical issue.
-    assert audit.health_score == 77
-    assert health_score(audit.id) == (77, 5)
+    # 5 site-wide notices (5 x 2 = 10 points, llms-txt-missing one of them) take 25 off; 2 of the 5 pages have no
+    # critical issue.
+    assert audit.health_score == 75
+    assert health_score(audit.id) == (75, 5)
     assert score_breakdown(audit=audit).pages_without_errors == 2
 
 

@@ -96,7 +96,8 @@ def test_the_linking_pages_of_a_target_with_their_anchors():
 
 def test_checking_on_follows_the_audit_snapshot_then_the_project():
     audit = AuditFactory()
-    assert external.external_checking_on(audit=audit) is True  # the project's default
+    audit.project.check_external_links = True  # the model's default (ProjectFactory turns it off: no network)
+    assert external.external_checking_on(audit=audit) is True
     audit.project.check_external_links = False
     assert external.external_checking_on(audit=audit) is False
     audit.config = {**audit.config, "check_external_links": True}
