@@ -4,7 +4,7 @@ docs/CHECKS.md is this function's output; a test fails when the file is stale, s
 cannot drift from the checks the code runs.
 """
 
-from audits.checks.registry import CATEGORIES, CHECKS, SCOPES, SEVERITIES
+from audits.checks.registry import CATEGORIES, CHECKS, SCOPES, SEVERITIES, UNSCORED_TYPES
 from audits.checks.score import DEDUCTION_POINTS, SCORE_FORMULA_VERSION, SCORE_FORMULA_WORDS, SEVERITY_WORDS
 
 CATALOGUE_PATH = "docs/CHECKS.md"
@@ -53,6 +53,9 @@ def render_catalogue() -> str:
         "",
         "Each category's score is the same formula over the category's issue types only. Why these weights: "
         "`audits/checks/score.py`.",
+        "",
+        "Not counted in the score (stated in reports, no points off: a choice the site may have made, or what the "
+        "audit could not verify): " + ", ".join(f"`{t}`" for t in sorted(UNSCORED_TYPES)) + ".",
         "",
     ]
     for scope in SCOPES:

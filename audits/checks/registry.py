@@ -45,6 +45,7 @@ class CheckSpec:
     # Largest value a threshold may be set to, when the crawler cannot measure past it.
     threshold_limits: dict = field(default_factory=dict)
     category: str = "other"  # one of CATEGORIES: how the issues screen groups and filters types
+    scored: bool = True  # False: stated in reports but taking no points off the health score (UNSCORED_TYPES)
 
 
 # Groups people filter the issues by, in display order. Every type names one (an unknown type fails at import).
@@ -73,10 +74,12 @@ _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
         "search-bot-blocked-robots", "ai-bots-blocked-robots", "llms-txt-missing", "llms-txt-invalid",
         "llms-txt-broken-link", "bot-blocked", "bot-served-different-status-or-redirect", "bot-cloaking",
         "ai-bot-blocked-by-server",
+        "render-links-only-after-js",  # Issue 27 render: what JavaScript changes (audits/checks/render.py)
     ),
     "indexability": (
         "noindex-page", "nofollow-page", "canonical-conflict", "canonicalized-page", "canonical-relative",
         "canonical-non-http", "canonical-target-not-ok", "sitemap-url-not-indexable",
+        "render-canonical-changed", "render-robots-changed",
     ),
     "links": (
         "broken-script", "broken-stylesheet", "broken-font", "broken-icon",  # Issue 27: page resources
@@ -92,10 +95,11 @@ _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
         "missing-title", "multiple-titles", "title-too-long", "title-too-short", "duplicate-title",
         "missing-meta-description", "meta-description-too-long", "meta-description-too-short",
         "duplicate-meta-description", "invalid-structured-data", "missing-viewport", "missing-html-lang",
-        "title-too-wide", "meta-description-too-wide",
+        "title-too-wide", "meta-description-too-wide", "render-title-changed", "render-meta-description-changed",
     ),
     "content": ("missing-h1", "multiple-h1", "heading-order-skip", "thin-content", "duplicate-content",
-                "images-missing-alt", "near-duplicate-content", "soft-404", "lorem-ipsum"),
+                "images-missing-alt", "near-duplicate-content", "soft-404", "lorem-ipsum", "render-h1-changed",
+                "render-content-only-after-js"),
     "performance": ("slow-response", "large-html", "poor-performance-score", "poor-lcp", "poor-cls"),
     "security": ("mixed-content", "insecure-page", "form-posts-to-http", "target-blank-without-noopener",
                  "protocol-relative-resource", "missing-hsts", "missing-x-content-type-options",
@@ -109,17 +113,29 @@ _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
     "accessibility": ("accessibility-violation",),
     "custom": ("custom-extraction",),
 }  # fmt: skip
-# Issue 27 render: what JavaScript changes between the HTML as served and the rendered page (audits/checks/render.py).
-_CATEGORY_TYPES["indexability"] += ("render-canonical-changed", "render-robots-changed")
-_CATEGORY_TYPES["metadata"] += ("render-title-changed", "render-meta-description-changed")
-_CATEGORY_TYPES["content"] += ("render-h1-changed", "render-content-only-after-js")
-_CATEGORY_TYPES["crawlability"] += ("render-links-only-after-js",)
 _CATEGORY_OF = {issue_type: category for category, types in _CATEGORY_TYPES.items() for issue_type in types}
+
+
+# Findings that inform without saying the site is worse, so the health score leaves them out: what the site may
+# have chosen (AI crawlers kept out, no llms.txt: a proposal few sites follow yet) and what the audit could not
+# verify (a bot wall in front of another site, targets past the external link cap or time budget).
+UNSCORED_TYPES = frozenset(
+    {"ai-bots-blocked-robots", "llms-txt-missing", "external-link-unverified", "external-links-unchecked"}
+)
 
 
 def _spec(type_, severity, scope, title, explanation, how_to_fix, thresholds=None, limits=None) -> CheckSpec:
     return CheckSpec(
-        type_, severity, scope, title, explanation, how_to_fix, thresholds or {}, limits or {}, _CATEGORY_OF[type_]
+        type_,
+        severity,
+        scope,
+        title,
+        explanation,
+        how_to_fix,
+        thresholds or {},
+        limits or {},
+        _CATEGORY_OF[type_],
+        scored=type_ not in UNSCORED_TYPES,
     )
 
 

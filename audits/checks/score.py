@@ -124,11 +124,13 @@ def _score(totals: dict[str, dict], pages: int) -> tuple[int | None, list[Deduct
     taken = Fraction(0)
     out = []
     for issue_type, t in totals.items():
+        spec = CHECKS_BY_TYPE.get(issue_type)
+        if spec is not None and not spec.scored:
+            continue  # stated in reports, no points off (registry.UNSCORED_TYPES)
         site_wide = t["pages"] == 0 and t["site"] > 0
         share = Fraction(SITE_WIDE_SHARE) if site_wide else min(Fraction(t["pages"], pages), Fraction(1))
         points = deduction_points(t["severity"]) * share
         taken += points
-        spec = CHECKS_BY_TYPE.get(issue_type)
         out.append(
             Deduction(
                 type=issue_type,

@@ -4,6 +4,7 @@ crawls of small sites served on 127.0.0.1 (H1 and meta description missing every
 
 import pytest
 
+from audits.checks.registry import UNSCORED_TYPES
 from audits.checks.score import (
     DEDUCTION_POINTS,
     SCORE_FORMULA_VERSION,
@@ -92,6 +93,17 @@ def test_a_site_wide_finding_counts_as_every_page_and_the_score_is_floored_at_0(
     for type_ in ("broken-page", "server-error", "fetch-error", "blocked-page", "redirect-loop"):
         _issue(audit, type_, "critical")
     assert score_breakdown(audit=audit).score == 0  # 5 x 25 + 2 points off: not below 0
+
+
+@pytest.mark.parametrize("type_", sorted(UNSCORED_TYPES))
+def test_a_finding_the_site_may_have_chosen_or_the_audit_could_not_verify_takes_no_points(audit, pages, type_):
+    _issue(audit, type_, "info")  # site-wide
+    for p in pages:
+        _issue(audit, type_, "warning", p)  # even raised to a warning on every page by an override
+    b = score_breakdown(audit=audit)
+    assert (b.score, b.deductions) == (100, [])
+    _issue(audit, "sitemap-missing", "info")  # a scored notice beside it still counts
+    assert score_breakdown(audit=audit).score == 98
 
 
 def test_the_severity_stored_on_the_rows_counts_not_the_registry_default(audit, pages):

@@ -91,10 +91,11 @@ def test_health_score_on_a_known_site():
         ("missing-x-frame-options", "info"),
     }
     # 5 URLs crawled (/, /a, /b, /c, /missing): 3 critical types on 1 page each (3 x 25 / 5 = 15 points) and
-    # 5 site-wide notices (5 x 2 = 10 points, llms-txt-missing one of them) take 25 off; 2 of the 5 pages have no
-    # critical issue.
-    assert audit.health_score == 75
-    assert health_score(audit.id) == (75, 5)
+    # 4 site-wide notices (4 x 2 = 8 points) take 23 off: llms-txt-missing is stated but not scored
+    # (registry.UNSCORED_TYPES); 2 of the 5 pages have no critical issue.
+    assert audit.health_score == 77
+    assert health_score(audit.id) == (77, 5)
+    assert "llms-txt-missing" not in {d.type for d in score_breakdown(audit=audit).deductions}
     assert score_breakdown(audit=audit).pages_without_errors == 2
 
 
