@@ -70,6 +70,7 @@ class ProjectSerializer(serializers.ModelSerializer):
     )
     external_links_max = _number_field("external_links_max")
     external_links_budget_s = _number_field("external_links_budget_s")
+    bot_sample_max = _number_field("bot_sample_max")
     extractors = serializers.ListField(
         child=serializers.DictField(),
         required=False,
@@ -86,7 +87,8 @@ class ProjectSerializer(serializers.ModelSerializer):
             "crawl_subdomains", "render_js", "render_budget_pages", "max_depth", "max_urls_per_pattern",
             "max_path_segments", "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
             "max_identical_pages_per_pattern", "query_policy", "query_keep_keys", "min_request_interval_ms",
-            "max_concurrency", "check_external_links", "external_links_max", "external_links_budget_s", "extractors",
+            "max_concurrency", "check_external_links", "external_links_max", "external_links_budget_s",
+            "bot_sample_max", "extractors",
             "created_at",
         ]  # fmt: skip
         read_only_fields = ["id", "created_at"]

@@ -66,7 +66,7 @@ class ProjectAdminForm(forms.ModelForm):
             "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
             "max_identical_pages_per_pattern", "query_policy", "query_keep_keys",
             "min_request_interval_ms", "max_concurrency", "check_external_links", "external_links_max",
-            "external_links_budget_s", "check_overrides", "extractors",
+            "external_links_budget_s", "bot_sample_max", "check_overrides", "extractors",
         )  # fmt: skip
         field_classes = {name: SafeJSONField for name in JSON_FIELDS}
         help_texts = {

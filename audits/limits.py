@@ -32,10 +32,12 @@ PLANNER_STATS_STALE_MIN_ROWS = 2_000
 
 STEP_TIME_LIMIT_S = 600  # discovery and finalize
 # The external link pass (audits/pipeline/external.py), a stage of finalize: the project's cap on distinct targets
-# and its time budget are bounded here. The budget takes at most half of finalize's time limit: the depth pass, the
-# site checks, the image pass (up to 120 s) and the counts share the rest.
+# and its time budget are bounded here. The budget takes at most half of finalize's time limit, and runs last of
+# the passes that ask the network: the depth pass, the site checks, the image, bot and resource passes (up to 120 s
+# each) come before it, so its budget is also cut to what they leave (FINALIZE_AFTER_EXTERNAL_RESERVE_S).
 EXTERNAL_LINKS_MAX_CEILING = 20_000
 EXTERNAL_LINKS_BUDGET_MAX_S = STEP_TIME_LIMIT_S // 2
+BOT_SAMPLE_MAX_CEILING = 100  # pages of a project fetched as each of the bot pass's agents (audits/pipeline/bots.py)
 # Finalize's time the external link pass leaves to what follows it (its issues, the counts, the figures, the score):
 # the pass's budget is cut to what remains of the time limit after the stages before it, less this.
 FINALIZE_AFTER_EXTERNAL_RESERVE_S = 120

@@ -20,7 +20,12 @@ from accounts.services import account_get_or_create_for_user
 from audits.checks.registry import validate_overrides
 from audits.errors import AuditRefused
 from audits.extraction import extractors_validate
-from audits.limits import EXTERNAL_LINKS_BUDGET_MAX_S, EXTERNAL_LINKS_MAX_CEILING, MAX_PAGES_CEILING
+from audits.limits import (
+    BOT_SAMPLE_MAX_CEILING,
+    EXTERNAL_LINKS_BUDGET_MAX_S,
+    EXTERNAL_LINKS_MAX_CEILING,
+    MAX_PAGES_CEILING,
+)
 from audits.models import Audit, Project
 from audits.patterns import compile_pattern
 from audits.pipeline.lifecycle import audit_delete
@@ -57,6 +62,7 @@ NUMBER_BOUNDS = {
     "max_identical_pages_per_pattern": (1, MAX_PAGES_CEILING),
     "external_links_max": (1, EXTERNAL_LINKS_MAX_CEILING),  # distinct outbound targets checked per audit
     "external_links_budget_s": (1, EXTERNAL_LINKS_BUDGET_MAX_S),  # within finalize's time limit
+    "bot_sample_max": (0, BOT_SAMPLE_MAX_CEILING),  # pages fetched as each crawler (0: none)
 }
 BOOLEAN_FIELDS = ("follow_nofollow", "crawl_subdomains", "render_js", "check_external_links")
 # Everything a caller may set; account and owner only through the admin, which moves projects.

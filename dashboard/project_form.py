@@ -123,6 +123,7 @@ class ProjectForm(forms.ModelForm):
             "check_external_links",
             "external_links_max",
             "external_links_budget_s",
+            "bot_sample_max",
             "extractors",
         ]
         labels = {
@@ -147,6 +148,7 @@ class ProjectForm(forms.ModelForm):
             "check_external_links": "Check external links",
             "external_links_max": "External link targets checked at most",
             "external_links_budget_s": "Time for checking external links (s)",
+            "bot_sample_max": "Pages fetched as each crawler",
         }
 
     def __init__(self, *args, account, **kwargs):

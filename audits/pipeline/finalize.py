@@ -50,8 +50,9 @@ def audit_finalize(*, audit_id) -> bool:
     run_site_checks(audit)
     images_judge(audit)  # the image pass: asks the site, then its checks' issues
     bots_judge(audit)  # what each search and AI crawler may fetch and is served; llms.txt
-    external_links_judge(audit, finalize_started=started)  # the external link pass: asks other sites, then issues
     resources_judge(audit)  # the resource pass: scripts, stylesheets, fonts, icons asked once, then their issues
+    # Last of the passes that ask the network: its budget is cut to what finalize's time limit leaves after them.
+    external_links_judge(audit, finalize_started=started)  # the external link pass: asks other sites, then issues
     page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them
     # Statistics taken before the counts existed say they are all NULL: the grid's sorts on them would then
     # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).

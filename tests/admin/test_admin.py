@@ -278,6 +278,7 @@ def admin_project_data(project, **change) -> dict:
         "max_query_variants_per_path": "500", "max_identical_pages_per_pattern": "100",
         "min_request_interval_ms": "0", "max_concurrency": "2", "check_overrides": "{}",
         "external_links_max": "2000", "external_links_budget_s": "300",
+        "bot_sample_max": "10",
         **NO_SEGMENT_ROWS,
     }  # fmt: skip
     data.update(change)

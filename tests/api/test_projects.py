@@ -162,3 +162,12 @@ def test_the_external_link_settings_are_read_and_written(api, project):
     assert patched.status_code == 200 and {k: patched.json()[k] for k in change} == change
     refused = api.patch(url, {"external_links_budget_s": 3600}, format="json")
     assert refused.status_code == 400 and "external_links_budget_s" in str(refused.json())
+
+
+def test_the_bot_sample_size_is_read_and_written(api, project):
+    """Pages fetched as each crawler and as a browser (audits/pipeline/bots.py): 0 fetches none, 100 at most."""
+    url = f"{PROJECTS}{project.id}/"
+    assert api.get(url).json()["bot_sample_max"] == 10
+    assert api.patch(url, {"bot_sample_max": 0}, format="json").json()["bot_sample_max"] == 0
+    refused = api.patch(url, {"bot_sample_max": 101}, format="json")
+    assert refused.status_code == 400 and "bot_sample_max" in str(refused.json())

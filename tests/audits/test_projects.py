@@ -95,6 +95,7 @@ def test_create_normalises_and_stores(account, owner):
         ({"external_links_max": 0}, "external_links_max", "invalid_external_links_max"),
         ({"external_links_max": 20_001}, "external_links_max", "invalid_external_links_max"),
         ({"external_links_budget_s": 301}, "external_links_budget_s", "invalid_external_links_budget_s"),
+        ({"bot_sample_max": 101}, "bot_sample_max", "invalid_bot_sample_max"),
         ({"query_policy": "sometimes"}, "query_policy", "invalid_query_policy"),
         ({"query_keep_keys": ["a b\n"]}, "query_keep_keys", "invalid_query_keep_keys"),
         ({"check_overrides": []}, "check_overrides", "invalid_check_overrides"),

@@ -96,6 +96,7 @@ PROJECT_FORM = _form(
         "check_external_links": st.sampled_from(["on", ""]),
         "external_links_max": NUMBER,
         "external_links_budget_s": NUMBER,
+        "bot_sample_max": NUMBER,
         # the checks' fields: the marker, a whole-number, a bounded and a decimal threshold, a severity, a tick
         "checks_shown": st.sampled_from(["True", "False", "", "x"]),
         "check__title-too-long__max_chars": NUMBER,

@@ -32,6 +32,7 @@ VALID = {
     "max_concurrency": "2",
     "external_links_max": "2000",
     "external_links_budget_s": "300",
+    "bot_sample_max": "10",
 }
 
 

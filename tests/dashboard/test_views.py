@@ -331,6 +331,7 @@ def test_project_create_edit_and_write_only_password(owner_client, owner):
             "max_concurrency": "4",
             "external_links_max": "2000",
             "external_links_budget_s": "300",
+            "bot_sample_max": "10",
             "max_depth": "6",
             "follow_nofollow": "on",
         },
@@ -368,7 +369,7 @@ def test_project_check_settings_are_fields_not_json(owner_client, owner):
     base.update(max_urls_per_pattern="100", render_budget_pages="1", min_request_interval_ms="0", max_concurrency="2")
     traps = {"max_path_segments": "15", "calendar_years_ahead": "3", "max_dated_urls_per_pattern": "1000"}
     base.update(traps, max_query_variants_per_path="500", max_identical_pages_per_pattern="100")
-    base.update(external_links_max="2000", external_links_budget_s="300")
+    base.update(external_links_max="2000", external_links_budget_s="300", bot_sample_max="10")
     checks = {f"check__{spec.type}__enabled": "on" for spec in CHECKS if spec.type != "long-url"}
     url = reverse("audits:project-create")
     bad = owner_client.post(url, {**base, **checks, "checks_shown": "True", "check__title-too-long__max_chars": "x"})
