@@ -117,12 +117,14 @@ def audit_start(
     dispatch: bool = True,
     urls: list[str] | None = None,
     sitemap_url: str | None = None,
+    check_external_links: bool | None = None,
 ) -> Audit:
     """Validate, check the plan, reserve credits and create a running audit; after commit, hand it to
     the workers (unless dispatch=False). Refusals raise AuditRefused with a stable code and leave nothing.
 
     `urls` (list mode) or `sitemap_url` (sitemap mode) audit exactly those URLs and follow no links; a list's
-    page budget defaults to its length.
+    page budget defaults to its length. `check_external_links` overrides the project's switch of the external link
+    pass for this audit (the CLI's --no-external-links); None keeps the project's.
     """
     if urls is not None and sitemap_url:
         raise AuditRefused(ErrorCode.INVALID_URL_LIST, "Give a list of URLs or a sitemap URL, not both.", field="urls")
@@ -191,7 +193,7 @@ def audit_start(
         "query_keep_keys": list(project.query_keep_keys or []),
         "extractors": list(project.extractors or []),  # custom extraction, as saved (audits/extraction.py)
         # the outbound link pass (audits/pipeline/external.py): its switch, cap and time budget
-        "check_external_links": project.check_external_links,
+        "check_external_links": project.check_external_links if check_external_links is None else check_external_links,
         "external_links_max": project.external_links_max,
         "external_links_budget_s": project.external_links_budget_s,
         "min_request_interval_ms": project.min_request_interval_ms,

@@ -253,3 +253,14 @@ def test_a_url_typed_without_a_scheme_falls_back_to_http_and_says_so(small_site)
     audit = Audit.objects.get(project=project)
     assert (audit.status, audit.site_url) == ("completed", base + "/")
     assert "note: Fell back to http:// because https:// failed" in done.stderr
+
+
+def test_no_external_links_leaves_the_outbound_links_unasked_for_that_audit_only(small_site):
+    from audits.models import Audit, ExternalLink
+
+    base, _ = small_site
+    assert run_cli("audit", base + "/", "--max-pages", "5", "--inline", "--no-external-links").returncode == 0
+    audit = Audit.objects.get()
+    assert audit.config["check_external_links"] is False
+    assert not ExternalLink.objects.filter(audit=audit).exists()
+    assert audit.project.check_external_links is True  # the project's own switch is left as it was

@@ -91,6 +91,12 @@ class Command(BaseCommand):
             "--lighthouse", action="store_true", help="Also run Lighthouse (mobile and desktop) on a sample of pages"
         )
         parser.add_argument(
+            "--external-links",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="Check the site's outbound links once each (default: the project's setting, on for a new project)",
+        )
+        parser.add_argument(
             "--inline",
             action=argparse.BooleanOptionalAction,
             default=None,
@@ -113,7 +119,18 @@ class Command(BaseCommand):
             gc.freeze()
 
     def handle(
-        self, *args, url, max_pages, project, json: bool, inline, lighthouse: bool, list_file, sitemap_only, **options
+        self,
+        *args,
+        url,
+        max_pages,
+        project,
+        json: bool,
+        inline,
+        lighthouse: bool,
+        list_file,
+        sitemap_only,
+        external_links,
+        **options,
     ):
         if list_file and sitemap_only:
             raise AuditRefused("invalid_url_list", "Give --list or --sitemap-only, not both.")
@@ -142,6 +159,7 @@ class Command(BaseCommand):
                 dispatch=not run_inline,
                 urls=urls,
                 sitemap_url=sitemap_only,
+                check_external_links=external_links,
             )
         worker = None
         if run_inline:
