@@ -17,6 +17,7 @@ from django.utils import timezone
 from accounts.models import Account, ApiToken, CreditEntry, Membership, Plan, ReportBranding
 from accounts.tokens import PREFIX_CHARS, TOKEN_SCHEME
 from audits.models import (
+    AgentFetch,
     Audit,
     AuditEvent,
     ExternalLink,
@@ -28,6 +29,7 @@ from audits.models import (
     Schedule,
     Segment,
     ShareLink,
+    agent_fetch_id_for,
     external_link_id_for,
     issue_id_for,
     lighthouse_id_for,
@@ -394,3 +396,19 @@ class WebhookDeliveryFactory(factory.django.DjangoModelFactory):
     audit_ref = factory.LazyAttribute(lambda d: d.audit.id)
     event = "audit.finished"
     payload = factory.LazyAttribute(lambda d: {"event": d.event, "audit": {"id": str(d.audit.id)}})
+
+
+class AgentFetchFactory(factory.django.DjangoModelFactory):
+    """A sampled page as one agent of the bot pass was served it (id = agent_fetch_id_for(audit, url, agent))."""
+
+    class Meta:
+        model = AgentFetch
+
+    audit = factory.SubFactory(AuditFactory)
+    url = factory.LazyAttribute(lambda f: f.audit.start_url)
+    agent = "browser"
+    id = factory.LazyAttribute(lambda f: agent_fetch_id_for(f.audit.id, f.url, f.agent))
+    status_code = 200
+    title = "A page"
+    main_words = 300
+    fetched_at = factory.LazyFunction(timezone.now)

@@ -98,10 +98,12 @@ def test_one_target_lists_its_linking_pages_with_anchors(owner_client, world):
 def test_empty_states_checking_off_and_none_found(owner_client, owner):
     off = finished_audit(ProjectFactory(owner=owner, check_external_links=False))
     assert "External link checking is off for this project" in _screen(owner_client, off).content.decode()
-    on = finished_audit(ProjectFactory(owner=owner))
+    on = finished_audit(ProjectFactory(owner=owner, check_external_links=True))
     html = _screen(owner_client, on).content.decode()
     assert "No external links found" in html and "checking is off" not in html
-    running = finished_audit(ProjectFactory(owner=owner), status="running", completed_at=None)
+    running = finished_audit(
+        ProjectFactory(owner=owner, check_external_links=True), status="running", completed_at=None
+    )
     assert "checked once the crawl has ended" in _screen(owner_client, running).content.decode()
 
 

@@ -12,6 +12,8 @@ def external_world(audit=None):
     """An audit whose two pages link to five external targets of every kind of answer, and a second audit with a
     target of the same URL (which must never show). Returns (audit, {name: ExternalLink}, [page_a, page_b])."""
     audit = audit or AuditFactory()
+    audit.config = {**audit.config, "check_external_links": True}  # as an audit started with the pass on
+    audit.save(update_fields=["config"])
     a = PageFactory(audit=audit, url=audit.start_url + "a")
     b = PageFactory(audit=audit, url=audit.start_url + "b")
     specs = {
