@@ -109,6 +109,7 @@ bench: install services
 	$(PY) -m bench.near_duplicates
 	$(PY) -m bench.small
 	$(PY) -m bench.fairness
+	$(PY) -m bench.external
 
 # Each fault of issue 13 against a 2-worker fleet on private PostgreSQL, Redis and RabbitMQ instances it starts
 # itself (ports 5544, 6390, 5682): the machine's own services are never touched. Prints one table.
