@@ -101,6 +101,12 @@ class Project(models.Model):
         help_text='Custom extraction (audits/extraction.py): [{"name", "kind": xpath|css|regex, "expression", '
         '"multiple", "rule", "rule_value"}]',
     )
+    keep_page_rows = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Audits whose pages, issues and links are kept; older ones keep their summary only. "
+        "Empty: the instance default (SITEWARDEN_KEEP_PAGE_ROWS)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -199,6 +205,26 @@ class Audit(models.Model):
     revivals = models.PositiveSmallIntegerField(default=0, help_text="Times the reconciler re-dispatched it")
     reconciled_by = models.CharField(max_length=16, blank=True, help_text="lazy | watchdog, when it ended it")
     scheduled = models.BooleanField(default=False, help_text="Started by the project's schedule")
+    baseline = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The audit its changes are measured against (audits/pipeline/changes.py); empty: the project's "
+        "previous completed audit, chosen at finalize",
+    )
+    verifies = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="verifications",
+        help_text="A fix check: the audit whose issue type (config['verify_issue_type']) this list re-checks",
+    )
+    summarised_at = models.DateTimeField(
+        null=True, blank=True, help_text="When retention pruned its pages, issues and links (its summary stays)"
+    )
     stats = models.JSONField(
         default=dict,
         blank=True,
@@ -499,6 +525,65 @@ def lighthouse_id_for(audit_id, page_id, strategy: str) -> uuid.UUID:
     return uuid.uuid5(LIGHTHOUSE_NAMESPACE, f"{audit_id}|{page_id}|{strategy}")
 
 
+CHANGE_NAMESPACE = uuid.UUID("5d8f0b3a-27c4-4e61-9a0d-3b7e1c4f6a92")
+
+
+def page_change_id_for(audit_id, url: str, field: str, key: str = "") -> uuid.UUID:
+    """Deterministic change id: recomputing an audit's changes rewrites the same rows."""
+    return uuid.uuid5(CHANGE_NAMESPACE, f"{audit_id}|{url}|{field}|{key}")
+
+
+class PageChange(models.Model):
+    """One thing that differs on one URL between an audit and its baseline (audits/pipeline/changes.py), or a URL
+    only one of them crawled, or a line of robots.txt. Kept when retention prunes the audit's pages."""
+
+    class Field(models.TextChoices):
+        ADDED = "added", "URL added"
+        REMOVED = "removed", "URL removed"
+        STATUS = "status", "Status code"
+        REDIRECT = "redirect", "Redirect target"
+        INDEXABILITY = "indexability", "Indexability"
+        CANONICAL = "canonical", "Canonical"
+        ROBOTS = "robots", "Robots directives"
+        TITLE = "title", "Title"
+        DESCRIPTION = "description", "Meta description"
+        H1 = "h1", "H1"
+        WORDS = "words", "Word count"
+        DEPTH = "depth", "Click depth"
+        INLINKS = "inlinks", "Inlinks"
+        STRUCTURED_DATA = "structured_data", "Structured data types"
+        HREFLANG = "hreflang", "Hreflang"
+        CONTENT = "content", "Main text"
+        IN_SITEMAP = "in_sitemap", "In a sitemap"
+        ROBOTS_TXT = "robots_txt", "robots.txt"
+
+    class Direction(models.TextChoices):
+        ADDED = "added"  # a URL, a value or a line that was not there
+        REMOVED = "removed"  # one that is gone
+        CHANGED = "changed"  # a value replaced by another
+        UP = "up"  # a number grew; a page became indexable
+        DOWN = "down"  # a number fell; a page became non-indexable
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="changes")
+    baseline = models.ForeignKey(Audit, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    url = models.TextField()
+    field = models.CharField(max_length=24, choices=Field.choices)
+    direction = models.CharField(max_length=8, choices=Direction.choices)
+    before = models.TextField(blank=True)
+    after = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [
+            # The Changes view and the API list an audit's changes by URL, all fields or one (keyset on (url, id)).
+            models.Index(fields=["audit", "url", "id"], name="page_change_audit_url"),
+            models.Index(fields=["audit", "field", "url", "id"], name="page_change_audit_field_url"),
+        ]
+
+    def __str__(self):
+        return f"{self.url} {self.field}: {self.before!r} -> {self.after!r}"
+
+
 class LighthouseResult(models.Model):
     class Strategy(models.TextChoices):
         MOBILE = "mobile"
@@ -585,6 +670,9 @@ class Schedule(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     cron = models.CharField(max_length=120, help_text="minute hour day-of-month month day-of-week (UTC)")
     enabled = models.BooleanField(default=True)
+    report_recipients = models.JSONField(
+        default=list, blank=True, help_text="E-mail addresses each run's report (PDF and summary) is sent to"
+    )
     periodic_task = models.OneToOneField(
         "django_celery_beat.PeriodicTask", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from accounts.models import Account, ApiToken, CreditEntry, Membership, Plan, ReportBranding
 from accounts.tokens import PREFIX_CHARS, TOKEN_SCHEME
+from alerts.models import AlertChannel, AlertDelivery, AlertRule, Notification
 from audits.models import (
     AgentFetch,
     Audit,
@@ -24,6 +25,7 @@ from audits.models import (
     Issue,
     LighthouseResult,
     Page,
+    PageChange,
     Project,
     ReportPdf,
     Schedule,
@@ -33,6 +35,7 @@ from audits.models import (
     external_link_id_for,
     issue_id_for,
     lighthouse_id_for,
+    page_change_id_for,
     page_id_for,
 )
 from scratchpad.models import CrawlChunk, Frontier, LinkEdge, ShapeText, SkippedURL, Throttle
@@ -412,3 +415,61 @@ class AgentFetchFactory(factory.django.DjangoModelFactory):
     title = "A page"
     main_words = 300
     fetched_at = factory.LazyFunction(timezone.now)
+
+
+class PageChangeFactory(factory.django.DjangoModelFactory):
+    """A title changed on one URL between an audit and its baseline (id = page_change_id_for(audit, url, field))."""
+
+    class Meta:
+        model = PageChange
+
+    audit = factory.SubFactory(AuditFactory)
+    baseline = factory.SubFactory(AuditFactory, project=factory.SelfAttribute("..audit.project"))
+    url = factory.LazyAttribute(lambda f: f.audit.start_url)
+    field = PageChange.Field.TITLE
+    direction = PageChange.Direction.CHANGED
+    before = "Old title"
+    after = "New title"
+    id = factory.LazyAttribute(lambda f: page_change_id_for(f.audit.id, f.url, f.field))
+
+
+class AlertRuleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = AlertRule
+
+    project = factory.SubFactory(ProjectFactory)
+    kind = AlertRule.Kind.NEW_CRITICAL
+
+
+class AlertChannelFactory(factory.django.DjangoModelFactory):
+    """A Slack-style channel pointing at a receiver the test serves."""
+
+    class Meta:
+        model = AlertChannel
+
+    project = factory.SubFactory(ProjectFactory)
+    kind = AlertChannel.Kind.SLACK
+    target = "http://127.0.0.1:9/hooks/slack"
+
+
+class AlertDeliveryFactory(factory.django.DjangoModelFactory):
+    """A pending alert of an audit of the channel's project."""
+
+    class Meta:
+        model = AlertDelivery
+
+    channel = factory.SubFactory(AlertChannelFactory)
+    audit = factory.SubFactory(AuditFactory, project=factory.SelfAttribute("..channel.project"))
+    audit_ref = factory.LazyAttribute(lambda d: d.audit.id)
+    payload = factory.LazyAttribute(lambda d: {"subject": "An alert", "findings": []})
+
+
+class NotificationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Notification
+
+    user = factory.SubFactory(UserFactory)
+    project = factory.SubFactory(ProjectFactory)
+    audit = factory.SubFactory(AuditFactory, project=factory.SelfAttribute("..project"))
+    audit_ref = factory.LazyAttribute(lambda n: n.audit.id)
+    title = "2 indexable pages became non-indexable"

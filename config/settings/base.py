@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "accounts",  # plans, accounts, memberships, credit ledger, API tokens
     "audits",  # projects, audits, pages, issues, the pipeline and the checks
     "webhooks",
+    "alerts",  # alert rules, channels, the outbox of their deliveries, in-app notifications
     "dashboard",  # server-rendered pages (views, forms, reads, template tags)
     "assistants",  # the MCP server for AI assistants (stdio: manage.py mcp; HTTP: /mcp/ in config/asgi.py)
     "scratchpad",
