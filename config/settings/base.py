@@ -288,6 +288,18 @@ DASHBOARD_BASE_URL = env("DASHBOARD_BASE_URL", default="http://127.0.0.1:8000")
 # Private networks an operator trusts anyway (CIDRs, comma-separated), e.g. an intranet to audit.
 ALLOWED_PRIVATE_NETWORKS = env.list("ALLOWED_PRIVATE_NETWORKS", default=[])
 
+# Mail (alerts, scheduled reports): Django's email framework over SMTP. Unset EMAIL_HOST: localhost:25, which a
+# machine without a mail server refuses; the failure is recorded on the delivery and shown on the project.
+EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=30)  # seconds; a stalled server must not hold a worker
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Sitewarden <sitewarden@localhost>")
+
 # Plans and capacity. New accounts get the default plan; the instance runs at most this many audits.
 DEFAULT_PLAN_NAME = env("DEFAULT_PLAN_NAME", default="standard")
 DEFAULT_PLAN_PAGES_PER_AUDIT = env.int("DEFAULT_PLAN_PAGES_PER_AUDIT", default=10_000)
