@@ -21,14 +21,15 @@ At crawl time (`text_signature`) the words' 32-bit token hashes get 128 × 32-bi
 datasketch's "affine32" scheme, and the pairs' 64 more (seed + 1), made in bulk with numpy from the text's bytes;
 base64 on the Page row, prefixed with the scheme ("w2:"; a page signed under another scheme, "w1:" words only or
 "m3:", is left out of the comparison, never compared with values that mean something else).
-Finalize bands the words' values the way datasketch's MinHashLSH does (its (bands, rows) choice for the
-threshold), one band at a time on one numpy array, so each page is compared only with the few pages sharing a band
-with it, never all pairs: the work grows with the pages, not their square (bench/near_duplicates.py measures it on
-100,000 pages). A bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of it only, and candidates and
-matches are numpy arrays, so one template copied on 10,000 pages costs ~100 verified pairs a page, not 10,000
-(before, a Python set of every pair and a list of every match per page took the worker to 3 GiB on the
-10,000-page benchmark site). datasketch's own index holds a Python object per page and band: 560 MiB at 100,000
-pages against a few MiB here.
+Finalize bands the word pairs' values the way datasketch's MinHashLSH does (its (bands, rows) choice for the lowest
+pairs' reading a near duplicate may have), one band at a time on one numpy array (banded on the words, the benchmark
+site's pages shared band buckets by thousands and finalize verified millions of pairs in vain), so each page is
+compared only with the few pages sharing a band with it, never all pairs: the work grows with the pages, not their
+square (bench/near_duplicates.py measures it on 100,000 pages). A bucket pairs each page with the next
+CANDIDATES_PER_PAGE_MAX of it only, and candidates and matches are numpy arrays, so one template copied on 10,000
+pages costs a few hundred verified pairs a page at most (CANDIDATE_BANDS_MAX), not 10,000 (before, a Python set of
+every pair and a list of every match per page took the worker to 3 GiB on the 10,000-page benchmark site).
+datasketch's own index holds a Python object per page and band: 560 MiB at 100,000 pages against a few MiB here.
 Similarity is the share of words two texts have in common (Dice on the multisets: 2|A∩B| / (|A|+|B|), the words
 both have over their average length); MinHash estimates Jaccard J, and Dice = 2J / (1 + J). The project's
 threshold (`near-duplicate-content` min_similarity_pct, 90 by default) is in these units: a 96 % pair is reported
@@ -64,6 +65,7 @@ SIGNATURE_GROW_ROWS = 1024  # rows of the signatures' array made when no size is
 # Pages a page is verified against per band bucket (the next ones in the bucket): a template with thousands of
 # copies stays linear in time and memory (candidate pairs <= pages × this, 8 bytes each).
 CANDIDATES_PER_PAGE_MAX = 50
+CANDIDATE_BANDS_MAX = 4  # candidates stop growing past pages × CANDIDATES_PER_PAGE_MAX × this (8 bytes each)
 OTHER_URLS_MAX = 3
 SOFT_404_BODY_WORDS_MAX = (
     limits.SHORT_MAIN_TEXT_WORDS_MAX
@@ -384,9 +386,13 @@ def text_similarity(words_dice, pair_dice, min_similarity: float):
 
 
 def lsh_bands(min_similarity: float) -> tuple[int, int]:
-    """(bands, rows per band) datasketch's MinHashLSH picks for the Jaccard a little under the one asked for."""
-    threshold = max(jaccard_from_dice(min_similarity) - LSH_SLACK, LSH_THRESHOLD_FLOOR)
-    return _optimal_bands(round(threshold, 12), SIGNATURE_PERMUTATIONS)
+    """(bands, rows per band) datasketch's MinHashLSH picks over the word pairs' PAIR_PERMUTATIONS values, for the
+    pairs' Jaccard a little under the lowest a near duplicate may read on them (`text_similarity`). Banded on the
+    pairs, not the words: texts that share their words but not their order (a small vocabulary) would otherwise
+    share band buckets by thousands and be verified in vain."""
+    pair_dice = 2 * (min_similarity - PAIR_SLACK) - 1  # words_same_from_pairs inverted
+    threshold = max(jaccard_from_dice(max(pair_dice, 0.0)) - LSH_SLACK, LSH_THRESHOLD_FLOOR)
+    return _optimal_bands(round(threshold, 12), PAIR_PERMUTATIONS)
 
 
 @functools.cache
@@ -441,9 +447,9 @@ def near_duplicate_groups(rows, *, min_similarity: float, expected_rows: int = 0
     """Near duplicates among `rows` ((key, signature values), one per distinct text), LSH-bucketed.
 
     Yields (index, [(other index, similarity 0..1), …] best first, then by index) for each row with a match.
-    Banding as in datasketch's MinHashLSH (its (bands, rows) choice), done band by band on the words' values of one
-    array: each band is a sort of n 64-bit keys, a bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of
-    it only, and every candidate pair is verified on the whole signature (`text_similarity`). Memory: the
+    Banding as in datasketch's MinHashLSH (its (bands, rows) choice), done band by band on the word pairs' values of
+    one array: each band is a sort of n 64-bit keys, a bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX
+    of it only, and every candidate pair is verified on the whole signature (`text_similarity`). Memory: the
     signatures (n × 192 × 4 bytes), one band's keys, the candidate pairs (at most n × CANDIDATES_PER_PAGE_MAX × 8
     bytes, however many pages one template has) and the matches as arrays; time: n log n per band.
     `expected_rows` (at least the rows to come) lets the signatures go straight into one array of their size:
@@ -454,10 +460,12 @@ def near_duplicate_groups(rows, *, min_similarity: float, expected_rows: int = 0
     if pages < 2:
         return
     bands, band_rows = lsh_bands(min_similarity)
-    words = matrix[:, :SIGNATURE_PERMUTATIONS]
+    pairs = matrix[:, SIGNATURE_PERMUTATIONS:]
     codes = np.empty(0, dtype=np.int64)
     for band in range(bands):
-        codes = np.union1d(codes, _band_pairs(_band_keys(words, band, band_rows), pages))
+        codes = np.union1d(codes, _band_pairs(_band_keys(pairs, band, band_rows), pages))
+        if len(codes) > pages * CANDIDATES_PER_PAGE_MAX * CANDIDATE_BANDS_MAX:
+            break  # one cluster of thousands of copies: each page already has more candidates than it can show
     firsts, seconds, similarities = [], [], []
     for start in range(0, len(codes), VERIFY_BATCH_PAIRS):
         a, b = np.divmod(codes[start : start + VERIFY_BATCH_PAIRS], pages)
