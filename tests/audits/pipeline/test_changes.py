@@ -280,30 +280,17 @@ def test_a_chosen_baseline_deleted_since_falls_back_to_the_default(pair):
     assert audit.baseline == baseline
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize("kind", ["other_project", "running", "unknown", "not_an_id", "pruned"])
-def test_a_start_with_an_invalid_baseline_is_refused_and_nothing_is_stored(kind):
-    project = ProjectFactory(base_url="https://example.com/")
-    baseline = {
-        "other_project": lambda: AuditFactory(status=COMPLETED),
-        "running": lambda: AuditFactory(project=project, status=Audit.Status.CANCELLED),
-        "unknown": lambda: "8d0bd2a5-5f0c-4b7e-9e5e-1f00c0ffee00",
-        "not_an_id": lambda: "previous",  # the caller resolves "previous"
-        "pruned": lambda: AuditFactory(project=project, status=COMPLETED, summarised_at=timezone.now()),
-    }[kind]()
-    before = Audit.objects.count()
-    with pytest.raises(AuditRefused) as refused:
-        audit_start(project=project, max_pages=10, dispatch=False, baseline=baseline)
-    assert (refused.value.code, refused.value.field, refused.value.status) == ("baseline_invalid", "baseline", 400)
-    assert Audit.objects.count() == before
-
-
-@pytest.mark.django_db
-def test_a_start_with_a_valid_baseline_stores_it():
-    project = ProjectFactory(base_url="https://example.com/")
-    baseline = AuditFactory(project=project, status=COMPLETED)
-    audit = audit_start(project=project, max_pages=10, dispatch=False, baseline=str(baseline.id))
-    assert Audit.objects.get(id=audit.id).baseline == baseline
+def test_a_list_audit_has_no_removed_urls_only_what_it_was_given(pair):
+    baseline, audit = pair
+    Audit.objects.filter(id=audit.id).update(config={"mode": "list", "list_urls": ["https://example.com/a"]})
+    audit.refresh_from_db()
+    _page(baseline, "/a", title="A")
+    _page(baseline, "/b")  # not on the list: not looked for
+    _page(audit, "/a", title="A, new")
+    Audit.objects.filter(id=audit.id).update(baseline=baseline)  # a crawl chosen as a list's baseline
+    audit.refresh_from_db()
+    changes_store(audit)
+    assert _rows(audit) == {("title", "https://example.com/a", "changed", "A", "A, new")}
 
 
 @pytest.mark.parametrize("kind", ["itself", "other_project", "baseline_running", "audit_running", "audit_pruned"])
