@@ -184,18 +184,22 @@ def alert_deliveries_sweep(*, now: datetime | None = None) -> list:
     expired.filter(attempts__gte=ALERT_MAX_ATTEMPTS).update(
         status=Status.FAILED, lease_until=None, last_error="The worker sending it stopped during the last attempt"
     )
-    # Back to pending and due: the task's claim then takes it whatever its own clock says.
-    expired.update(status=Status.PENDING, lease_until=None, next_attempt_at=now)
+    taken_back = list(expired.values_list("id", flat=True)[:ALERT_SWEEP_BATCH])
+    # Back to pending, due at once (no next_attempt_at): the task's claim then takes it whatever its clock says.
+    AlertDelivery.objects.filter(id__in=taken_back, status=Status.SENDING, lease_until__lt=now).update(
+        status=Status.PENDING, lease_until=None, next_attempt_at=None
+    )
     lost_before = now - timedelta(seconds=ALERT_LOST_AFTER_S)
     due = list(
         AlertDelivery.objects.filter(status=Status.PENDING)
         .filter(Q(next_attempt_at__lte=now) | Q(next_attempt_at__isnull=True, created_at__lt=lost_before))
+        .exclude(id__in=taken_back)
         .order_by("next_attempt_at", "created_at")
         .values_list("id", flat=True)[:ALERT_SWEEP_BATCH]
     )
-    for delivery_id in due:
+    for delivery_id in [*taken_back, *due]:
         alert_delivery_dispatch(delivery_id)
-    return due
+    return [*taken_back, *due]
 
 
 def alert_delivery_resend(*, delivery: AlertDelivery) -> None:
