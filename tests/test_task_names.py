@@ -8,6 +8,7 @@ from config.celery import app
 REGISTERED_TASK_NAMES = {
     "alerts.deliver_alert",
     "alerts.sweep_deliveries",
+    "audits.changes_compute",
     "audits.crawl_round_done",
     "audits.deliver_webhook",
     "audits.discover",
