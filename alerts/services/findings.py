@@ -136,7 +136,8 @@ def _new_critical(audit: Audit, baseline: Audit) -> Finding | None:
     )
     names = ", ".join(f"{t['title']} ({_plural(t['urls'], 'URL')})" for t in types)
     title = f"{_plural(len(types), 'new critical issue type')}: {names}"
-    link = dashboard_url(f"/audits/{audit.id}/compare/?base={baseline.id}&kind=new&type={new[0]}")
+    compare = f"/audits/{audit.id}/compare/?base={baseline.id}"
+    link = dashboard_url(compare + (f"&kind=new&type={new[0]}" if len(new) == 1 else ""))
     return Finding(Kind.NEW_CRITICAL, title, count, examples, link, details={"types": types})
 
 
