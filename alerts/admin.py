@@ -6,7 +6,12 @@ from django.contrib import admin, messages
 
 from alerts.models import AlertChannel, AlertDelivery, AlertRule, Notification
 from alerts.services import alert_delivery_resend, alert_rules_set
-from alerts.services.channels import alert_channel_create, alert_channel_update
+from alerts.services.channels import (
+    alert_channel_create,
+    alert_channel_target_checked,
+    alert_channel_update,
+    alert_channel_validate,
+)
 from audits.errors import AuditRefused
 from config.admin import INLINE_ROWS, ReadOnlyAdmin, ReadOnlyInline
 
@@ -35,16 +40,15 @@ class AlertChannelForm(forms.ModelForm):
         fields = ("project", "kind", "target", "enabled")
 
     def clean(self):
+        """The service's rules, without a write (the admin saves after its inlines are valid too)."""
         cleaned = super().clean()
-        project, kind = cleaned.get("project") or getattr(self.instance, "project", None), cleaned.get("kind")
+        target = cleaned.get("target", "")
         try:
             if self.instance.pk:
-                self._saved = alert_channel_update(
-                    channel=self.instance, target=cleaned.get("target", ""), enabled=cleaned.get("enabled")
-                )
-            elif project is not None and kind:
-                self._saved = alert_channel_create(
-                    project=project, kind=kind, target=cleaned.get("target", ""), enabled=cleaned.get("enabled")
+                cleaned["target"] = alert_channel_target_checked(kind=self.instance.kind, target=target)
+            elif cleaned.get("project") is not None and cleaned.get("kind"):
+                cleaned["target"] = alert_channel_validate(
+                    project=cleaned["project"], kind=cleaned["kind"], target=target
                 )
         except AuditRefused as exc:
             raise forms.ValidationError({exc.field if exc.field in self.fields else None: exc.message}) from exc
@@ -72,9 +76,11 @@ class AlertChannelAdmin(admin.ModelAdmin):
         return ("project", "kind") if obj is not None else ()
 
     def save_model(self, request, obj, form, change):
-        saved = getattr(form, "_saved", None)  # written by the service in the form's clean()
-        if saved is not None:
-            obj.pk, obj.created_at = saved.pk, saved.created_at
+        if change:
+            alert_channel_update(channel=obj, target=obj.target, enabled=obj.enabled)
+            return
+        saved = alert_channel_create(project=obj.project, kind=obj.kind, target=obj.target, enabled=obj.enabled)
+        obj.pk, obj.created_at = saved.pk, saved.created_at
 
 
 @admin.register(AlertDelivery)

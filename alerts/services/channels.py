@@ -53,16 +53,26 @@ def _target_checked(kind: str, target: str) -> str:
     return ""
 
 
-def alert_channel_create(*, project: Project, kind: str, target: str = "", enabled: bool = True) -> AlertChannel:
+def alert_channel_validate(*, project: Project, kind: str, target: str = "") -> str:
+    """The rules of alert_channel_create without the write (a form shows the refusal before saving): the
+    target as it would be stored, or AuditRefused."""
     if kind not in Kind.values:
         raise AuditRefused("invalid_alert_channel", "Choose e-mail, Slack, Teams or webhook.", field="kind")
     if AlertChannel.objects.filter(project=project).count() >= CHANNELS_MAX:
         raise AuditRefused("too_many_alert_channels", f"A project has at most {CHANNELS_MAX} channels.", field="kind")
     if kind == Kind.WEBHOOK and AlertChannel.objects.filter(project=project, kind=kind).exists():
         raise AuditRefused("invalid_alert_channel", "Alerts already go to this project's webhooks.", field="kind")
-    return AlertChannel.objects.create(
-        project=project, kind=kind, target=_target_checked(kind, target), enabled=enabled
-    )
+    return _target_checked(kind, target)
+
+
+def alert_channel_create(*, project: Project, kind: str, target: str = "", enabled: bool = True) -> AlertChannel:
+    target = alert_channel_validate(project=project, kind=kind, target=target)
+    return AlertChannel.objects.create(project=project, kind=kind, target=target, enabled=enabled)
+
+
+def alert_channel_target_checked(*, kind: str, target: str) -> str:
+    """A target for a channel of this kind, as it would be stored, or AuditRefused."""
+    return _target_checked(kind, target)
 
 
 def alert_channel_update(*, channel: AlertChannel, target: str | None = None, enabled: bool | None = None):
