@@ -62,9 +62,10 @@ def dashboard_url(path: str) -> str:
     return settings.DASHBOARD_BASE_URL.rstrip("/") + path
 
 
-def changes_path(audit_id, changed_field: str | None = None) -> str:
-    """The audit's Changes view (the dashboard's), filtered by one field when given."""
-    return f"/audits/{audit_id}/changes/" + (f"?field={changed_field}" if changed_field else "")
+def changes_path(audit_id, changed_field: str | None = None, direction: str | None = None) -> str:
+    """The audit's Changes view (the dashboard's), filtered by one field (and direction) when given."""
+    query = "&".join(f"{k}={v}" for k, v in (("field", changed_field), ("direction", direction)) if v)
+    return f"/audits/{audit_id}/changes/" + (f"?{query}" if query else "")
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -101,7 +102,9 @@ def _non_indexable(audit: Audit, *, excluding: list[QuerySet]) -> QuerySet:
     return rows
 
 
-def _page_rule(kind: str, audit: Audit, rows: QuerySet, changed_field: str) -> Finding | None:
+def _page_rule(
+    kind: str, audit: Audit, rows: QuerySet, changed_field: str, direction: str | None = None
+) -> Finding | None:
     count, examples = _urls(rows)
     if not count:
         return None
@@ -110,7 +113,7 @@ def _page_rule(kind: str, audit: Audit, rows: QuerySet, changed_field: str) -> F
         Kind.BECAME_BROKEN: _plural(count, "page") + " became broken (4xx or 5xx)",
         Kind.BECAME_REDIRECT: _plural(count, "page") + " now redirect" + ("s" if count == 1 else ""),
     }[kind]
-    return Finding(kind, title, count, examples, dashboard_url(changes_path(audit.id, changed_field)))
+    return Finding(kind, title, count, examples, dashboard_url(changes_path(audit.id, changed_field, direction)))
 
 
 def _new_critical(audit: Audit, baseline: Audit) -> Finding | None:
@@ -220,9 +223,10 @@ def alert_findings(audit: Audit) -> list[Finding]:
                 ],
             ),
             Field.INDEXABILITY,
+            Direction.DOWN,
         ),
         Kind.BECAME_BROKEN: lambda rule: _page_rule(rule.kind, audit, broken, Field.STATUS),
-        Kind.BECAME_REDIRECT: lambda rule: _page_rule(rule.kind, audit, redirected, Field.REDIRECT),
+        Kind.BECAME_REDIRECT: lambda rule: _page_rule(rule.kind, audit, redirected, Field.REDIRECT, Direction.ADDED),
         Kind.NEW_CRITICAL: lambda rule: _new_critical(audit, baseline),
         Kind.ROBOTS_BLOCKS: lambda rule: _robots_blocks(audit, baseline),
         Kind.SCORE_DROP: lambda rule: _score_drop(audit, baseline, rule_threshold(rule)),

@@ -62,7 +62,7 @@ def test_the_second_audit_alerts_once_by_email_and_slack(receiver, dispatched, s
         assert f"* 1 page became broken (4xx or 5xx)\n  - {removed}\n" in text
         assert f"* 1 page now redirects\n  - {site.url_of(versions.REDIRECTED)}\n" in text
         assert f"robots.txt now blocks 1 URL it allowed\n  - {site.url_of(versions.BLOCKED)}\n" in text
-        assert f"/audits/{second.id}/changes/?field=indexability" in text
+        assert f"/audits/{second.id}/changes/?field=indexability&direction=down" in text
 
         (post,) = receiver.received
         slack = post.json()

@@ -46,7 +46,7 @@ def test_became_non_indexable_names_the_urls_and_links_the_changes(pair, setting
     assert finding.rule == Kind.BECAME_NON_INDEXABLE
     assert finding.count == 12 and finding.title == "12 indexable pages became non-indexable"
     assert finding.examples == [f"{SITE}/p{i:02}" for i in range(10)]
-    assert finding.link == f"https://sw.test/audits/{audit.id}/changes/?field=indexability"
+    assert finding.link == f"https://sw.test/audits/{audit.id}/changes/?field=indexability&direction=down"
 
 
 def test_broken_and_redirected_pages_are_told_once_by_the_most_specific_rule(pair):

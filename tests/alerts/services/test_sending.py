@@ -50,7 +50,7 @@ def test_slack_receives_text_and_blocks_once(alert, receiver):
         assert url in body["text"]
         assert any(url in b.get("text", {}).get("text", "") for b in body["blocks"])
     assert body["blocks"][0]["type"] == "header"
-    assert f"/audits/{audit.id}/changes/?field=indexability" in json.dumps(body["blocks"])
+    assert f"/audits/{audit.id}/changes/?field=indexability&direction=down" in json.dumps(body["blocks"])
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts, delivery.last_error) == (Status.SUCCEEDED, 1, "")
     assert delivery.delivered_at and delivery.lease_until is None
