@@ -437,10 +437,16 @@ class ScheduleSerializer(serializers.ModelSerializer):
         max_length=120, required=False, allow_blank=True, help_text="Five fields, UTC; only read for kind=cron"
     )
     enabled = serializers.BooleanField(required=False, default=True)
+    report_recipients = serializers.ListField(
+        child=serializers.CharField(max_length=320, allow_blank=True),
+        required=False,
+        help_text="E-mail addresses each scheduled audit's report (the client PDF and a short summary) is sent to, at "
+        "most 20; omitted: unchanged; []: no e-mail. An invalid address answers 400 invalid_report_recipients",
+    )
 
     class Meta:
         model = Schedule
-        fields = ["kind", "cron", "enabled", "created_at"]
+        fields = ["kind", "cron", "enabled", "report_recipients", "created_at"]
         read_only_fields = ["created_at"]
 
 

@@ -56,7 +56,9 @@ from audits.services import (
     project_create,
     project_delete,
     project_update,
+    report_recipients_checked,
     schedule_clear,
+    schedule_report_recipients_set,
     schedule_set,
 )
 from scratchpad.models import LinkEdge
@@ -666,7 +668,13 @@ class ProjectSchedule(ApiMixin, APIView):
         project = self.project_or_404(pk)
         serializer = s.ScheduleSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        schedule = schedule_set(project=project, **serializer.validated_data)
+        values = dict(serializer.validated_data)
+        recipients = values.pop("report_recipients", None)
+        if recipients is not None:
+            report_recipients_checked(recipients)  # refused before the schedule changes
+        schedule = schedule_set(project=project, **values)
+        if recipients is not None:
+            schedule = schedule_report_recipients_set(project=project, recipients=recipients)
         return Response(s.ScheduleSerializer(schedule).data)
 
     @extend_schema(responses={204: None}, summary="Clear the schedule")

@@ -36,6 +36,12 @@ from audits.projects import (
     project_validate,
     url_checked,
 )
+from audits.report_emails import (
+    REPORT_RECIPIENTS_MAX,
+    report_email_sweep_install,
+    report_recipients_checked,
+    schedule_report_recipients_set,
+)
 from audits.schedules import HEAL_NAME, heal_install, schedule_clear, schedule_set, schedule_validate, watchdog_install
 from audits.selectors.verification import verification_targets
 from audits.sharing import (
@@ -95,6 +101,11 @@ __all__ = [
     "find_chromium",
     # Fix verification (issue 28): an issue type's URLs re-checked as a list-mode audit linked to the original
     "issue_fix_verify",
+    # Scheduled reports by e-mail (issue 28): a schedule's recipients, checked the same way by every face
+    "REPORT_RECIPIENTS_MAX",
+    "report_recipients_checked",
+    "schedule_report_recipients_set",
+    "report_email_sweep_install",
 ]
 
 
