@@ -31,7 +31,9 @@ from dashboard.tasks import send_report_email
 from tests.factories import AuditFactory, ProjectFactory, ReportEmailFactory
 from tests.support.sites.pages import html_route, page, serve
 from tests.support.smtp import smtp_server
+from tests.support.waits import wait_until
 from tests.support.web import free_port
+from tests.support.workers import WorkerProcess, flush_test_broker
 
 RECIPIENTS = ["ada@client.test", "Grace@Client.test"]
 
@@ -200,3 +202,41 @@ def test_the_schedule_form_the_api_and_the_admin_take_the_recipients(client, adm
     assert "Not an e-mail address" in admin_client.post(change, form).content.decode()
     admin_client.post(change, {**form, "report_recipients": "a@client.test\nb@client.test"})
     assert Schedule.objects.get(project=project).report_recipients == ["a@client.test", "b@client.test"]
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_while_sending_still_delivers_exactly_once():
+    """A real worker takes the e-mail, prints the PDF and is SIGKILLed while the SMTP server holds its answer to DATA
+    (the message never accepted); once its lease has run out, the sweep sends the task again, a second worker sends
+    it, and the server has one message."""
+    project = ProjectFactory(name="Killed Mail")
+    audit = AuditFactory(project=project, status=Audit.Status.COMPLETED, scheduled=True, completed_at=timezone.now())
+    row = ReportEmailFactory(audit=audit, recipients=["ops@client.test"])
+    flush_test_broker()
+    with smtp_server() as smtp:
+        smtp.stall()
+        first = WorkerProcess(extra_env=smtp.environment()).start()
+        try:
+            assert report_email_sweep() == 1
+            assert smtp.wait_for_data(90), "the worker never reached DATA"
+            first.kill()
+        finally:
+            first.stop()
+        smtp.release()
+        row.refresh_from_db()
+        assert row.status == ReportEmail.Status.SENDING and smtp.messages == []
+        assert report_email_sweep() == 0  # its lease still runs: nobody else sends
+        ReportEmail.objects.filter(id=row.id).update(lease_until=timezone.now() - timedelta(seconds=1))  # time passed
+        second = WorkerProcess(extra_env=smtp.environment()).start()
+        try:
+            assert report_email_sweep() == 1
+            wait_until(lambda: ReportEmail.objects.get(id=row.id).status == ReportEmail.Status.SENT, 90, "sent")
+        finally:
+            second.stop()
+            flush_test_broker()
+        assert len(smtp.messages) == 1
+    row.refresh_from_db()
+    assert row.attempts == 2
+    (mail,) = smtp.messages
+    assert [name for name, _ in mail.attachments()][0].endswith(".pdf")
