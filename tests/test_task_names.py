@@ -21,6 +21,8 @@ REGISTERED_TASK_NAMES = {
     "audits.run_schedule",
     "crawler.crawl_chunk",
     "dashboard.render_report_pdf",
+    "dashboard.report_emails_sweep",
+    "dashboard.send_report_email",
 }
 
 
