@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from alerts.services import alert_sweep_install
-from audits.services import HEAL_NAME, watchdog_install
+from audits.services import HEAL_NAME, report_email_sweep_install, watchdog_install
 
 
 class Command(BaseCommand):
@@ -19,3 +19,5 @@ class Command(BaseCommand):
         self.stdout.write(f"heal: {HEAL_NAME} -> audits.heal_sweep every {settings.CRAWL_HEAL_EVERY_S} s")
         sweep = alert_sweep_install()  # alert deliveries: retries, leases of dead workers, lost messages
         self.stdout.write(f"alerts: {sweep.name} -> {sweep.task} every {sweep.interval.every} s")
+        reports = report_email_sweep_install()  # scheduled report e-mails: retries and leases of dead workers
+        self.stdout.write(f"report e-mails: {reports.name} -> {reports.task} every {reports.interval.every} s")
