@@ -24,6 +24,7 @@ FINALIZE = "audits.finalize"
 PIPELINE_FAILED = "audits.pipeline_failed"
 DELIVER_WEBHOOK = "audits.deliver_webhook"
 RENDER_REPORT_PDF = "dashboard.render_report_pdf"  # on the `reports` queue (CELERY_TASK_ROUTES)
+PRUNE_HISTORY = "audits.prune_history"  # hourly (celery-beat): audits.retention
 
 # Fair sharing between audits (issue 15). Every message carries an urgency, 0 (most urgent) to MAX_URGENCY: the
 # short steps that move an audit on (discovery, a round's end, Lighthouse, finalize) are 0, a crawl chunk is

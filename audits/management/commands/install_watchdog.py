@@ -3,16 +3,18 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from audits.services import HEAL_NAME, watchdog_install
+from audits.services import HEAL_NAME, retention_install, watchdog_install
 
 
 class Command(BaseCommand):
     help = (
         "Create or repair the celery-beat tasks that reconcile running audits every 15 minutes and heal "
-        "running crawls every CRAWL_HEAL_EVERY_S seconds."
+        "running crawls every CRAWL_HEAL_EVERY_S seconds, and the hourly prune of old audits' page-level rows."
     )
 
     def handle(self, *args, **options):
         task = watchdog_install()
         self.stdout.write(f"watchdog: {task.name} -> {task.task} every 15 minutes (expires {task.expire_seconds} s)")
         self.stdout.write(f"heal: {HEAL_NAME} -> audits.heal_sweep every {settings.CRAWL_HEAL_EVERY_S} s")
+        prune = retention_install()
+        self.stdout.write(f"retention: {prune.name} -> {prune.task} hourly (expires {prune.expire_seconds} s)")
