@@ -25,6 +25,7 @@ from api.schema import ApiAutoSchema
 from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
+from audits.errors import AuditRefused, ErrorCode
 from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
 from audits.segments import (
     SEGMENT_PARAM,
@@ -42,9 +43,21 @@ from audits.selectors.external import (
     external_linking_pages,
     external_linking_pages_count,
 )
-from audits.selectors.issues import ISSUE_LIST_ORDERING, issue_counts_by_type, issue_list, issues_by_type
+from audits.selectors.issues import (
+    ISSUE_LIST_ORDERING,
+    issue_counts_by_type,
+    issue_counts_by_type_from,
+    issue_list,
+    issues_by_type,
+)
 from audits.selectors.links import page_links
 from audits.selectors.projects import project_list_for
+from audits.selectors.retention import (
+    audit_comparison_kept,
+    audit_is_summarised,
+    audit_summarised_message,
+    issue_counts_kept,
+)
 from audits.services import (
     audit_cancel_checked,
     audit_delete,
@@ -76,6 +89,13 @@ class ApiMixin:
 
     def audit_or_404(self, pk) -> Audit:
         return get_object_or_404(audit_list_for(self.request.user).select_related("project"), pk=pk)
+
+    def audit_with_rows_or_404(self, pk) -> Audit:
+        """The audit of a page-level list or detail: 410 audit_summarised once retention pruned its rows."""
+        audit = self.audit_or_404(pk)
+        if audit_is_summarised(audit):
+            raise AuditRefused(ErrorCode.AUDIT_SUMMARISED, audit_summarised_message(audit))
+        return audit
 
     def absolute(self, name: str, **kwargs) -> str:
         return self.request.build_absolute_uri(reverse(name, kwargs=kwargs))
@@ -240,6 +260,13 @@ class AuditCompare(ApiMixin, APIView):
         audit = self.audit_or_404(pk)
         base = self.audit_or_404(base_pk)
         segment = self.segment_for(audit)
+        if audit_is_summarised(audit) or audit_is_summarised(base):
+            # Retention stored the counts of an audit against its baseline before pruning; any other pair is gone.
+            kept = audit_comparison_kept(audit=audit, base=base) if segment is None and audit.id != base.id else None
+            if kept is None:
+                pruned = audit if audit_is_summarised(audit) else base
+                raise AuditRefused(ErrorCode.AUDIT_SUMMARISED, audit_summarised_message(pruned))
+            return Response(s.ComparisonSerializer(kept).data)
         return Response(s.ComparisonSerializer(audit_comparison(audit=audit, base=base, segment=segment)).data)
 
 
@@ -259,7 +286,7 @@ class IssueList(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Issue.objects.none()
-        audit = self.audit_or_404(self.kwargs["pk"])
+        audit = self.audit_with_rows_or_404(self.kwargs["pk"])
         segment = self.segment_for(audit)
         issues = issue_list(audit=audit)
         return issues if segment is None else issues.filter(segment.issues_q)
@@ -278,7 +305,7 @@ class AuditBotFetches(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return AgentFetch.objects.none()
-        return agent_fetch_list(audit=self.audit_or_404(self.kwargs["pk"]))
+        return agent_fetch_list(audit=self.audit_with_rows_or_404(self.kwargs["pk"]))
 
 
 @extend_schema(tags=["results"])
@@ -294,7 +321,14 @@ class IssueSummary(ApiMixin, APIView):
     )
     def get(self, request, pk):
         audit = self.audit_or_404(pk)
-        rows = issue_counts_by_type(audit=audit, **_issues_q(self.segment_for(audit)))
+        segment = self.segment_for(audit)
+        kept = issue_counts_kept(audit=audit)
+        if kept is not None:  # a summarised audit: its stored counts, the whole site's only
+            if segment is not None:
+                raise AuditRefused(ErrorCode.AUDIT_SUMMARISED, audit_summarised_message(audit))
+            rows = issue_counts_by_type_from(kept)
+        else:
+            rows = issue_counts_by_type(audit=audit, **_issues_q(segment))
         return Response(s.IssueSummarySerializer(rows, many=True).data)
 
 
@@ -341,7 +375,7 @@ class PageList(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Page.objects.none()
-        self.audit = self.audit_or_404(self.kwargs["pk"])
+        self.audit = self.audit_with_rows_or_404(self.kwargs["pk"])
         segment = self.segment_for(self.audit)
         pages = selectors.page_list(audit=self.audit, with_extracted=getattr(self, "with_extracted", False))
         return pages if segment is None else pages.filter(segment.pages_q)
@@ -357,7 +391,7 @@ class PageList(ApiMixin, generics.ListAPIView):
 class PageDetail(ApiMixin, APIView):
     @extend_schema(responses={200: s.PageDetailSerializer}, summary="A page with its issues, inlinks and outlinks")
     def get(self, request, pk, page_pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         page = get_object_or_404(Page.objects.filter(audit=audit), pk=page_pk)
         page.link_data = page_links(page=page)
         return Response(s.PageDetailSerializer(page).data)
@@ -383,7 +417,7 @@ class ExternalLinkList(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return ExternalLink.objects.none()
-        return external_link_filter(audit=self.audit_or_404(self.kwargs["pk"]))
+        return external_link_filter(audit=self.audit_with_rows_or_404(self.kwargs["pk"]))
 
 
 @extend_schema(tags=["results"])
@@ -411,7 +445,7 @@ class ExternalLinkPages(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return LinkEdge.objects.none()
-        audit = self.audit_or_404(self.kwargs["pk"])
+        audit = self.audit_with_rows_or_404(self.kwargs["pk"])
         query = s.ExternalLinkPagesQuerySerializer(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         self.link = external_link_get(audit=audit, url=query.validated_data["url"])
@@ -451,7 +485,7 @@ class _Export(ApiMixin, APIView):
     filter_backends = []
 
     def get(self, request, pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         segment = self.segment_for(audit)
         chunks, content_type = EXPORTS[(self.kind, self.fmt)]
         restriction = _issues_q(segment) if self.kind == "issues" else _pages_q(segment)
@@ -477,7 +511,7 @@ class _IssuesXlsxExport(_Export):
     """The dashboard's workbook (audits.exports.issues_xlsx_file): Overview plus one sheet per issue type."""
 
     def get(self, request, pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         segment = self.segment_for(audit)
         return FileResponse(
             exports.issues_xlsx_file(audit, segment_name=segment.name if segment else "", **_issues_q(segment)),
@@ -510,7 +544,7 @@ class _ExternalExport(_Export):
     """The audit's external targets, or their linking pages, as the dashboard exports them (the whole site's)."""
 
     def get(self, request, pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         chunks, content_type = EXTERNAL_EXPORTS[(self.kind, self.fmt)]
         response = StreamingHttpResponse(chunks(audit), content_type=content_type)
         filename = exports.export_filename(audit, self.kind, self.fmt)
@@ -547,7 +581,7 @@ class _IssueTypeExport(_Export):
     """One issue type's evidence in its named columns (audits.evidence), as the dashboard exports it."""
 
     def get(self, request, pk, issue_type):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         if issue_type not in CHECKS_BY_TYPE:
             raise exceptions.NotFound(f"No such issue type: {issue_type[:100]!r}.")
         segment = self.segment_for(audit)
@@ -639,7 +673,7 @@ class AuditSegments(ApiMixin, APIView):
         "comparison. A page belongs to every segment it matches.",
     )
     def get(self, request, pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         return Response(s.AuditSegmentSerializer(selectors.audit_segments(audit=audit), many=True).data)
 
 

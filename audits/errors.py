@@ -42,6 +42,9 @@ class ErrorCode(StrEnum):
     AUDIT_ALREADY_RUNNING = "audit_already_running", HTTPStatus.CONFLICT
     AUDIT_NOT_RUNNING = "audit_not_running", HTTPStatus.CONFLICT
     PROJECT_NAME_TAKEN = "project_name_taken", HTTPStatus.CONFLICT
+    # 410: retention pruned the audit's pages, issues and links (audits.retention); its summary, score, issue
+    # counts by type and changes stay. A list of those rows (or a count that needs them) is gone for good.
+    AUDIT_SUMMARISED = "audit_summarised", HTTPStatus.GONE
     # 429: the account's or the instance's running audits (answered with Retry-After)
     AUDIT_CAPACITY_REACHED = "audit_capacity_reached", HTTPStatus.TOO_MANY_REQUESTS
 

@@ -48,6 +48,7 @@ from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_coun
 from audits.comparison import comparison_pages, comparison_summary
 from audits.models import AgentFetch, Audit, ExternalLink, Issue, LighthouseResult, Page, Project, ShareLink
 from audits.selectors.audits import previous_audit
+from audits.selectors.retention import keep_page_rows_for
 from audits.stats import audit_stats_count
 from scratchpad.models import LinkEdge
 
@@ -93,12 +94,6 @@ class PruneResult:
     rows: dict = field(default_factory=dict)
     batches: int = 0
     stopped: str = ""  # "budget" | "locked" | "" (everything due was pruned)
-
-
-def keep_page_rows_for(project: Project) -> int:
-    """How many completed audits of the project keep their page-level rows (at least one: the latest)."""
-    n = project.keep_page_rows if project.keep_page_rows is not None else settings.SITEWARDEN_KEEP_PAGE_ROWS
-    return max(1, int(n))
 
 
 def audits_protected(*, project_id) -> set:

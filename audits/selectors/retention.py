@@ -3,20 +3,47 @@ the counts of a comparison stored before its page-level rows went, and the datab
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Sum
 
-from audits.models import AgentFetch, Audit, AuditEvent, ExternalLink, Issue, LighthouseResult, Page, PageChange
+from audits.comparison import CompareRow, check_spec, settings_differences
+from audits.models import (
+    AgentFetch,
+    Audit,
+    AuditEvent,
+    ExternalLink,
+    Issue,
+    LighthouseResult,
+    Page,
+    PageChange,
+    Project,
+)
 from scratchpad.models import LinkEdge
 
 SUMMARISED_MESSAGE = (
-    "This audit is summarised only: its pages, issues and links were pruned by the project's history setting "
-    "(keep page rows for the last {keep} audits). Its score, issue counts by type, changes and trend point stay."
+    "{subject} is summarised only: its pages, issues and links were removed on {date} to save space (the project "
+    "keeps them for its last {keep} completed audits). Its score, issue counts by type, changes and trend point stay."
 )
+
+
+def keep_page_rows_for(project: Project) -> int:
+    """How many completed audits of the project keep their page-level rows (at least one: the latest)."""
+    n = project.keep_page_rows if project.keep_page_rows is not None else settings.SITEWARDEN_KEEP_PAGE_ROWS
+    return max(1, int(n))
 
 
 def audit_is_summarised(audit: Audit) -> bool:
     return audit.summarised_at is not None
+
+
+def audit_summarised_message(audit: Audit, *, subject: str = "This audit") -> str:
+    """The one sentence every face says about a summarised audit (the API's 410 detail, the dashboard's notes)."""
+    return SUMMARISED_MESSAGE.format(
+        subject=subject,
+        date=audit.summarised_at.strftime("%Y-%m-%d") if audit.summarised_at else "?",
+        keep=keep_page_rows_for(audit.project),
+    )
 
 
 def comparison_kept(*, audit: Audit, base: Audit) -> dict | None:
@@ -27,6 +54,29 @@ def comparison_kept(*, audit: Audit, base: Audit) -> dict | None:
         if kept is not None:
             return kept if newer is audit else None  # stored the other way round: not this comparison
     return None
+
+
+def audit_comparison_kept(*, audit: Audit, base: Audit) -> dict | None:
+    """audits.selectors.audits.audit_comparison's answer from the counts stored for the pair (comparison_kept);
+    None when none were stored."""
+    kept = comparison_kept(audit=audit, base=base)
+    if kept is None:
+        return None
+    return {
+        "audit": audit.id,
+        "base": base.id,
+        "totals": kept["totals"],
+        "by_type": kept["by_type"],
+        "pages": kept["pages"],
+        "settings_differ": [vars(d) for d in settings_differences(audit=audit, previous=base)],
+    }
+
+
+def issue_counts_kept(*, audit: Audit) -> list[dict] | None:
+    """A summarised audit's issue rows per (type, severity) as stored (audits.stats issue_types); None otherwise."""
+    if not audit_is_summarised(audit):
+        return None
+    return list((audit.stats or {}).get("issue_types") or [])
 
 
 @dataclass
@@ -105,3 +155,27 @@ def project_space(*, project_id) -> list[TableSpace]:
             nbytes = round(rows * size / tuples) if tuples else 0
         out.append(TableSpace(label, rows, estimated, nbytes))
     return out
+
+
+def latest_whole_audit(*, project_id) -> Audit | None:
+    """The project's newest completed audit whose page-level rows are kept (where a summarised screen points)."""
+    return (
+        Audit.objects.filter(project_id=project_id, status=Audit.Status.COMPLETED, summarised_at__isnull=True)
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def comparison_rows_kept(*, audit: Audit, base: Audit) -> list | None:
+    """The comparison screen's rows (audits.comparison.CompareRow) from the counts stored for the pair; None when
+    none were stored."""
+    kept = comparison_kept(audit=audit, base=base)
+    if kept is None:
+        return None
+    kinds = ("new", "fixed", "persisting", "not_crawled")
+    return [CompareRow(r["type"], check_spec(r["type"]), **{k: r[k] for k in kinds}) for r in kept["by_type"]]
+
+
+def summarised_in(audit_ids) -> set:
+    """Which of these audits are summarised only (one query: the trend marks them)."""
+    return set(Audit.objects.filter(id__in=list(audit_ids), summarised_at__isnull=False).values_list("id", flat=True))

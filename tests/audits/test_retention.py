@@ -16,94 +16,27 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from audits.checks.score import pages_without_errors_count, score_breakdown, score_breakdown_from
+from audits.checks.score import score_breakdown
 from audits.models import (
-    AgentFetch,
     Audit,
     AuditEvent,
-    ExternalLink,
     Issue,
-    LighthouseResult,
     Page,
     PageChange,
     ShareLink,
-    agent_fetch_id_for,
-    external_link_id_for,
-    issue_id_for,
-    lighthouse_id_for,
 )
 from audits.priority import issue_summary
 from audits.retention import PRUNED_TABLES, audit_prune, audits_due, audits_prune, comparison_counts
-from audits.selectors.audits import previous_audit
 from audits.selectors.issues import issues_by_severity, issues_by_type
 from audits.selectors.retention import comparison_kept, project_space
-from audits.stats import audit_stats_count
 from audits.tasks import prune_history
 from dashboard.selectors import health_history
-from scratchpad.models import LinkEdge
-from tests.factories import AuditEventFactory, PageChangeFactory, PageFactory, ProjectFactory
+from tests.factories import PageChangeFactory, ProjectFactory
+from tests.support.retention import SITE, audit_with_rows
 from tests.support.waits import wait_until
 from tests.support.workers import REPO_ROOT, subprocess_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-SITE = "http://127.0.0.1:9"
-
-
-def _audit(project, *, days_ago: int, pages: int = 12, status=Audit.Status.COMPLETED, title_of=None) -> Audit:
-    """An audit of `project` with page-level rows in every pruned table, finished the way finalize finishes one
-    (its stats, score and counter counted by the same functions)."""
-    audit = Audit.objects.create(project=project, start_url=SITE + "/", site_url=SITE + "/", status=status)
-    Audit.objects.filter(id=audit.id).update(created_at=timezone.now() - timedelta(days=days_ago))
-    made = []
-    for i in range(pages):
-        url = f"{SITE}/p{i}"
-        made.append(PageFactory(audit=audit, url=url, title=(title_of or (lambda n: f"Page {n}"))(i)))
-    for i, page in enumerate(made):
-        # a varying set of issues: page i has missing-meta-description when i % 3 (new ones in later audits)
-        kinds = [("missing-meta-description", "warning")] if (i + days_ago) % 3 else []
-        if i % 4 == 0:
-            kinds.append(("missing-h1", "critical"))
-        for issue_type, severity in kinds:
-            Issue.objects.create(
-                id=issue_id_for(audit.id, page.url, issue_type), audit=audit, page=page, page_url=page.url,
-                type=issue_type, severity=severity,
-            )  # fmt: skip
-        for j in range(3):
-            LinkEdge.objects.create(audit=audit, source_page=page, target_url=f"{SITE}/p{(i + j) % pages}")
-    Issue.objects.create(
-        id=issue_id_for(audit.id, "", "robots-txt-missing"), audit=audit, page=None, page_url="",
-        type="robots-txt-missing", severity="warning",
-    )  # fmt: skip
-    ExternalLink.objects.create(
-        id=external_link_id_for(audit.id, "https://example.org/"), audit=audit, url="https://example.org/",
-        host="example.org", outcome="ok",
-    )  # fmt: skip
-    AgentFetch.objects.create(
-        id=agent_fetch_id_for(audit.id, SITE + "/p0", "gptbot"), audit=audit, url=SITE + "/p0", agent="gptbot"
-    )
-    report = Path(settings.MEDIA_ROOT) / "lighthouse" / str(audit.id) / "mobile.json"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text("{}")
-    LighthouseResult.objects.create(
-        id=lighthouse_id_for(audit.id, made[0].id, "mobile"), audit=audit, page=made[0], url=made[0].url,
-        strategy="mobile", status="ok", performance=90, report_path=str(report.relative_to(settings.MEDIA_ROOT)),
-    )  # fmt: skip
-    AuditEventFactory(audit=audit)
-    stats = audit_stats_count(audit_id=audit.id)
-    if status == Audit.Status.COMPLETED:
-        _n, clean = pages_without_errors_count(Page.objects.filter(audit_id=audit.id))
-        score = score_breakdown_from(
-            audit=audit, rows=stats["issue_types"], pages=stats["pages"], pages_without_errors=clean
-        )
-        stats["score"] = score.as_stats()
-        Audit.objects.filter(id=audit.id).update(
-            health_score=score.score, score_formula=score.formula_version, stats=stats
-        )
-    ended = timezone.now() - timedelta(days=days_ago, hours=-1)  # an hour after it started
-    Audit.objects.filter(id=audit.id).update(pages_crawled=pages, completed_at=ended)
-    audit.refresh_from_db()
-    return audit
 
 
 def _rows(audit) -> dict:
@@ -121,10 +54,10 @@ def _history(project) -> list:
 
 def test_an_old_audit_keeps_its_score_counts_changes_and_trend_point_and_the_newest_stay_whole():
     project = ProjectFactory(base_url=SITE + "/", keep_page_rows=2)
-    a1 = _audit(project, days_ago=40)
-    a2 = _audit(project, days_ago=30, title_of=lambda n: f"New {n}" if n < 2 else f"Page {n}")
-    a3 = _audit(project, days_ago=20)
-    a4 = _audit(project, days_ago=10)
+    a1 = audit_with_rows(project, days_ago=40)
+    a2 = audit_with_rows(project, days_ago=30, title_of=lambda n: f"New {n}" if n < 2 else f"Page {n}")
+    a3 = audit_with_rows(project, days_ago=20)
+    a4 = audit_with_rows(project, days_ago=10)
     changes = [PageChangeFactory(audit=a2, baseline=a1, url=f"{SITE}/p{n}", before=f"Page {n}", after=f"New {n}")
                for n in range(2)]  # fmt: skip
     before = {
@@ -170,12 +103,12 @@ def test_an_old_audit_keeps_its_score_counts_changes_and_trend_point_and_the_new
 def test_instance_default_and_protected_audits_stay_whole(settings):
     settings.SITEWARDEN_KEEP_PAGE_ROWS = 1
     project = ProjectFactory(base_url=SITE + "/")  # keep_page_rows empty: the instance default
-    old_baseline = _audit(project, days_ago=50, pages=3)
-    shared = _audit(project, days_ago=40, pages=3)
-    failed_old = _audit(project, days_ago=35, pages=3, status=Audit.Status.FAILED)
-    plain = _audit(project, days_ago=30, pages=3)
-    latest = _audit(project, days_ago=20, pages=3)
-    failed_new = _audit(project, days_ago=5, pages=3, status=Audit.Status.FAILED)
+    old_baseline = audit_with_rows(project, days_ago=50, pages=3)
+    shared = audit_with_rows(project, days_ago=40, pages=3)
+    failed_old = audit_with_rows(project, days_ago=35, pages=3, status=Audit.Status.FAILED)
+    plain = audit_with_rows(project, days_ago=30, pages=3)
+    latest = audit_with_rows(project, days_ago=20, pages=3)
+    failed_new = audit_with_rows(project, days_ago=5, pages=3, status=Audit.Status.FAILED)
     running = Audit.objects.create(project=project, start_url=SITE + "/", baseline=old_baseline)
     ShareLink.objects.create(audit=shared, token_hash=uuid.uuid4().hex * 2)
     expired = ShareLink.objects.create(
@@ -224,8 +157,8 @@ class _TransactionRows:
 
 def test_batches_are_bounded_rows_per_transaction():
     project = ProjectFactory(base_url=SITE + "/", keep_page_rows=1)
-    old = _audit(project, days_ago=30, pages=20)
-    _audit(project, days_ago=10, pages=2)
+    old = audit_with_rows(project, days_ago=30, pages=20)
+    audit_with_rows(project, days_ago=10, pages=2)
     total = sum(_rows(old).values())
     watch = _TransactionRows()
     with connection.execute_wrapper(watch):
@@ -247,8 +180,8 @@ audit_prune(audit=Audit.objects.get(id=sys.argv[1]), batch_rows=5)
 
 def test_a_prune_killed_mid_way_resumes_where_it_stopped():
     project = ProjectFactory(base_url=SITE + "/", keep_page_rows=1)
-    old = _audit(project, days_ago=30, pages=40)
-    _audit(project, days_ago=10, pages=2)
+    old = audit_with_rows(project, days_ago=30, pages=40)
+    audit_with_rows(project, days_ago=10, pages=2)
     total = sum(_rows(old).values())
     child = subprocess.Popen([sys.executable, "-c", PRUNE_CHILD, str(old.id)], cwd=REPO_ROOT, env=subprocess_env())
     try:
@@ -280,8 +213,8 @@ def test_the_hourly_task_is_installed_and_prunes():
     task = PeriodicTask.objects.get(name="sitewarden-prune-history")
     assert task.task == "audits.prune_history" and task.enabled and task.crontab.minute == "17"
     project = ProjectFactory(base_url=SITE + "/", keep_page_rows=1)
-    old = _audit(project, days_ago=30, pages=3)
-    _audit(project, days_ago=10, pages=3)
+    old = audit_with_rows(project, days_ago=30, pages=3)
+    audit_with_rows(project, days_ago=10, pages=3)
     prune_history.apply()
     old.refresh_from_db()
     assert old.summarised_at is not None
@@ -289,8 +222,8 @@ def test_the_hourly_task_is_installed_and_prunes():
 
 def test_space_per_project_counts_rows_and_estimates_bytes():
     project = ProjectFactory(base_url=SITE + "/", keep_page_rows=1)
-    old = _audit(project, days_ago=30, pages=6)
-    _audit(project, days_ago=10, pages=4)
+    old = audit_with_rows(project, days_ago=30, pages=6)
+    audit_with_rows(project, days_ago=10, pages=4)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # reltuples for the estimate
     before = {t.table: t for t in project_space(project_id=project.id)}
@@ -299,4 +232,6 @@ def test_space_per_project_counts_rows_and_estimates_bytes():
     audits_prune(project=project)
     after = {t.table: t for t in project_space(project_id=project.id)}
     assert after["Pages"].rows == 4 and after["Pages"].bytes < before["Pages"].bytes
-    assert previous_audit(audit=Audit.objects.filter(project=project).order_by("-created_at").first()).id == old.id
+    assert after["Events"].rows == before["Events"].rows  # the log stays
+    old.refresh_from_db()
+    assert old.summarised_at is not None
