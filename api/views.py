@@ -79,6 +79,7 @@ class ApiMixin:
     pagination_class = ApiPagination
     renderer_classes = [JSONRenderer]
     parser_classes = [SafeJSONParser]
+    needs_page_rows = False  # True: answers 410 audit_summarised for a summarised audit (documented in the schema)
 
     @property
     def schema_only(self) -> bool:
@@ -246,6 +247,8 @@ class AuditCancel(ApiMixin, APIView):
 
 @extend_schema(tags=["audits"])
 class AuditCompare(ApiMixin, APIView):
+    needs_page_rows = True
+
     @extend_schema(
         responses={200: s.ComparisonSerializer},
         summary="Compare an audit's issues with another audit of the same project",
@@ -253,7 +256,9 @@ class AuditCompare(ApiMixin, APIView):
         "base audit and its page was crawled again, not_crawled = only in the base audit, on a page this audit "
         "did not crawl (never counted as fixed), persisting = in both; affected URLs counted per type. `pages` "
         "counts the URLs each audit crawled; `settings_differ` names the crawl settings that differ. With "
-        "`segment`, only the issues and pages of that segment in each audit.",
+        "`segment`, only the issues and pages of that segment in each audit. Once retention pruned one of the two "
+        "audits (`summarised_at`), the counts stored for an audit and its baseline still answer (the whole site's); "
+        "any other pair, or a segment, answers 410 audit_summarised.",
         parameters=[SEGMENT_PARAMETER],
     )
     def get(self, request, pk, base_pk):
@@ -278,6 +283,8 @@ class AuditCompare(ApiMixin, APIView):
 class IssueList(ApiMixin, generics.ListAPIView):
     """The audit's issues by type, then page URL; keyset pages (`next`/`previous` links with a cursor)."""
 
+    needs_page_rows = True
+
     serializer_class = s.IssueSerializer
     filterset_class = filters.IssueFilter
     pagination_class = KeysetPagination
@@ -299,6 +306,8 @@ class AuditBotFetches(ApiMixin, generics.ListAPIView):
     page and agent, by URL then agent. Compare a bot's row with its browser's row of the same URL (Googlebot
     smartphone with browser-mobile, the others with browser)."""
 
+    needs_page_rows = True
+
     serializer_class = s.AgentFetchSerializer
     filter_backends = []
 
@@ -310,6 +319,7 @@ class AuditBotFetches(ApiMixin, generics.ListAPIView):
 
 @extend_schema(tags=["results"])
 class IssueSummary(ApiMixin, APIView):
+    needs_page_rows = True
     pagination_class = None  # a few dozen rows at most: one per issue type
     filter_backends = []
 
@@ -340,6 +350,8 @@ PAGE_LIST_EXTRACTED_MAX_PAGE_SIZE = 100
 @extend_schema(tags=["results"])
 class PageList(ApiMixin, generics.ListAPIView):
     """The audit's pages by URL; keyset pages (`next`/`previous` links with a cursor)."""
+
+    needs_page_rows = True
 
     serializer_class = s.PageSerializer
     filterset_class = filters.PageFilter
@@ -389,6 +401,8 @@ class PageList(ApiMixin, generics.ListAPIView):
 
 @extend_schema(tags=["results"])
 class PageDetail(ApiMixin, APIView):
+    needs_page_rows = True
+
     @extend_schema(responses={200: s.PageDetailSerializer}, summary="A page with its issues, inlinks and outlinks")
     def get(self, request, pk, page_pk):
         audit = self.audit_with_rows_or_404(pk)
@@ -409,6 +423,8 @@ class ExternalLinkList(ApiMixin, generics.ListAPIView):
     and how many crawled pages link to it; keyset pages (`next`/`previous` links with a cursor). Empty when the
     project does not check external links or the audit has not finished."""
 
+    needs_page_rows = True
+
     serializer_class = s.ExternalLinkSerializer
     filterset_class = filters.ExternalLinkFilter
     pagination_class = KeysetPagination
@@ -423,6 +439,8 @@ class ExternalLinkList(ApiMixin, generics.ListAPIView):
 @extend_schema(tags=["results"])
 class ExternalLinkPages(ApiMixin, generics.ListAPIView):
     """The crawled pages linking to one external target, by page URL, with their anchor text; keyset pages."""
+
+    needs_page_rows = True
 
     serializer_class = s.InlinkSerializer
     pagination_class = KeysetPagination
@@ -477,6 +495,8 @@ EXPORTS = {
 
 class _Export(ApiMixin, APIView):
     """The dashboard's streamed exports (audits.exports): the same files, through the API."""
+
+    needs_page_rows = True
 
     kind = ""  # issues | pages
     fmt = ""  # csv | json
@@ -662,6 +682,7 @@ class SegmentDetail(ApiMixin, generics.RetrieveUpdateDestroyAPIView):
 
 @extend_schema(tags=["segments"])
 class AuditSegments(ApiMixin, APIView):
+    needs_page_rows = True
     pagination_class = None  # at most the project's segments (50) or 12 folders and "other"
     filter_backends = []
 
