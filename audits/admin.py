@@ -20,7 +20,7 @@ from audits.errors import AuditRefused
 from audits.events import event_sentence
 from audits.models import Audit, AuditEvent, Issue, Page, Project, Schedule, Segment
 from audits.segments import SegmentInvalid, segment_create, segment_delete, segment_update, segment_validate
-from audits.selectors.retention import SPACE_METHOD, keep_page_rows_for, project_space
+from audits.selectors.retention import SPACE_METHOD, keep_page_rows_for, kept_words, project_space
 from audits.services import (
     PASSWORD_CLEARED_MESSAGE,
     audit_cancel,
@@ -174,10 +174,10 @@ class ProjectAdmin(admin.ModelAdmin):
         )
         return format_html(
             '<table id="database-space"><thead><tr><th>Table</th><th>Rows</th><th>Size</th></tr></thead>'
-            "<tbody>{}</tbody></table><p>{}. Audits kept whole: the last {} completed. {}</p>",
+            "<tbody>{}</tbody></table><p>{}. Audits kept whole: {}. {}</p>",
             cells,
             total,
-            keep_page_rows_for(obj),
+            kept_words(keep_page_rows_for(obj)),
             SPACE_METHOD,
         )
 

@@ -18,13 +18,15 @@ def summarised_context(audit: Audit) -> dict:
     }
 
 
-def summarised_screen(request, audit: Audit, *, what: str, tab: str, url_name: str = "", status: int = 200, **extra):
+def summarised_screen(
+    request, audit: Audit, *, what: str, tab: str, url_name: str = "", url_args=(), status: int = 200, **extra
+):
     """The empty state of a screen that needs `audit`'s page-level rows: what is gone, what stays, and the same
-    screen of the project's latest whole audit (`url_name`, reversed with its id). A screen of one row that is gone
-    (a page, an export) answers 410."""
+    screen of the project's latest whole audit (`url_name`, reversed with its id and `url_args`). A screen of one row
+    that is gone (a page, an export) answers 410."""
     context = {"audit": audit, "tab": tab, "what_title": what, **summarised_context(audit), **extra}
     latest = context.get("latest_whole")
     if latest is not None and url_name:
-        context["latest_url"] = reverse(url_name, args=[latest.id])
+        context["latest_url"] = reverse(url_name, args=[latest.id, *url_args])
     context["has_changes"] = PageChange.objects.filter(audit=audit).exists()
     return render(request, "dashboard/summarised.html", context, status=status)

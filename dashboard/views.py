@@ -190,7 +190,8 @@ def _live_context(audit: Audit, segment: SegmentChoice | None = None) -> dict:
 @dashboard_view
 def audit_detail(request, audit_id):
     audit = audit_status_refresh(audit_id=_audit(request, audit_id).id)  # a stuck audit is judged on sight
-    segment = request_segment(request, audit) if audit.is_finished else None
+    # A summarised audit's pages are gone: only the whole site's stored figures can be read.
+    segment = request_segment(request, audit) if audit.is_finished and not audit.summarised_at else None
     return render(request, "dashboard/audit_detail.html", {**_live_context(audit, segment), "tab": "overview"})
 
 
@@ -279,7 +280,10 @@ def audit_issue_type(request, audit_id, issue_type):
         if count is None:
             raise Http404("No issues of this type")
         spec = dashboard.check_spec(issue_type)
-        return summarised_screen(request, audit, what="Affected URLs", tab="issues", spec=spec, count=count)
+        return summarised_screen(
+            request, audit, what="Affected URLs", tab="issues", spec=spec, count=count,
+            url_name="audits:audit-issue-type", url_args=[issue_type],
+        )  # fmt: skip
     segment = request_segment(request, audit)
     evidence = dashboard.evidence_page(
         audit=audit, issue_type=issue_type, number=request.GET.get("page"), segment=segment

@@ -23,7 +23,7 @@ from scratchpad.models import LinkEdge
 
 SUMMARISED_MESSAGE = (
     "{subject} is summarised only: its pages, issues and links were removed on {date} to save space (the project "
-    "keeps them for its last {keep} completed audits). Its score, issue counts by type, changes and trend point stay."
+    "keeps them for {kept}). Its score, issue counts by type, changes and trend point stay."
 )
 
 
@@ -42,8 +42,13 @@ def audit_summarised_message(audit: Audit, *, subject: str = "This audit") -> st
     return SUMMARISED_MESSAGE.format(
         subject=subject,
         date=audit.summarised_at.strftime("%Y-%m-%d") if audit.summarised_at else "?",
-        keep=keep_page_rows_for(audit.project),
+        kept=kept_words(keep_page_rows_for(audit.project)),
     )
+
+
+def kept_words(keep: int) -> str:
+    """ "its latest completed audit", "its last 10 completed audits"."""
+    return "its latest completed audit" if keep == 1 else f"its last {keep} completed audits"
 
 
 def comparison_kept(*, audit: Audit, base: Audit) -> dict | None:

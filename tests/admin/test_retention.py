@@ -21,7 +21,7 @@ def test_project_page_shows_the_database_space_and_the_list_the_page_rows_kept(a
         cursor.execute("ANALYZE")
     page = admin_client.get(reverse("admin:audits_project_change", args=[project.id])).content.decode()
     assert 'id="database-space"' in page and "<th>Pages</th><td>10 (est.)</td>" in page
-    assert "pg_total_relation_size" in page and "Audits kept whole: the last 1 completed" in page
+    assert "pg_total_relation_size" in page and "Audits kept whole: its latest completed audit." in page
     listing = admin_client.get(reverse("admin:audits_project_changelist")).content.decode()
     assert "Page rows kept" in listing and '<td class="field-page_rows_kept">10</td>' in listing
 

@@ -35,7 +35,7 @@ def test_overview_audit_list_and_trend_say_which_audits_are_summarised(owner_cli
     project, old, middle, latest = pruned
     body = owner_client.get(_url("audit-detail", middle)).content.decode()
     assert 'id="summarised-note"' in body and "summarised only" in body
-    assert "last 1 completed audits" in body
+    assert "keeps them for its latest completed audit)" in body
     assert reverse("audits:audit-detail", args=[latest.id]) in body  # the latest whole audit is linked
     assert "No exports" in body and "pages CSV" not in body
     assert 'id="history-summarised-note"' in body and "2 audits of this trend are summarised only" in body
@@ -72,6 +72,7 @@ def test_page_detail_issue_evidence_and_exports_of_a_summarised_audit(owner_clie
     body = evidence.content.decode()
     assert evidence.status_code == 200 and "Affected URLs of this audit are no longer kept" in body
     assert "found 2 times in this audit" in body  # the stored count (pages 0 and 4 of 5)
+    assert _url("audit-issue-type", latest, "missing-h1") in body  # the type's evidence in the latest whole audit
     assert owner_client.get(_url("audit-issue-type", middle, "no-such-type")).status_code == 404
     assert owner_client.get(_url("audit-export", middle, "issues", "csv")).status_code == 410
     assert owner_client.get(_url("audit-pages-export", middle, "csv")).status_code == 410
