@@ -44,7 +44,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
-from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_count, score_breakdown_from
+from audits.checks.score import pages_without_errors_count, score_breakdown_from
 from audits.comparison import comparison_pages, comparison_summary
 from audits.models import AgentFetch, Audit, ExternalLink, Issue, LighthouseResult, Page, Project, ShareLink
 from audits.selectors.audits import previous_audit
@@ -137,12 +137,12 @@ def audits_due(*, project: Project) -> list[Audit]:
 
 def _stats_complete(audit: Audit) -> dict:
     """The audit's stats with every figure the screens read from them: stored by finalize for a completed audit
-    (counted again when missing or of another score formula), counted now for a failed or cancelled one."""
+    (counted now when missing), counted now for a failed or cancelled one. A stored score of an older formula stays
+    as it is, beside the audit's health_score of that formula: re-scoring needs only the stored issue_types and
+    pages without errors (audits.checks.score.score_breakdown_from), not the rows."""
     stats = dict(audit.stats or {})
-    score = stats.get("score") or {}
-    if audit.status == Audit.Status.COMPLETED and {"issue_types", "bars"} <= set(stats):
-        if score.get("formula") == SCORE_FORMULA_VERSION:
-            return stats
+    if audit.status == Audit.Status.COMPLETED and {"issue_types", "bars", "score"} <= set(stats):
+        return stats
     counted = audit_stats_count(audit_id=audit.id)
     _pages, clean = pages_without_errors_count(Page.objects.filter(audit_id=audit.id))
     breakdown = score_breakdown_from(
@@ -226,8 +226,22 @@ def _batch_delete(*, audit_id, table: PrunedTable, start, batch_rows: int) -> tu
             return 0, None
         if table.model is LighthouseResult:
             _reports_delete(pk for pk, _ in batch)
-        deleted, _ = table.model.objects.filter(pk__in=[pk for pk, _ in batch]).delete()
+        deleted = _delete_by_pk(table.model, [pk for pk, _ in batch])
     return deleted, batch[-1][1]
+
+
+def _delete_by_pk(model: type[models.Model], pks: list) -> int:
+    """DELETE … WHERE pk IN (…): one statement, no row loaded. QuerySet.delete() would load every Page of the batch
+    (all its columns) to collect the cascades, which PRUNED_TABLES' order has already emptied."""
+    quote = connection.ops.quote_name
+    pk = model._meta.pk
+    values = [pk.get_db_prep_value(value, connection) for value in pks]
+    placeholders = ", ".join(["%s"] * len(values))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {quote(model._meta.db_table)} WHERE {quote(pk.column)} IN ({placeholders})", values
+        )
+        return cursor.rowcount
 
 
 def _reports_delete(ids) -> None:
