@@ -13,9 +13,13 @@ SITEWARDEN_KEEP_PAGE_ROWS; never fewer than one), every running audit, and — w
     keep seeing what was sent (its examples and page lists) until the link is revoked or expires; then it is
     pruned like the others.
 Every other completed, failed or cancelled audit older than the project's N-th newest completed one is pruned:
-its Page, Issue (page-level and site-wide), LinkEdge, ExternalLink, AgentFetch and LighthouseResult rows (and the
-Lighthouse report files) are deleted, then `Audit.summarised_at` is set. Its PageChange rows, events, score and
-stats stay, and so do its share links, credits and PDFs.
+`Audit.summarised_at` is set, then its Page, Issue (page-level and site-wide), LinkEdge, ExternalLink, AgentFetch
+and LighthouseResult rows (and the Lighthouse report files) are deleted, then `stats["retention"]["pruned_at"]`
+says the rows are all gone. Its PageChange rows, events, score and stats stay, and so do its share links, credits
+and PDFs. summarised_at is set first, in the transaction that checks the protections once more with the audit row
+locked: from then on every reader that refuses a summarised audit (a new audit's or a later baseline,
+audits.pipeline.start.baseline_checked; the changes' recompute; the screens) refuses it, so none reads the rows
+while they go. An audit summarised but not yet pruned (a prune killed mid-way) is resumed by the next run.
 
 Before anything is deleted, what the screens read without page rows is made sure of, in one transaction
 (`summary_keep`): the stored figures of audits.stats (counted now when missing, e.g. a failed audit's), and the
@@ -130,9 +134,13 @@ def audits_due(*, project: Project) -> list[Audit]:
         return []
     due = Audit.objects.filter(
         project=project, status__in=FINISHED, summarised_at__isnull=True, created_at__lt=kept[-1]
-    ).order_by("created_at")
+    )
     protected = audits_protected(project_id=project.id)
-    return [a for a in due if a.id not in protected]
+    # Summarised by a prune that was stopped before its last batch: resumed whatever its age or protection now.
+    stopped = Audit.objects.filter(
+        project=project, summarised_at__isnull=False, stats__retention__pruned_at__isnull=True
+    )
+    return sorted([a for a in due if a.id not in protected] + list(stopped), key=lambda a: (a.created_at, str(a.id)))
 
 
 def _stats_complete(audit: Audit) -> dict:
@@ -185,10 +193,11 @@ def _comparison_store(*, newer_id, base: Audit, counts: dict) -> None:
     Audit.objects.filter(id=newer_id).update(stats=stats)
 
 
-def summary_keep(*, audit: Audit) -> None:
-    """Store what the screens need of `audit` once its page-level rows are gone (module docstring), once."""
-    if (audit.stats or {}).get("retention", {}).get("kept_at"):
-        return
+def summary_keep(*, audit: Audit) -> bool:
+    """Store what the screens need of `audit` once its page-level rows are gone and mark it summarised (module
+    docstring), once; False (nothing written) when the audit became protected meanwhile."""
+    if audit.summarised_at is not None:
+        return True
     stats = _stats_complete(audit)
     pairs = []  # (newer audit id, base, counts)
     base = _measured_against(audit)
@@ -203,14 +212,19 @@ def summary_keep(*, audit: Audit) -> None:
         for each in newer:
             pairs.append((each.id, audit, comparison_counts(audit=each, base=audit)))
     with transaction.atomic():
+        Audit.objects.select_for_update().filter(id=audit.id).first()
+        if audit.id in audits_protected(project_id=audit.project_id):  # e.g. chosen as a new audit's baseline
+            return False
         for newer_id, pair_base, counts in pairs:
             if newer_id == audit.id:
                 stats["comparisons"] = {**(stats.get("comparisons") or {}), str(pair_base.id): counts}
             else:
                 _comparison_store(newer_id=newer_id, base=pair_base, counts=counts)
-        stats["retention"] = {"kept_at": timezone.now().isoformat()}
-        Audit.objects.filter(id=audit.id).update(stats=stats)
-    audit.stats = stats
+        now = timezone.now()
+        stats["retention"] = {"kept_at": now.isoformat()}
+        Audit.objects.filter(id=audit.id, summarised_at__isnull=True).update(stats=stats, summarised_at=now)
+    audit.stats, audit.summarised_at = stats, now
+    return True
 
 
 def _batch_delete(*, audit_id, table: PrunedTable, start, batch_rows: int) -> tuple[int, object]:
@@ -260,22 +274,21 @@ def audit_prune(
     deadline: float | None = None,
     result: PruneResult | None = None,
 ) -> PruneResult:
-    """Prune one audit's page-level rows (module docstring): keep its summary first, then delete table by table in
-    bounded batches, then set summarised_at. Stops between batches when `deadline` (time.monotonic()) has passed or
-    the audit became protected; what is done stays done."""
+    """Prune one audit's page-level rows (module docstring): keep its summary and mark it summarised first, then
+    delete table by table in bounded batches, then mark it pruned. Stops between batches when `deadline`
+    (time.monotonic()) has passed; what is done stays done, and the next run resumes it."""
     result = result or PruneResult()
     audit.refresh_from_db()
-    if audit.status not in FINISHED or audit.summarised_at is not None:
+    if audit.status not in FINISHED or ((audit.stats or {}).get("retention") or {}).get("pruned_at"):
         return result
-    summary_keep(audit=audit)
+    if not summary_keep(audit=audit):
+        result.stopped = "protected"
+        return result
     for table in PRUNED_TABLES:
         start = None
         while True:
             if deadline is not None and time.monotonic() >= deadline:
                 result.stopped = "budget"
-                return result
-            if audit.id in audits_protected(project_id=audit.project_id):  # e.g. chosen as a new audit's baseline
-                result.stopped = "protected"
                 return result
             began = time.monotonic()
             deleted, start = _batch_delete(audit_id=audit.id, table=table, start=start, batch_rows=batch_rows)
@@ -285,8 +298,11 @@ def audit_prune(
                 break
             result.batches += 1
             time.sleep(max(PRUNE_PAUSE_MIN_S, PRUNE_PAUSE_FACTOR * (time.monotonic() - began)))
-    Audit.objects.filter(id=audit.id, summarised_at__isnull=True).update(summarised_at=timezone.now())
-    audit.refresh_from_db(fields=["summarised_at"])
+    with transaction.atomic():
+        stats = Audit.objects.select_for_update().values_list("stats", flat=True).get(id=audit.id) or {}
+        stats["retention"] = {**(stats.get("retention") or {}), "pruned_at": timezone.now().isoformat()}
+        Audit.objects.filter(id=audit.id).update(stats=stats)
+    audit.refresh_from_db(fields=["stats", "summarised_at"])
     result.audits.append(audit.id)
     logger.info("audit summarised", extra={"audit_id": str(audit.id), "rows": result.rows})
     return result

@@ -194,18 +194,21 @@ def test_a_prune_killed_mid_way_resumes_where_it_stopped():
             child.kill()
     old.refresh_from_db()
     left = sum(_rows(old).values())
-    assert old.summarised_at is None and 0 < left < total
-    assert old.stats["retention"]["kept_at"]  # the summary was stored before anything was deleted
-    stored = dict(old.stats)
+    assert 0 < left < total
+    # Summarised (and its summary stored) before anything was deleted: no reader takes its rows for whole meanwhile.
+    assert old.summarised_at is not None and old.stats["retention"]["kept_at"]
+    assert "pruned_at" not in old.stats["retention"]
+    stored, stored_at = dict(old.stats), old.summarised_at
 
     result = audits_prune(project=project, batch_rows=50)  # the next run (the advisory lock died with the child)
 
     assert result.audits == [old.id] and result.stopped == ""
     old.refresh_from_db()
-    assert old.summarised_at is not None and sum(_rows(old).values()) == 0
+    assert old.summarised_at == stored_at and sum(_rows(old).values()) == 0
     assert sum(result.rows.values()) == left
     assert old.stats["issue_types"] == stored["issue_types"]  # not recounted from half-deleted rows
-    assert old.stats["retention"] == stored["retention"]
+    assert old.stats["retention"]["kept_at"] == stored["retention"]["kept_at"] and old.stats["retention"]["pruned_at"]
+    assert audits_prune(project=project).audits == []
 
 
 def test_the_hourly_task_is_installed_and_prunes():
@@ -235,3 +238,14 @@ def test_space_per_project_counts_rows_and_estimates_bytes():
     assert after["Events"].rows == before["Events"].rows  # the log stays
     old.refresh_from_db()
     assert old.summarised_at is not None
+
+
+def test_an_audit_chosen_as_a_baseline_before_its_prune_began_is_left_whole():
+    project = ProjectFactory(base_url=SITE + "/", keep_page_rows=1)
+    old = audit_with_rows(project, days_ago=30, pages=3)
+    audit_with_rows(project, days_ago=10, pages=3)
+    (due,) = audits_due(project=project)
+    Audit.objects.create(project=project, start_url=SITE + "/", baseline=old)  # a new audit starts meanwhile
+    result = audit_prune(audit=due)
+    old.refresh_from_db()
+    assert result.stopped == "protected" and old.summarised_at is None and Page.objects.filter(audit=old).count() == 3
