@@ -23,6 +23,9 @@ LIGHTHOUSE = "audits.lighthouse"
 FINALIZE = "audits.finalize"
 PIPELINE_FAILED = "audits.pipeline_failed"
 DELIVER_WEBHOOK = "audits.deliver_webhook"
+DELIVER_ALERT = "alerts.deliver_alert"
+SWEEP_ALERTS = "alerts.sweep_deliveries"
+CHANGES_COMPUTE = "audits.changes_compute"  # a completed audit's changes against a baseline chosen later
 RENDER_REPORT_PDF = "dashboard.render_report_pdf"  # on the `reports` queue (CELERY_TASK_ROUTES)
 PRUNE_HISTORY = "audits.prune_history"  # hourly (celery-beat): audits.retention
 

@@ -335,7 +335,9 @@ class Page(models.Model):
     # Content checks (audits/checks/content.py): the main text without navigation, header, footer and aside.
     main_text_hash = models.CharField(max_length=40, blank=True, help_text="sha1 of the main text's words")
     main_words = models.PositiveIntegerField(default=0, help_text="Words of the main text")
-    text_signature = models.TextField(blank=True, help_text="MinHash of the main text's 3-word shingles (base64)")
+    text_signature = models.TextField(
+        blank=True, help_text="MinHash of the main text's words and word pairs (audits.checks.content)"
+    )
     soft_404_hint = models.CharField(max_length=200, blank=True, help_text="Why the page reads like an error page")
     security_headers = models.JSONField(
         null=True, blank=True, help_text="Security response headers; null: not recorded"

@@ -72,7 +72,9 @@ def run(pages: int, seed: int = 0) -> dict:
     found: set[tuple[int, int]] = set()
     with RssSampler(tree=False) as rss:
         started = time.perf_counter()
-        for index, matches in near_duplicate_groups(enumerate(signatures), min_similarity=0.9):
+        # As finalize calls it: the row count known, so the signatures go straight into one array of their size.
+        groups = near_duplicate_groups(enumerate(signatures), min_similarity=0.9, expected_rows=len(signatures))
+        for index, matches in groups:
             for other, _similarity in matches:
                 found.add((min(index, other), max(index, other)))
         grouping_s = time.perf_counter() - started

@@ -2,23 +2,34 @@
 over the whole crawl (finalize).
 
 Near duplicates are measured the way a reader says "96 % of the words are the same": on the main text's words
-counted with their repeats (a multiset: "the" three times is three words), order left aside. Two 700-word
-articles that differ in one word in 25 share 672 of their 700 words: 96 %. Three-word shingles (the scheme before
-issue 27, "m3:") broke three shingles per changed word, so that pair measured ~79 % and was never reported; a
-shuffled copy is the same words and reads 100 % here (the measure is the words, not their order). Each word
-occurrence becomes one token (the word's hash mixed with how many times it came before: the k-th "the" is its
-own token), so the multiset is a set and MinHash applies unchanged. On a page in Chinese or Japanese (counted in
-characters, PageData.word_unit) each character is a word (crawler.words.cjk_spaced): "96 % of the characters".
+counted with their repeats (a multiset: "the" three times is three words). Two 700-word articles that differ in one
+word in 25 share 672 of their 700 words: 96 %. Three-word shingles (the scheme before issue 27, "m3:") broke three
+shingles per changed word, so that pair measured ~79 % and was never reported. Each word occurrence becomes one
+token (the word's hash mixed with how many times it came before: the k-th "the" is its own token), so the multiset
+is a set and MinHash applies unchanged. On a page in Chinese or Japanese (counted in characters,
+PageData.word_unit) each character is a word (crawler.words.cjk_spaced): "96 % of the characters".
+The words alone leave their order aside, and two different texts written from one small vocabulary (generated
+pages, the benchmark site: ~130 words) then share ~90 % of their words: every page of such a site read as a near
+duplicate of every other. So the signature also keeps the text's word pairs (each word with the one before it,
+counted with their repeats): a word replaced here and there breaks two pairs, so the share of words the same reads
+(1 + pairs' Dice) / 2 from them too. A pair of pages is a near duplicate when its words say so and its pairs agree
+within PAIR_SLACK (their 64 values read less precisely than the words' 128); the similarity shown is the words'.
+A few words replaced read the same both ways (96 %); the same words in another order read low on their pairs;
+sentences or paragraphs moved around keep their pairs and stay near duplicates.
 
-At crawl time (`text_signature`) the tokens' 32-bit hashes get 128 × 32-bit affine permutations, as datasketch's
-"affine32" scheme, made in bulk with numpy from the text's bytes; base64 on the Page row, prefixed with the scheme
-("w1:"; a page signed under another scheme is left out of the comparison, never compared with values that mean
-something else).
-Finalize bands the signatures the way datasketch's MinHashLSH does (its (bands, rows) choice for the threshold),
-one band at a time on one numpy array, so each page is compared only with the few pages sharing a band with it,
-never all pairs: the work grows with the pages, not their square (bench/near_duplicates.py measures it on 100,000
-pages). datasketch's own index holds a Python object per page and band: 560 MiB at 100,000 pages against a few
-MiB here.
+At crawl time (`text_signature`) the words' 32-bit token hashes get 128 × 32-bit affine permutations, as
+datasketch's "affine32" scheme, and the pairs' 64 more (seed + 1), made in bulk with numpy from the text's bytes;
+base64 on the Page row, prefixed with the scheme ("w2:"; a page signed under another scheme, "w1:" words only or
+"m3:", is left out of the comparison, never compared with values that mean something else).
+Finalize bands the word pairs' values the way datasketch's MinHashLSH does (its (bands, rows) choice for the lowest
+pairs' reading a near duplicate may have), one band at a time on one numpy array (banded on the words, the benchmark
+site's pages shared band buckets by thousands and finalize verified millions of pairs in vain), so each page is
+compared only with the few pages sharing a band with it, never all pairs: the work grows with the pages, not their
+square (bench/near_duplicates.py measures it on 100,000 pages). A bucket pairs each page with the next
+CANDIDATES_PER_PAGE_MAX of it only, and candidates and matches are numpy arrays, so one template copied on 10,000
+pages costs a few hundred verified pairs a page at most (CANDIDATE_BANDS_MAX), not 10,000 (before, a Python set of
+every pair and a list of every match per page took the worker to 3 GiB on the 10,000-page benchmark site).
+datasketch's own index holds a Python object per page and band: 560 MiB at 100,000 pages against a few MiB here.
 Similarity is the share of words two texts have in common (Dice on the multisets: 2|A∩B| / (|A|+|B|), the words
 both have over their average length); MinHash estimates Jaccard J, and Dice = 2J / (1 + J). The project's
 threshold (`near-duplicate-content` min_similarity_pct, 90 by default) is in these units: a 96 % pair is reported
@@ -29,7 +40,6 @@ import base64
 import functools
 import re
 import uuid
-from collections.abc import Iterator
 
 import numpy as np
 from django.db.models import Count
@@ -42,6 +52,9 @@ from crawler.words import cjk_spaced
 
 SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
+PAIR_PERMUTATIONS = 64  # the word pairs' minima: only a check on the words' order, read within ±4 points at 90 %
+PAIR_SLACK = 0.1  # the pairs may read this much under the threshold: a 96 % pair reads 92 ± 4 on its pairs
+SIGNATURE_VALUES = SIGNATURE_PERMUTATIONS + PAIR_PERMUTATIONS  # 192 × 4 bytes a page
 LSH_SLACK = 0.1  # the LSH index finds pairs down to this much below the Jaccard asked for; each is then verified
 LSH_THRESHOLD_FLOOR = 0.3
 LSH_QUADRATURE_NODES = SIGNATURE_PERMUTATIONS // 2 + 1  # Gauss–Legendre is exact up to degree 2n - 1 >= 128
@@ -49,7 +62,10 @@ BAND_KEY_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant (gold
 VERIFY_BATCH_PAIRS = 8_192  # candidate pairs compared per numpy step (two 4 MiB slices of the signatures)
 URL_LOOKUP_BATCH = 1000  # page ids per query when the near duplicates' URLs are read
 SIGNATURE_GROW_ROWS = 1024  # rows of the signatures' array made when no size is known, and its smallest size
-CANDIDATES_PER_PAGE_MAX = 200  # pages verified per page: a template with thousands of copies stays linear
+# Pages a page is verified against per band bucket (the next ones in the bucket): a template with thousands of
+# copies stays linear in time and memory (candidate pairs <= pages × this, 8 bytes each).
+CANDIDATES_PER_PAGE_MAX = 50
+CANDIDATE_BANDS_MAX = 4  # candidates stop growing past pages × CANDIDATES_PER_PAGE_MAX × this (8 bytes each)
 OTHER_URLS_MAX = 3
 SOFT_404_BODY_WORDS_MAX = (
     limits.SHORT_MAIN_TEXT_WORDS_MAX
@@ -129,7 +145,11 @@ _SPACE = 0x20  # the one byte that separates words: UTF-8 never uses it inside a
 SIGNED_TEXT_MAX_BYTES = 256 * 1024
 # Stored signatures name their scheme: a page signed under another scheme (an audit that ran while workers were
 # upgraded) is left out of the comparison instead of being compared with values that mean something else.
-SIGNATURE_PREFIX = "w1:"  # words counted with their repeats ("m3:": 3-word shingles, before issue 27)
+# "w2:": words counted with their repeats, then word pairs ("w1:": the words alone, which read two texts drawn from
+# one small vocabulary as 90 % the same; "m3:": 3-word shingles, before issue 27).
+SIGNATURE_PREFIX = "w2:"
+_TEXT_START = np.uint64(0x243F6A8885A308D3)  # the "word" before a text's first (pi's fraction): its first pair
+_PAIR_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # odd: the word before, mixed with the word
 
 
 @functools.cache
@@ -139,6 +159,15 @@ def _permutations() -> tuple[np.ndarray, np.ndarray]:
     generator = np.random.RandomState(SIGNATURE_SEED)
     a = generator.randint(0, 1 << 31, SIGNATURE_PERMUTATIONS, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
     b = generator.randint(0, 1 << 32, SIGNATURE_PERMUTATIONS, dtype=np.uint32)
+    return a.reshape(-1, 1), b.reshape(-1, 1)
+
+
+@functools.cache
+def _pair_permutations() -> tuple[np.ndarray, np.ndarray]:
+    """The pairs' PAIR_PERMUTATIONS permutations: the same draw with the next seed, so they are not the words'."""
+    generator = np.random.RandomState(SIGNATURE_SEED + 1)
+    a = generator.randint(0, 1 << 31, PAIR_PERMUTATIONS, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = generator.randint(0, 1 << 32, PAIR_PERMUTATIONS, dtype=np.uint32)
     return a.reshape(-1, 1), b.reshape(-1, 1)
 
 
@@ -180,19 +209,17 @@ def _word_hashes(text: str) -> np.ndarray:
     return _fmix64((prefix[ends] - prefix[starts]) * inverses[starts])
 
 
-def word_token_hashes(text: str) -> np.ndarray:
-    """One 32-bit hash per word occurrence of `text` (lower-cased words joined by one space): the
-    k-th occurrence of a word is its own token, so the tokens stand for the text's words counted with their
-    repeats (empty for an empty text)."""
-    h = _word_hashes(text) if text else ()
-    if not len(h):
+def _occurrence_tokens(hashes: np.ndarray) -> np.ndarray:
+    """One 32-bit token per item of `hashes`: the k-th occurrence of a value is its own token (the value and k
+    mixed), so a multiset becomes a set that MinHash takes unchanged."""
+    if not len(hashes):
         return np.empty(0, dtype=np.uint32)
-    ordered = np.sort(h)
+    ordered = np.sort(hashes)
     run_start = np.empty(len(ordered), dtype=bool)
     run_start[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=run_start[1:])
     positions = np.arange(len(ordered))
-    # How many equal words came before each one: its position less its run's start.
+    # How many equal values came before each one: its position less its run's start.
     occurrence = positions - np.maximum.accumulate(np.where(run_start, positions, 0))
     k1, k2 = _TOKEN_MULTIPLIERS
     tokens = _fmix64((ordered * k1) ^ ((occurrence.astype(np.uint64) + np.uint64(1)) * k2))
@@ -201,29 +228,56 @@ def word_token_hashes(text: str) -> np.ndarray:
     return (tokens >> _HASH_HIGH_BITS).astype(np.uint32)
 
 
-def text_signature(text: str, *, characters: bool = False) -> str:
-    """MinHash signature of the words of `text` counted with their repeats (`word_token_hashes`; `text`: lower-cased
-    words joined by one space): SIGNATURE_PERMUTATIONS affine permutations of each token's hash, the minimum per
-    permutation, prefixed with its scheme; "" when the text has no word. With `characters` (a page counted in
-    characters, PageData.word_unit), each Chinese or Japanese character is a word."""
-    hv = word_token_hashes(cjk_spaced(text) if characters else text)
-    if not hv.size:
-        return ""
-    a, b = _permutations()
-    values = a * hv  # (permutations, tokens), wrapping modulo 2^32 as the scheme means
+def word_token_hashes(text: str) -> np.ndarray:
+    """One 32-bit hash per word occurrence of `text` (lower-cased words joined by one space): the
+    k-th occurrence of a word is its own token, so the tokens stand for the text's words counted with their
+    repeats (empty for an empty text)."""
+    return _occurrence_tokens(_word_hashes(text) if text else np.empty(0, dtype=np.uint64))
+
+
+def word_pair_token_hashes(text: str) -> np.ndarray:
+    """One 32-bit hash per word of `text` paired with the word before it (the first with the text's start),
+    counted with their repeats: the words in their order, which `word_token_hashes` leaves aside."""
+    h = _word_hashes(text) if text else np.empty(0, dtype=np.uint64)
+    if not len(h):
+        return np.empty(0, dtype=np.uint32)
+    before = np.empty_like(h)
+    before[0], before[1:] = _TEXT_START, h[:-1]
+    return _occurrence_tokens(_fmix64((before * _PAIR_MULTIPLIER) ^ h))
+
+
+def _minima(tokens: np.ndarray, permutations: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    a, b = permutations
+    values = a * tokens  # (permutations, tokens), wrapping modulo 2^32 as the scheme means
     values += b
-    return SIGNATURE_PREFIX + base64.b64encode(values.min(axis=1).astype("<u4").tobytes()).decode("ascii")
+    return values.min(axis=1).astype("<u4")
+
+
+def text_signature(text: str, *, characters: bool = False) -> str:
+    """MinHash signature of `text` (lower-cased words joined by one space), prefixed with its scheme; "" when the
+    text has no word: SIGNATURE_PERMUTATIONS minima over its words counted with their repeats
+    (`word_token_hashes`), then PAIR_PERMUTATIONS minima over its word pairs (`word_pair_token_hashes`). With
+    `characters` (a page counted in characters, PageData.word_unit), each Chinese or Japanese character is a word."""
+    spaced = cjk_spaced(text) if characters else text
+    words = word_token_hashes(spaced)
+    if not words.size:
+        return ""
+    values = np.concatenate(
+        [_minima(words, _permutations()), _minima(word_pair_token_hashes(spaced), _pair_permutations())]
+    )
+    return SIGNATURE_PREFIX + base64.b64encode(values.tobytes()).decode("ascii")
 
 
 def signature_values(signature: str) -> np.ndarray | None:
-    """A stored signature back as uint32 values; None when it is missing or not of this scheme."""
+    """A stored signature back as uint32 values (words, then pairs); None when it is missing or not of this
+    scheme."""
     if not (signature or "").startswith(SIGNATURE_PREFIX):
         return None
     try:
         raw = base64.b64decode(signature[len(SIGNATURE_PREFIX) :], validate=True)
     except ValueError:
         return None
-    if len(raw) != SIGNATURE_PERMUTATIONS * 4:
+    if len(raw) != SIGNATURE_VALUES * 4:
         return None
     return np.frombuffer(raw, dtype="<u4").astype(np.uint32)
 
@@ -315,10 +369,30 @@ def jaccard_from_dice(dice: float) -> float:
     return dice / (2 - dice)
 
 
+def words_same_from_pairs(pair_dice):
+    """The share of words two texts have in common, read from the share of their word pairs: a word replaced here
+    and there breaks two pairs (itself after the one before, the next after it), so 4 % of the words replaced
+    leave 92 % of the pairs."""
+    return (1 + pair_dice) / 2
+
+
+def text_similarity(words_dice, pair_dice, min_similarity: float):
+    """What a reader means by "x % of the words are the same": the words counted with their repeats, when their
+    word pairs agree that the words are in the same order (within PAIR_SLACK, the pairs' reading being the noisier
+    of the two); 0 when they do not (two texts drawn from one small vocabulary, or the same words shuffled into
+    other sentences, share their words and few of their pairs)."""
+    in_order = words_same_from_pairs(pair_dice) >= min_similarity - PAIR_SLACK
+    return np.where(in_order, words_dice, 0.0)
+
+
 def lsh_bands(min_similarity: float) -> tuple[int, int]:
-    """(bands, rows per band) datasketch's MinHashLSH picks for the Jaccard a little under the one asked for."""
-    threshold = max(jaccard_from_dice(min_similarity) - LSH_SLACK, LSH_THRESHOLD_FLOOR)
-    return _optimal_bands(round(threshold, 12), SIGNATURE_PERMUTATIONS)
+    """(bands, rows per band) datasketch's MinHashLSH picks over the word pairs' PAIR_PERMUTATIONS values, for the
+    pairs' Jaccard a little under the lowest a near duplicate may read on them (`text_similarity`). Banded on the
+    pairs, not the words: texts that share their words but not their order (a small vocabulary) would otherwise
+    share band buckets by thousands and be verified in vain."""
+    pair_dice = 2 * (min_similarity - PAIR_SLACK) - 1  # words_same_from_pairs inverted
+    threshold = max(jaccard_from_dice(max(pair_dice, 0.0)) - LSH_SLACK, LSH_THRESHOLD_FLOOR)
+    return _optimal_bands(round(threshold, 12), PAIR_PERMUTATIONS)
 
 
 @functools.cache
@@ -351,61 +425,79 @@ def _band_keys(matrix: np.ndarray, band: int, rows: int) -> np.ndarray:
     return key
 
 
-def _band_pairs(keys: np.ndarray) -> Iterator[tuple[int, int]]:
-    """Pairs of pages sharing a band key: sorted, each page paired with the next few of its bucket only."""
+def _band_pairs(keys: np.ndarray, pages: int) -> np.ndarray:
+    """Pairs of pages sharing a band key, each page with the next CANDIDATES_PER_PAGE_MAX of its bucket only, as
+    sorted int64 codes (smaller index × pages + larger): numpy arrays, no Python object per pair."""
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    ends = np.r_[starts[1:], len(ordered)]
-    for start, end in zip(starts[ends - starts > 1], ends[ends - starts > 1], strict=True):
-        bucket = order[start:end]
-        for offset, page in enumerate(bucket):
-            for other in bucket[offset + 1 : offset + 1 + CANDIDATES_PER_PAGE_MAX]:
-                yield (int(page), int(other)) if page < other else (int(other), int(page))
+    sizes = np.diff(np.r_[starts, len(ordered)])
+    bucket_end = np.repeat(starts + sizes, sizes)  # where each sorted position's bucket ends
+    codes = []
+    for offset in range(1, min(CANDIDATES_PER_PAGE_MAX, int(sizes.max(initial=1)) - 1) + 1):
+        position = np.flatnonzero(np.arange(len(ordered) - offset) + offset < bucket_end[: len(ordered) - offset])
+        if not position.size:
+            break
+        a, b = order[position].astype(np.int64), order[position + offset].astype(np.int64)
+        codes.append(np.minimum(a, b) * pages + np.maximum(a, b))
+    return np.unique(np.concatenate(codes)) if codes else np.empty(0, dtype=np.int64)
 
 
 def near_duplicate_groups(rows, *, min_similarity: float, expected_rows: int = 0):
     """Near duplicates among `rows` ((key, signature values), one per distinct text), LSH-bucketed.
 
-    Yields (index, [(other index, similarity 0..1), …] best first) for each row with at least one match.
-    Banding as in datasketch's MinHashLSH (its (bands, rows) choice), done band by band on one array: each band
-    is a sort of n 64-bit keys, a bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of it only, and
-    every candidate pair is verified on the whole signature. Memory: the signatures (n × 128 × 4 bytes), one
-    band's keys and the candidate pairs; time: n log n per band. `expected_rows` (at least the rows to come)
-    lets the signatures go straight into one array of their size: gathered as 100,000 small arrays and stacked,
-    they took three times the array's memory at their peak.
+    Yields (index, [(other index, similarity 0..1), …] best first, then by index) for each row with a match.
+    Banding as in datasketch's MinHashLSH (its (bands, rows) choice), done band by band on the word pairs' values of
+    one array: each band is a sort of n 64-bit keys, a bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX
+    of it only, and every candidate pair is verified on the whole signature (`text_similarity`). Memory: the
+    signatures (n × 192 × 4 bytes), one band's keys, the candidate pairs (at most n × CANDIDATES_PER_PAGE_MAX × 8
+    bytes, however many pages one template has) and the matches as arrays; time: n log n per band.
+    `expected_rows` (at least the rows to come) lets the signatures go straight into one array of their size:
+    gathered as 100,000 small arrays and stacked, they took three times the array's memory at their peak.
     """
     keys, matrix = _signature_matrix(rows, expected_rows)
-    if len(keys) < 2:
+    pages = len(keys)
+    if pages < 2:
         return
     bands, band_rows = lsh_bands(min_similarity)
-    candidates: set[tuple[int, int]] = set()
+    pairs = matrix[:, SIGNATURE_PERMUTATIONS:]
+    codes = np.empty(0, dtype=np.int64)
     for band in range(bands):
-        candidates.update(_band_pairs(_band_keys(matrix, band, band_rows)))
-    pairs = np.array(sorted(candidates), dtype=np.int64).reshape(-1, 2)
-    del candidates
-    matches: dict[int, list[tuple[int, float]]] = {}
-    for start in range(0, len(pairs), VERIFY_BATCH_PAIRS):
-        batch = pairs[start : start + VERIFY_BATCH_PAIRS]
-        similarity = dice_from_jaccard((matrix[batch[:, 0]] == matrix[batch[:, 1]]).mean(axis=1))
-        for (a, b), value in zip(
-            batch[similarity >= min_similarity], similarity[similarity >= min_similarity], strict=True
-        ):
-            matches.setdefault(int(a), []).append((int(b), float(value)))
-            matches.setdefault(int(b), []).append((int(a), float(value)))
-    for index in sorted(matches):
-        found = sorted(matches[index], key=lambda m: (-m[1], keys[m[0]]))
-        yield index, found
+        codes = np.union1d(codes, _band_pairs(_band_keys(pairs, band, band_rows), pages))
+        if len(codes) > pages * CANDIDATES_PER_PAGE_MAX * CANDIDATE_BANDS_MAX:
+            break  # one cluster of thousands of copies: each page already has more candidates than it can show
+    firsts, seconds, similarities = [], [], []
+    for start in range(0, len(codes), VERIFY_BATCH_PAIRS):
+        a, b = np.divmod(codes[start : start + VERIFY_BATCH_PAIRS], pages)
+        left, right = matrix[a], matrix[b]
+        words_dice = dice_from_jaccard((left[:, :SIGNATURE_PERMUTATIONS] == right[:, :SIGNATURE_PERMUTATIONS]).mean(1))
+        pair_dice = dice_from_jaccard((left[:, SIGNATURE_PERMUTATIONS:] == right[:, SIGNATURE_PERMUTATIONS:]).mean(1))
+        similarity = text_similarity(words_dice, pair_dice, min_similarity)
+        kept = similarity >= min_similarity
+        firsts.append(a[kept])
+        seconds.append(b[kept])
+        similarities.append(similarity[kept])
+    del codes
+    if not firsts:
+        return
+    a, b, similarity = np.concatenate(firsts), np.concatenate(seconds), np.concatenate(similarities)
+    source, other, similarity = np.r_[a, b], np.r_[b, a], np.r_[similarity, similarity]  # both ways
+    order = np.lexsort((other, -similarity, source))  # by page, then best first, then by index
+    source, other, similarity = source[order], other[order], similarity[order]
+    starts = np.flatnonzero(np.r_[True, source[1:] != source[:-1]]) if len(source) else []
+    ends = np.r_[starts[1:], len(source)] if len(source) else []
+    for begin, end in zip(starts, ends, strict=True):
+        yield int(source[begin]), list(zip(other[begin:end].tolist(), similarity[begin:end].tolist(), strict=True))
 
 
 def _signature_matrix(rows, expected_rows: int) -> tuple[list, np.ndarray]:
     """(keys, the signatures as one (n, SIGNATURE_PERMUTATIONS) uint32 array), filled in place; grown by half
     again when more rows come than expected."""
-    matrix = np.empty((max(expected_rows, SIGNATURE_GROW_ROWS), SIGNATURE_PERMUTATIONS), dtype=np.uint32)
+    matrix = np.empty((max(expected_rows, SIGNATURE_GROW_ROWS), SIGNATURE_VALUES), dtype=np.uint32)
     keys: list = []
     for key, signature in rows:
         if len(keys) == len(matrix):
-            matrix = np.resize(matrix, (len(matrix) * 3 // 2, SIGNATURE_PERMUTATIONS))
+            matrix = np.resize(matrix, (len(matrix) * 3 // 2, SIGNATURE_VALUES))
         matrix[len(keys)] = signature
         keys.append(key)
     return keys, matrix[: len(keys)]
@@ -442,9 +534,13 @@ def near_duplicates(audit, out, judged_pages) -> None:
                 yield n, values
                 n += 1
 
-    found = list(near_duplicate_groups(signatures(), min_similarity=min_similarity, expected_rows=len(ids)))
-    urls = _urls_by_index(ids, {i for index, matches in found for i in (index, *(m for m, _ in matches))})
-    for index, matches in found:
+    # Per page only its best few and how many: a template copied on every page matches ~100 others each.
+    found = [
+        (index, len(matches), matches[:OTHER_URLS_MAX])
+        for index, matches in near_duplicate_groups(signatures(), min_similarity=min_similarity, expected_rows=len(ids))
+    ]
+    urls = _urls_by_index(ids, {i for index, _n, best in found for i in (index, *(m for m, _ in best))})
+    for index, count, matches in found:
         matches.sort(key=lambda m: (-m[1], urls[m[0]]))  # best first, then by URL
         best, similarity = matches[0]
         out.add(
@@ -453,7 +549,7 @@ def near_duplicates(audit, out, judged_pages) -> None:
             page_url=urls[index],
             similarity_pct=round(similarity * 100, 1),
             most_similar_url=urls[best],
-            near_duplicates=len(matches),
+            near_duplicates=count,
             other_urls=[urls[m] for m, _ in matches[:OTHER_URLS_MAX]],
             min_similarity_pct=settings.threshold("near-duplicate-content", "min_similarity_pct"),
         )

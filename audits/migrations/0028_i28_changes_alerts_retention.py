@@ -127,4 +127,11 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
+        migrations.AlterField(
+            model_name="page",
+            name="text_signature",
+            field=models.TextField(
+                blank=True, help_text="MinHash of the main text's words and word pairs (audits.checks.content)"
+            ),
+        ),
     ]

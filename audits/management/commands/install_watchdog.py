@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from alerts.services import alert_sweep_install
 from audits.services import HEAL_NAME, retention_install, watchdog_install
 
 
@@ -16,5 +17,7 @@ class Command(BaseCommand):
         task = watchdog_install()
         self.stdout.write(f"watchdog: {task.name} -> {task.task} every 15 minutes (expires {task.expire_seconds} s)")
         self.stdout.write(f"heal: {HEAL_NAME} -> audits.heal_sweep every {settings.CRAWL_HEAL_EVERY_S} s")
+        sweep = alert_sweep_install()  # alert deliveries: retries, leases of dead workers, lost messages
+        self.stdout.write(f"alerts: {sweep.name} -> {sweep.task} every {sweep.interval.every} s")
         prune = retention_install()
         self.stdout.write(f"retention: {prune.name} -> {prune.task} hourly (expires {prune.expire_seconds} s)")
