@@ -32,7 +32,7 @@ class ApiAutoSchema(AutoSchema):
         if self.method in ("POST", "PUT", "PATCH", "DELETE"):
             codes += self.write_error_codes
         if getattr(self.view, "needs_page_rows", False):
-            codes.append("410")  # audit_summarised: retention pruned the audit's page-level rows
+            codes.append("409")  # audit_summarised: retention pruned the audit's page-level rows
         for code in codes:
             if code not in responses:
                 responses[code] = self._get_response_for_code(

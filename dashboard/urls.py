@@ -12,6 +12,7 @@ from dashboard import (
     segments,
     share,
     token_views,
+    verification_views,
     views,
     webhooks_views,
 )
@@ -113,4 +114,6 @@ urlpatterns = [
     path(audit + "report/", share.audit_report_preview, name="audit-report-preview"),
     path(audit + "report.pdf", share.audit_report_pdf, name="audit-report-pdf"),
     path(audit + "export/<slug:what>.<slug:fmt>", views.audit_export, name="audit-export"),
+    path(audit + "issues/<slug:issue_type>/verify/", verification_views.audit_issue_verify, name="audit-issue-verify"),
+    path(audit + "verification/", verification_views.audit_verification, name="audit-verification"),
 ]

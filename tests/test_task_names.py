@@ -22,6 +22,8 @@ REGISTERED_TASK_NAMES = {
     "audits.run_schedule",
     "crawler.crawl_chunk",
     "dashboard.render_report_pdf",
+    "dashboard.report_emails_sweep",
+    "dashboard.send_report_email",
 }
 
 

@@ -1,4 +1,4 @@
-"""The API of a summarised audit (audits.retention pruned its page-level rows): every page-level list answers 410
+"""The API of a summarised audit (audits.retention pruned its page-level rows): every page-level list answers 409
 with the problem code audit_summarised; the audit, its issue counts by type and its comparison with its baseline
 stay; keep_page_rows is a project field."""
 
@@ -37,21 +37,21 @@ def pruned(user):
         "export-pages-json",
     ],
 )
-def test_page_level_lists_of_a_summarised_audit_answer_410_audit_summarised(api, pruned, name):
+def test_page_level_lists_of_a_summarised_audit_answer_409_audit_summarised(api, pruned, name):
     _project, old, latest = pruned
     response = api.get(reverse(f"api:{name}", kwargs={"pk": old.id}))
-    assert response.status_code == 410
+    assert response.status_code == 409
     assert response["Content-Type"].startswith("application/problem+json")
     problem = response.json()
     assert problem["code"] == "audit_summarised" and "summarised only" in problem["detail"]
     assert api.get(reverse(f"api:{name}", kwargs={"pk": latest.id})).status_code == 200
 
 
-def test_page_detail_of_a_summarised_audit_answers_410(api, pruned):
+def test_page_detail_of_a_summarised_audit_answers_409(api, pruned):
     _project, old, latest = pruned
     page = Page.objects.filter(audit=latest).first()
     response = api.get(reverse("api:audit-page-detail", kwargs={"pk": old.id, "page_pk": page.id}))
-    assert response.status_code == 410 and response.json()["code"] == "audit_summarised"
+    assert response.status_code == 409 and response.json()["code"] == "audit_summarised"
 
 
 def test_the_audit_its_counts_and_its_comparison_stay(api, pruned):
@@ -62,12 +62,12 @@ def test_the_audit_its_counts_and_its_comparison_stay(api, pruned):
     summary = api.get(reverse("api:audit-issue-summary", kwargs={"pk": old.id})).json()
     assert {r["type"]: r["count"] for r in summary} == audit["issues_by_type"]
     assert {r["title"] for r in summary} and summary[0]["severity"] == "critical"
-    assert api.get(reverse("api:audit-issue-summary", kwargs={"pk": old.id}) + "?segment=other").status_code == 410
+    assert api.get(reverse("api:audit-issue-summary", kwargs={"pk": old.id}) + "?segment=other").status_code == 409
     compare = api.get(reverse("api:audit-compare", kwargs={"pk": latest.id, "base_pk": old.id}))
     assert compare.status_code == 200
     assert compare.json()["pages"] == {"both": 4, "not_crawled": 0, "only_now": 0}
     backwards = api.get(reverse("api:audit-compare", kwargs={"pk": old.id, "base_pk": latest.id}))
-    assert backwards.status_code == 410 and backwards.json()["code"] == "audit_summarised"
+    assert backwards.status_code == 409 and backwards.json()["code"] == "audit_summarised"
     whole = api.get(reverse("api:audit-detail", kwargs={"pk": latest.id})).json()
     assert whole["summarised_at"] is None
 
