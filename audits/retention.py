@@ -5,7 +5,9 @@ A write module beneath the front door (like audits.projects): the faces reach it
 hourly `audits.prune_history` task (audits.tasks) calls `audits_prune`.
 
 What a project keeps whole: its newest N completed audits (`Project.keep_page_rows`, empty: the instance's
-SITEWARDEN_KEEP_PAGE_ROWS; never fewer than one), every running audit, and — whatever their age —
+SITEWARDEN_KEEP_PAGE_ROWS; never fewer than one; fix checks, `Audit.verifies`, take no place among them: one goes
+with the audit it verifies, whose issue rows its verdict is read beside), every running audit, and — whatever their
+age —
   - an audit a running audit measures its changes against (`baseline`) or re-checks (`verifies`): its finalize
     reads the rows; so is the baseline of an audit that completed within PRUNE_SETTLE_S (its alerts are sent
     after it is final and may read them);
@@ -125,15 +127,17 @@ def audits_due(*, project: Project) -> list[Audit]:
     """The project's audits to prune now, oldest first: finished, not summarised, older than its N-th newest
     completed audit, not protected."""
     keep = keep_page_rows_for(project)
+    own = Audit.objects.filter(project=project, verifies__isnull=True)  # fix checks take no place in the window
     kept = list(
-        Audit.objects.filter(project=project, status=Audit.Status.COMPLETED)
-        .order_by("-created_at")
-        .values_list("created_at", flat=True)[:keep]
+        own.filter(status=Audit.Status.COMPLETED).order_by("-created_at").values_list("created_at", flat=True)[:keep]
     )
     if len(kept) < keep:
         return []
-    due = Audit.objects.filter(
-        project=project, status__in=FINISHED, summarised_at__isnull=True, created_at__lt=kept[-1]
+    due = list(own.filter(status__in=FINISHED, summarised_at__isnull=True, created_at__lt=kept[-1]))
+    # A fix check's verdict is read from its own rows and its original's issue rows (audits.selectors.verification):
+    # it goes with its original, and stays whole while the original does.
+    due += Audit.objects.filter(project=project, status__in=FINISHED, summarised_at__isnull=True).filter(
+        Q(verifies__in=[a.id for a in due]) | Q(verifies__summarised_at__isnull=False)
     )
     protected = audits_protected(project_id=project.id)
     # Summarised by a prune that was stopped before its last batch: resumed whatever its age or protection now.
@@ -200,11 +204,11 @@ def summary_keep(*, audit: Audit) -> bool:
         return True
     stats = _stats_complete(audit)
     pairs = []  # (newer audit id, base, counts)
-    base = _measured_against(audit)
+    base = _measured_against(audit) if audit.verifies_id is None else None  # a fix check is compared with none
     if base is not None and base.summarised_at is None and base.id != audit.id:
         pairs.append((audit.id, base, comparison_counts(audit=audit, base=base)))
     if audit.status == Audit.Status.COMPLETED:
-        later = Audit.objects.filter(project_id=audit.project_id, status=Audit.Status.COMPLETED)
+        later = Audit.objects.filter(project_id=audit.project_id, status=Audit.Status.COMPLETED, verifies__isnull=True)
         newer = list(later.filter(baseline_id=audit.id, summarised_at__isnull=True).exclude(id=audit.id))
         following = later.filter(created_at__gt=audit.created_at).order_by("created_at").first()
         if following is not None and following.baseline_id is None and following.summarised_at is None:

@@ -249,3 +249,16 @@ def test_an_audit_chosen_as_a_baseline_before_its_prune_began_is_left_whole():
     result = audit_prune(audit=due)
     old.refresh_from_db()
     assert result.stopped == "protected" and old.summarised_at is None and Page.objects.filter(audit=old).count() == 3
+
+
+def test_fix_checks_take_no_place_in_the_window_and_go_with_the_audit_they_verify():
+    project = ProjectFactory(base_url=SITE + "/", keep_page_rows=1)
+    old = audit_with_rows(project, days_ago=30, pages=3)
+    old_check = audit_with_rows(project, days_ago=29, pages=1)
+    latest = audit_with_rows(project, days_ago=10, pages=3)
+    latest_check = audit_with_rows(project, days_ago=9, pages=1)
+    Audit.objects.filter(id=old_check.id).update(verifies=old)
+    Audit.objects.filter(id=latest_check.id).update(verifies=latest)
+    result = audits_prune(project=project)
+    assert set(result.audits) == {old.id, old_check.id}  # latest stays whole though a fix check is newer
+    assert Page.objects.filter(audit__in=[latest, latest_check]).count() == 4
