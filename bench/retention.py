@@ -151,7 +151,9 @@ def _shell(script: str, *, timeout_s: float) -> str:
     return done.stdout
 
 
-def crawl(label: str, base_url: str, size: int, *, args, workdir: Path) -> CrawlTiming:
+def crawl(label: str, base_url: str, size: int, *, args, workdir: Path, on_start=None) -> CrawlTiming:
+    """One timed `manage.py audit` with its own worker; `on_start()` is called once the worker answers, just before
+    the audit starts (the prune starts there, so that it runs beside the crawl, not beside the worker's start)."""
     worker_log = workdir / f"worker-{label}.log"
     cli_log = workdir / f"cli-{label}.log"
     command = [
@@ -160,6 +162,8 @@ def crawl(label: str, base_url: str, size: int, *, args, workdir: Path) -> Crawl
     ]  # fmt: skip
     timeout_s = max(bench_run.AUDIT_TIMEOUT_MIN_S, size * bench_run.AUDIT_TIMEOUT_PER_PAGE_S)
     with bench_run.celery_worker(args.workers, worker_log):
+        if on_start is not None:
+            on_start()
         started_wall, started = time.time(), time.perf_counter()
         returncode, stdout = bench_run._run_cli(
             command, cli_log, worker_log, timeout_s=timeout_s, stall_s=args.stall_timeout
@@ -227,16 +231,28 @@ def run(args, workdir: Path) -> tuple[list[CrawlTiming], list[tuple[CrawlTiming,
             alone.append(crawl(f"alone-{round_no}", base_url, args.pages, args=args, workdir=workdir))
             print_crawl(alone[-1])
             prune_out = workdir / f"prune-{round_no}.json"
-            with open(prune_out, "wb") as out:
-                prune = subprocess.Popen(
-                    [str(bench_run.PYTHON), "manage.py", "shell", "-c", PRUNE_SCRIPT.format()],
-                    cwd=bench_run.REPO, env=bench_run.product_env(), stdout=out, stderr=subprocess.STDOUT,
-                )  # fmt: skip
-                timing = None
-                try:
-                    timing = crawl(f"beside-{round_no}", base_url, args.pages, args=args, workdir=workdir)
-                finally:
-                    prune_timing = _prune_timing(prune, prune_out, timing or alone[-1], old_id=old_id, rows=rows)
+            pruner: list[subprocess.Popen] = []
+
+            def prune_start(out_path=prune_out, pruner=pruner):
+                with open(out_path, "wb") as out:
+                    pruner.append(
+                        subprocess.Popen(
+                            [str(bench_run.PYTHON), "manage.py", "shell", "-c", PRUNE_SCRIPT.format()],
+                            cwd=bench_run.REPO,
+                            env=bench_run.product_env(),
+                            stdout=out,
+                            stderr=subprocess.STDOUT,
+                        )
+                    )
+
+            timing = None
+            try:
+                timing = crawl(
+                    f"beside-{round_no}", base_url, args.pages, args=args, workdir=workdir, on_start=prune_start
+                )
+            finally:
+                if pruner:
+                    prune_timing = _prune_timing(pruner[0], prune_out, timing or alone[-1], old_id=old_id, rows=rows)
             beside.append((timing, prune_timing))
             print_crawl(timing)
             print_prune(prune_timing)
