@@ -253,3 +253,20 @@ class ExportLinks(BaseModel):
     external_link_pages_csv: str = Field(description="One row per external target and linking page, with anchor")
     report_resource: str = Field(description="The Markdown report, as an MCP resource URI")
     how_to_download: str
+
+
+class GateRuleResult(BaseModel):
+    rule: str = Field(description="As written: new-critical, score-drop=5, …")
+    passed: bool
+    judged: bool = Field(description="False: nothing to judge it on (no baseline, no health score); it then passes")
+    reason: str = Field(description="One line")
+    count: int = Field(description="URLs found (score rules: points; pages-drop: pages lost)")
+    examples: list[str] = Field(description="Up to 10 example URLs")
+
+
+class Gate(BaseModel):
+    audit_id: UUID
+    baseline_id: UUID | None = Field(description="The audit judged against; null: none, every rule passes")
+    passed: bool = Field(description="Every rule passed")
+    reason: str = Field(description="One line: the rules that fired and why, or that all passed")
+    rules: list[GateRuleResult]

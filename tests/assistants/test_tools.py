@@ -26,6 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)  # the SDK runs each tool i
 READ_ONLY = {
     "list_projects", "audit_status", "list_audits", "audit_summary", "list_issues", "issue_evidence",
     "list_pages", "get_page", "compare_audits", "export_links", "list_external_links", "external_link_pages",
+    "check_gate",
 }  # fmt: skip
 WRITES = {"create_project", "start_audit", "cancel_audit"}  # start, cancel or change something
 
