@@ -166,12 +166,16 @@ def gate_rules_parse(text: str) -> list[GateRule]:
 
 
 def gate_baseline(*, audit: Audit) -> Audit | None:
-    """The audit the gate judges against: its own baseline while that is a completed audit, else the project's
-    previous completed audit (what finalize measures changes against when none was chosen)."""
+    """The audit the gate judges against: its own baseline (chosen at start, or by finalize) while that is a
+    completed audit; none when finalize found none to measure changes against (`Audit.stats["changes"]["baseline"]`
+    empty: a first audit); else, for an audit finished before change detection, the project's previous completed
+    audit."""
     if audit.baseline_id is not None:
         chosen = Audit.objects.filter(id=audit.baseline_id, status=Audit.Status.COMPLETED).first()
         if chosen is not None:
             return chosen
+    if _changes_recorded(audit) and not (audit.stats["changes"] or {}).get("baseline"):
+        return None
     return comparison_baseline(audit=audit)
 
 

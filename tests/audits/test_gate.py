@@ -28,7 +28,9 @@ SITE = "https://gate.example/"
 
 
 def completed(project, **fields) -> Audit:
-    fields.setdefault("stats", {"changes": {}})
+    """A completed audit whose finalize recorded its changes against `baseline` (none: a first audit)."""
+    baseline = fields.get("baseline")
+    fields.setdefault("stats", {"changes": {"baseline": str(baseline.id) if baseline else None}})
     return AuditFactory(project=project, status=Audit.Status.COMPLETED, current_phase=Audit.Phase.COMPLETED, **fields)
 
 
@@ -161,7 +163,7 @@ def test_new_critical_against_a_summarised_baseline_matches_by_type(pair):
     )
     issue(audit, "a")  # broken-page: the baseline had the type, its rows are gone
     issue(audit, "b", "missing-title", CRITICAL)
-    Audit.objects.filter(id=audit.id).update(stats={"changes": {}})  # issue_types counted live
+    Audit.objects.filter(id=audit.id).update(stats={"changes": {"baseline": str(base.id)}})  # issue types: live
     audit.refresh_from_db()
     result = judge(audit, "new-critical")["new-critical"]
     assert not result.passed and result.count == 1 and result.examples == [SITE + "b"]
@@ -291,16 +293,19 @@ def test_without_a_baseline_every_rule_that_needs_one_passes_with_the_reason_no_
     assert result.reason == "gate passed: 6 rules (6 without a baseline to judge against)"
 
 
-def test_the_baseline_is_the_audits_own_else_the_previous_completed_audit():
+def test_the_baseline_is_the_audits_own_else_none_when_finalize_found_none_else_the_previous_completed_audit():
     project = ProjectFactory(base_url=SITE)
     first = completed(project)
-    second = completed(project)
+    second = completed(project, baseline=first)
     AuditFactory(project=project, status=Audit.Status.FAILED)
-    third = completed(project)
+    third = completed(project, stats={})  # finished before change detection
     assert gate_baseline(audit=third) == second
+    assert gate_baseline(audit=first) is None
+    assert gate_baseline(audit=second) == first
     third.baseline = first
     assert gate_baseline(audit=third) == first
-    assert gate_baseline(audit=first) is None
+    late = completed(project)  # finalize found no baseline (it ran alone): none, though audits came before it
+    assert gate_baseline(audit=late) is None
 
 
 def test_a_running_or_failed_audit_is_refused_and_a_summarised_one_too(pair):
