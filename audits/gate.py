@@ -107,6 +107,20 @@ class GateResult:
         note = f" ({unjudged} without a baseline to judge against)" if unjudged else ""
         return f"gate passed: {len(self.rules)} rule{'s' if len(self.rules) != 1 else ''}{note}"
 
+    def as_json(self) -> dict:
+        """The API's shape (api.serializers.GateSerializer), for the CLI's --json."""
+        return {
+            "audit": str(self.audit_id),
+            "baseline": str(self.baseline_id) if self.baseline_id else None,
+            "passed": self.passed,
+            "reason": self.reason,
+            "rules": [
+                {"rule": r.rule, "passed": r.passed, "judged": r.judged, "reason": r.reason, "count": r.count,
+                 "examples": list(r.examples)}
+                for r in self.rules
+            ],
+        }  # fmt: skip
+
 
 # --- parsing ---------------------------------------------------------------------------------------------------
 
