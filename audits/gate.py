@@ -399,9 +399,10 @@ def gate_junit_xml(result: GateResult, *, timestamp: str = "", properties: dict[
     skipped = sum(r.passed and not r.judged for r in result.rules)
     counts = {"tests": str(len(result.rules)), "failures": str(failures), "errors": str(errors), "time": "0"}
     root = ElementTree.Element("testsuites", {"name": "sitewarden", **counts})
-    suite = ElementTree.SubElement(
-        root, "testsuite", {"name": JUNIT_SUITE_NAME, **counts, "skipped": str(skipped), "timestamp": timestamp}
-    )
+    suite_attributes = {"name": JUNIT_SUITE_NAME, **counts, "skipped": str(skipped)}
+    if timestamp:  # an xs:dateTime where the report's schema has one: left out rather than empty
+        suite_attributes["timestamp"] = timestamp
+    suite = ElementTree.SubElement(root, "testsuite", suite_attributes)
     props = ElementTree.SubElement(suite, "properties")
     for name, value in {
         "audit": str(result.audit_id),
