@@ -23,6 +23,7 @@ LIGHTHOUSE = "audits.lighthouse"
 FINALIZE = "audits.finalize"
 PIPELINE_FAILED = "audits.pipeline_failed"
 DELIVER_WEBHOOK = "audits.deliver_webhook"
+CHANGES_COMPUTE = "audits.changes_compute"  # a completed audit's changes against a baseline chosen later
 RENDER_REPORT_PDF = "dashboard.render_report_pdf"  # on the `reports` queue (CELERY_TASK_ROUTES)
 
 # Fair sharing between audits (issue 15). Every message carries an urgency, 0 (most urgent) to MAX_URGENCY: the

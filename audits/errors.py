@@ -32,6 +32,9 @@ class ErrorCode(StrEnum):
     COMPARISON_PROJECT_MISMATCH = "comparison_project_mismatch", HTTPStatus.BAD_REQUEST
     INVALID_CURSOR = "invalid_cursor", HTTPStatus.BAD_REQUEST  # a keyset cursor not signed for this list
     INVALID_BRANDING = "invalid_branding", HTTPStatus.BAD_REQUEST  # a report branding's colour, logo or paper
+    # A baseline to measure an audit's changes against: a completed audit of the same project with its pages, not
+    # the audit itself (audits.pipeline.start.baseline_checked); and only a completed audit's is chosen later.
+    BASELINE_INVALID = "baseline_invalid", HTTPStatus.BAD_REQUEST
     # 402: a quota that money or the next month lifts (a client must tell it from a permission problem)
     INSUFFICIENT_CREDITS = "insufficient_credits", HTTPStatus.PAYMENT_REQUIRED
     # 403: the plan does not allow it

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from audits.errors import AuditRefused
 from audits.models import Audit
+from audits.pipeline.changes import audit_baseline_set
 from audits.pipeline.chromium import CHROMIUM_BASE_FLAGS, find_chromium
 from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.lighthouse import STRATEGIES, ReportRenderFailed, report_html, sample_pages
@@ -54,6 +55,8 @@ __all__ = [
     "Verdict",
     "reconcile_running_audit",
     "reconcile_sweep",
+    # Changes: measure a completed audit against another baseline (recomputed by a task)
+    "audit_baseline_set",
     # Projects: the limits the forms show, the refusal, the writes
     "MAX_PATTERNS",
     "NUMBER_BOUNDS",

@@ -1,12 +1,13 @@
 """Figures over all of an audit's pages and issues that its overview, live block, issues table and report show:
 pages per status class, depth, indexability and response time; the fetch span the crawl rate is read from; issue
-rows per type and severity. Finalize counts them once and stores them on Audit.stats, since a completed audit's
-pages and issues no longer change: a screen of a finished 100,000-page audit then reads one row instead of
-aggregating every page and issue on each request. Any other audit is counted when asked."""
+rows per type and severity; its changes against its baseline per field. Finalize counts them once and stores them
+on Audit.stats, since a completed audit's pages and issues no longer change: a screen of a finished 100,000-page
+audit then reads one row instead of aggregating every page and issue on each request. Any other audit is counted
+when asked."""
 
 from django.db.models import Count, Max, Min, Q
 
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, Issue, Page, PageChange
 
 # (label, filter, tone) per bar of a chart; one aggregate over the audit's pages computes them all. The
 # dashboard's overview and the shared report draw them (dashboard.report).
@@ -102,9 +103,25 @@ def issue_type_totals(rows) -> dict[str, dict]:
     return merged
 
 
+def change_stats_count(*, audit_id) -> dict:
+    """Audit.stats["changes"]: {"baseline": the baseline's id, then {field: rows} for each PageChange.Field with
+    rows}; {"baseline": None} when the audit had nothing to compare with (a first audit: no rows either). Written by
+    finalize and again when another baseline is chosen (audits.pipeline.changes.changes_recompute)."""
+    baseline_id = Audit.objects.filter(id=audit_id).values_list("baseline_id", flat=True).first()
+    if baseline_id is None:
+        return {"baseline": None}
+    rows = PageChange.objects.filter(audit_id=audit_id).order_by().values("field").annotate(n=Count("id"))
+    return {"baseline": str(baseline_id), **{r["field"]: r["n"] for r in sorted(rows, key=lambda r: r["field"])}}
+
+
 def audit_stats_count(*, audit_id) -> dict:
-    """What finalize stores on Audit.stats: page_stats_count's figures and `issue_types` (issue_type_rows)."""
-    return {**page_stats_count(audit_id=audit_id), "issue_types": issue_type_rows(audit_id=audit_id)}
+    """What finalize stores on Audit.stats: page_stats_count's figures, `issue_types` (issue_type_rows) and
+    `changes` (change_stats_count)."""
+    return {
+        **page_stats_count(audit_id=audit_id),
+        "issue_types": issue_type_rows(audit_id=audit_id),
+        "changes": change_stats_count(audit_id=audit_id),
+    }
 
 
 def _stored(audit: Audit) -> dict:

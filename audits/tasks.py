@@ -38,6 +38,7 @@ from audits.outages import (
     outbox_put,
     retry_delay_s,
 )
+from audits.pipeline.changes import changes_recompute
 from audits.pipeline.chunk import crawl_chunk_run
 from audits.pipeline.discovery import audit_discover
 from audits.pipeline.finalize import audit_finalize, audit_lighthouse
@@ -130,6 +131,12 @@ def lighthouse(audit_id: str) -> None:
 @shared_task(name="audits.finalize", time_limit=STEP_TIME_LIMIT_S, **STEP_OPTIONS)
 def finalize(audit_id: str) -> None:
     audit_finalize(audit_id=audit_id)
+
+
+@shared_task(name="audits.changes_compute", time_limit=STEP_TIME_LIMIT_S, **STEP_OPTIONS)
+def changes_compute(audit_id: str) -> None:
+    """A completed audit's changes again, against the baseline chosen since (audits.services.audit_baseline_set)."""
+    changes_recompute(audit_id=audit_id)
 
 
 @shared_task(name="audits.pipeline_failed")

@@ -6,6 +6,7 @@ The snapshot below is what the workers registered before any module moved; a ren
 from config.celery import app
 
 REGISTERED_TASK_NAMES = {
+    "audits.changes_compute",
     "audits.crawl_round_done",
     "audits.deliver_webhook",
     "audits.discover",

@@ -1,6 +1,6 @@
 """Stages 5 and 6: the optional Lighthouse step (it never fails the audit), then finalize: exact click depths
-(pipeline.depth), site checks over the whole crawl, health score, completion (credits settled, event, signal,
-the frontier dropped)."""
+(pipeline.depth), site checks over the whole crawl, the changes against the baseline (pipeline.changes), health
+score, completion (credits settled, event, signal, the frontier dropped)."""
 
 import time
 
@@ -8,6 +8,7 @@ from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_coun
 from audits.checks.site import run_site_checks
 from audits.models import Audit, Page
 from audits.pipeline.bots import bots_judge
+from audits.pipeline.changes import changes_store
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.external import external_links_judge
 from audits.pipeline.images import images_judge
@@ -57,6 +58,8 @@ def audit_finalize(*, audit_id) -> bool:
     # Statistics taken before the counts existed say they are all NULL: the grid's sorts on them would then
     # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).
     planner_statistics_refresh(Page)
+    # After the counts (inlinks are a compared field) and before the figures (they count the changes per field).
+    changes_store(audit)  # what changed on each URL since the baseline (the project's previous audit by default)
     # The completed audit's pages and issues no longer change: its screens read these figures instead of
     # aggregating them on every request.
     stats = audit_stats_count(audit_id=audit_id)

@@ -7,7 +7,8 @@ The start URL is on the project's site (audits.projects.project_site), or the st
 List mode: `urls` (a list) or `sitemap_url` audits exactly those URLs, links recorded but not followed. Each
 URL must be a valid public http(s) URL of the project's site (its host, www. or not, subdomains when the
 project crawls them): politeness, robots.txt and the project's basic auth are per site, and an audit
-reports on one site. A bad line refuses the whole start with its line number; nothing is stored."""
+reports on one site. A bad line refuses the whole start with its line number; nothing is stored.
+A chosen baseline (what the audit's changes are measured against, audits.pipeline.changes) is checked here too."""
 
 import csv
 import io
@@ -15,6 +16,7 @@ import logging
 from enum import StrEnum
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -107,6 +109,30 @@ def _list_checked(project: Project, urls: list, field: str) -> list[str]:
     return list(kept)
 
 
+def baseline_checked(*, project: Project, baseline, audit: Audit | None = None) -> Audit:
+    """The baseline (an Audit or an audit id) a start or a later choice gives, or AuditRefused `baseline_invalid`
+    (field `baseline`): a completed audit of the same project whose pages are kept, not the audit itself."""
+
+    def refuse(message: str):
+        raise AuditRefused(ErrorCode.BASELINE_INVALID, message, field="baseline")
+
+    if not isinstance(baseline, Audit):
+        try:
+            found = Audit.objects.filter(id=baseline).first()
+        except (ValueError, ValidationError, TypeError):
+            found = None
+        baseline = found
+    if baseline is None or baseline.project_id != project.id:  # one answer: another account's ids stay unknown
+        refuse("The baseline must be an audit of this project.")
+    if audit is not None and baseline.id == audit.id:
+        refuse("An audit cannot be its own baseline: choose an earlier audit.")
+    if baseline.status != Audit.Status.COMPLETED:
+        refuse(f"The baseline must be a completed audit; that one is {baseline.status}.")
+    if baseline.summarised_at is not None:
+        refuse("That audit keeps its summary only (its pages were pruned): it cannot be compared page by page.")
+    return baseline
+
+
 def audit_start(
     *,
     project: Project,
@@ -118,14 +144,19 @@ def audit_start(
     urls: list[str] | None = None,
     sitemap_url: str | None = None,
     check_external_links: bool | None = None,
+    baseline: "Audit | str | None" = None,
 ) -> Audit:
     """Validate, check the plan, reserve credits and create a running audit; after commit, hand it to
     the workers (unless dispatch=False). Refusals raise AuditRefused with a stable code and leave nothing.
 
     `urls` (list mode) or `sitemap_url` (sitemap mode) audit exactly those URLs and follow no links; a list's
     page budget defaults to its length. `check_external_links` overrides the project's switch of the external link
-    pass for this audit (the CLI's --no-external-links); None keeps the project's.
+    pass for this audit (the CLI's --no-external-links); None keeps the project's. `baseline` (an Audit or an id of
+    a completed audit of the project; the caller resolves "previous") is what its changes are measured against at
+    finalize (audits.pipeline.changes); None: the default, chosen then. Refused with `baseline_invalid`.
     """
+    if baseline is not None:
+        baseline = baseline_checked(project=project, baseline=baseline)
     if urls is not None and sitemap_url:
         raise AuditRefused(ErrorCode.INVALID_URL_LIST, "Give a list of URLs or a sitemap URL, not both.", field="urls")
     mode, list_urls, sitemap = Mode.CRAWL, None, None
@@ -219,6 +250,7 @@ def audit_start(
             started_at=now,
             last_progress_at=now,
             scheduled=scheduled,
+            baseline=baseline,
         )
         credits_entry(
             audit=audit, kind=CreditEntry.Kind.RESERVE, units=units_needed(max_pages=pages, lighthouse=lighthouse)

@@ -1,14 +1,15 @@
-"""audits.pipeline.start.audit_start: a start URL on the project's site only (start_url_off_site otherwise), and no
-basic-auth password in what a start stores (the audit's config, its events, the log)."""
+"""audits.pipeline.start.audit_start: a start URL on the project's site only (start_url_off_site otherwise), no
+basic-auth password in what a start stores (the audit's config, its events, the log), a chosen baseline checked."""
 
 import logging
 
 import pytest
+from django.utils import timezone
 
 from audits.errors import AuditRefused, ErrorCode
 from audits.models import Audit, AuditEvent
 from audits.pipeline.start import audit_start
-from tests.factories import ProjectFactory
+from tests.factories import AuditFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -73,3 +74,27 @@ def test_no_password_lands_in_the_config_the_events_or_the_log(caplog):
     events = list(AuditEvent.objects.filter(audit=audit).values_list("message", "data"))
     assert events and password not in repr(events)
     assert password not in caplog.text
+
+
+@pytest.mark.parametrize("kind", ["other_project", "not_completed", "unknown", "not_an_id", "pruned"])
+def test_a_start_with_an_invalid_baseline_is_refused_and_nothing_is_stored(kind):
+    project = ProjectFactory(base_url="https://example.com/")
+    baseline = {
+        "other_project": lambda: AuditFactory(status=Audit.Status.COMPLETED),
+        "not_completed": lambda: AuditFactory(project=project, status=Audit.Status.CANCELLED),
+        "unknown": lambda: "8d0bd2a5-5f0c-4b7e-9e5e-1f00c0ffee00",
+        "not_an_id": lambda: "previous",  # the caller resolves "previous"
+        "pruned": lambda: AuditFactory(project=project, status=Audit.Status.COMPLETED, summarised_at=timezone.now()),
+    }[kind]()
+    before = Audit.objects.count()
+    with pytest.raises(AuditRefused) as refused:
+        audit_start(project=project, max_pages=10, dispatch=False, baseline=baseline)
+    assert (refused.value.code, refused.value.field, refused.value.status) == ("baseline_invalid", "baseline", 400)
+    assert Audit.objects.count() == before
+
+
+def test_a_start_with_a_valid_baseline_stores_it():
+    project = ProjectFactory(base_url="https://example.com/")
+    baseline = AuditFactory(project=project, status=Audit.Status.COMPLETED)
+    audit = audit_start(project=project, max_pages=10, dispatch=False, baseline=str(baseline.id))
+    assert Audit.objects.get(id=audit.id).baseline == baseline

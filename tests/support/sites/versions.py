@@ -22,7 +22,8 @@ Version 2 differs from version 1 by exactly these, each on its own page (paths b
 
 Nothing else differs: every page keeps its exact word count (tests.support.sites.pages.page pads to it), and
 no links are added or dropped except the one to ADDED (in a <nav>, outside the main text), so inlinks and depths
-move by at most one link, below any change threshold.
+move by at most one link, below any change threshold. `expected_changes(site)` is the PageChange rows the second
+audit must have against the first (audits.pipeline.changes), and nothing else.
 """
 
 import contextlib
@@ -122,6 +123,25 @@ class VersionedSite:
     def requests(self) -> list:
         """(path with query, headers) of every request served."""
         return self._routed.requests
+
+
+def expected_changes(site: "VersionedSite") -> set[tuple[str, str, str, str, str]]:
+    """(field, url, direction, before, after) of every change version 2's audit has against version 1's."""
+    url = site.url_of
+    return {
+        ("title", url(TITLE_CHANGED), "changed", OLD_TITLE, NEW_TITLE),
+        ("robots", url(NOINDEXED), "added", "", "noindex"),
+        ("indexability", url(NOINDEXED), "down", "indexable", "non-indexable: noindex"),
+        ("canonical", url(CANONICAL_MOVED), "changed", url(CANONICAL_BEFORE), url(CANONICAL_AFTER)),
+        ("status", url(REMOVED), "changed", "200", "404"),
+        ("indexability", url(REMOVED), "down", "indexable", "non-indexable: non-2xx status"),
+        ("status", url(REDIRECTED), "changed", "200", "301"),
+        ("redirect", url(REDIRECTED), "added", "", url(REDIRECT_TARGET)),
+        ("indexability", url(REDIRECTED), "down", "indexable", "non-indexable: redirect"),
+        ("added", url(ADDED), "added", "", "200"),
+        ("removed", url(BLOCKED), "removed", "200", ""),
+        ("robots_txt", url("/robots.txt"), "added", "", ROBOTS_RULE_ADDED),
+    }
 
 
 @contextlib.contextmanager

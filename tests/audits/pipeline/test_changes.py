@@ -1,0 +1,315 @@
+"""audits.pipeline.changes: what changed on each URL between an audit and its baseline. Real audits of the site served
+in two versions (tests.support.sites.versions) for the rows end to end; pages written by the factories for the
+thresholds and the rules of each field; the baseline's default, a chosen one, one chosen later, and refusals."""
+
+import pytest
+from django.utils import timezone
+
+from audits.errors import AuditRefused
+from audits.models import Audit, Page, PageChange, page_change_id_for
+from audits.pipeline.changes import (
+    INLINKS_CHANGE_MIN_LINKS,
+    WORDS_CHANGE_MIN_WORDS,
+    baseline_default,
+    changes_store,
+    indexability_text,
+    robots_txt_change_key,
+)
+from audits.pipeline.finalize import audit_finalize
+from audits.pipeline.inline import pipeline_crawl_inline
+from audits.pipeline.start import audit_start
+from audits.services import audit_baseline_set
+from audits.stats import change_stats_count
+from audits.tasks import changes_compute
+from tests.factories import AuditFactory, PageFactory, ProjectFactory
+from tests.support.sites.versions import audit_versions, expected_changes, serve_versions
+
+COMPLETED = Audit.Status.COMPLETED
+
+
+def _rows(audit) -> set[tuple[str, str, str, str, str]]:
+    return set(PageChange.objects.filter(audit=audit).values_list("field", "url", "direction", "before", "after"))
+
+
+def _counts(expected) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for field, *_rest in expected:
+        counts[field] = counts.get(field, 0) + 1
+    return counts
+
+
+# --- two real audits of the site in two versions ---------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_second_version_lists_exactly_what_changed_and_an_unchanged_rerun_nothing(monkeypatch):
+    with serve_versions() as site:
+        first = audit_versions(site)
+        site.version = 2
+        second = audit_versions(site, project=first.project)
+        rerun = audit_versions(site, project=first.project)
+        chosen = audit_versions(site, project=first.project, baseline=first)  # audit_start(baseline=)
+    expected = expected_changes(site)
+
+    # The first audit has nothing to compare with: no rows, and its figures say so (the faces: "first audit").
+    assert first.baseline is None and not _rows(first)
+    assert first.stats["changes"] == {"baseline": None}
+
+    assert second.baseline_id == first.id
+    assert _rows(second) == expected
+    assert second.stats["changes"] == {"baseline": str(first.id), **_counts(expected)}
+    for change in PageChange.objects.filter(audit=second):
+        key = robots_txt_change_key(change.direction, 2) if change.field == "robots_txt" else ""  # its third line
+        assert change.id == page_change_id_for(second.id, change.url, change.field, key)
+        assert change.baseline_id == first.id
+
+    assert rerun.baseline_id == second.id and not _rows(rerun)
+    assert rerun.stats["changes"] == {"baseline": str(second.id)}
+
+    # A baseline chosen at the start wins over the previous audit.
+    assert chosen.baseline_id == first.id and _rows(chosen) == expected
+
+    # Chosen later: stored, then recomputed by the task the service sends after commit.
+    sent = []
+    monkeypatch.setattr("audits.pipeline.changes.task_send", lambda name, *args: sent.append((name, *args)))
+    assert audit_baseline_set(audit=rerun, baseline=str(first.id)).baseline_id == first.id
+    assert sent == [("audits.changes_compute", str(rerun.id))]
+    changes_compute.apply(args=[str(rerun.id)]).get()
+    rerun.refresh_from_db()
+    assert _rows(rerun) == expected
+    assert rerun.stats["changes"] == {"baseline": str(first.id), **_counts(expected)}
+    assert rerun.stats["pages"] == 12 and rerun.stats["issue_types"]  # the other figures are kept
+    audit_baseline_set(audit=rerun, baseline=second)
+    changes_compute.apply(args=[str(rerun.id)]).get()
+    rerun.refresh_from_db()
+    assert not _rows(rerun) and rerun.stats["changes"] == {"baseline": str(second.id)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_finalize_run_again_stores_the_same_rows_once():
+    with serve_versions() as site:
+        first = audit_versions(site)
+        site.version = 2
+        project = first.project
+        second = audit_start(project=project, start_url=site.url + "/", max_pages=100, dispatch=False)
+        assert pipeline_crawl_inline(second.id)
+    # A first finalize that died after storing the changes, then the redelivered one.
+    assert changes_store(second) == first
+    stored = sorted(PageChange.objects.filter(audit=second).values_list("id", "field", "url", "before", "after"))
+    assert audit_finalize(audit_id=second.id)
+    again = sorted(PageChange.objects.filter(audit=second).values_list("id", "field", "url", "before", "after"))
+    assert again == stored and _rows(second) == expected_changes(site)
+    changes_store(second)  # and once more on the completed audit
+    assert sorted(PageChange.objects.filter(audit=second).values_list("id", "field", "url", "before", "after")) == (
+        stored
+    )
+
+
+# --- the fields, on pages the factories write ------------------------------------------------------
+
+
+@pytest.fixture
+def pair(db):
+    """(baseline, audit): two completed audits of one project, the baseline first."""
+    project = ProjectFactory(base_url="https://example.com/")
+    baseline = AuditFactory(project=project, status=COMPLETED)
+    audit = AuditFactory(project=project, status=COMPLETED)
+    return baseline, audit
+
+
+def _page(audit, path: str, **fields) -> Page:
+    return PageFactory(audit=audit, url="https://example.com" + path, **fields)
+
+
+def _changes(pair, before: dict, after: dict, path: str = "/p") -> set[tuple[str, str, str, str]]:
+    baseline, audit = pair
+    _page(baseline, path, **before)
+    _page(audit, path, **after)
+    assert changes_store(audit) == baseline
+    return set(PageChange.objects.filter(audit=audit).values_list("field", "direction", "before", "after"))
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        (1000, 1150, set()),  # 15 %: an edit
+        (1000, 1250, {("words", "up", "1000", "1250")}),
+        (1000, 750, {("words", "down", "1000", "750")}),
+        (100, 100 + WORDS_CHANGE_MIN_WORDS - 1, set()),  # 49 % but 49 words
+        (100, 100 + WORDS_CHANGE_MIN_WORDS, {("words", "up", "100", "150")}),
+        (0, 60, {("words", "up", "0", "60")}),
+    ],
+)
+def test_a_word_count_changes_only_beyond_its_threshold(pair, before, after, expected):
+    assert _changes(pair, {"word_count": before}, {"word_count": after}) == expected
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        (100, 85, set()),
+        (100, 75, {("inlinks", "down", "100", "75")}),
+        (5, 5 + INLINKS_CHANGE_MIN_LINKS - 1, set()),  # +180 % but 9 links
+        (0, 12, {("inlinks", "up", "0", "12")}),
+        (None, 50, set()),  # not counted (an audit finalized before counts were stored): nothing to compare
+    ],
+)
+def test_inlinks_change_only_beyond_their_threshold(pair, before, after, expected):
+    assert _changes(pair, {"inlinks_count": before}, {"inlinks_count": after}) == expected
+
+
+def test_a_page_that_now_fails_is_a_status_change_not_a_dozen_emptied_fields(pair):
+    ok = {"title": "Lamps", "meta_description": "All our lamps", "h1": "Lamps", "word_count": 800}
+    failed = {"status_code": None, "fetch_class": "error", "content_type": "", "title": "", "h1": "",
+              "word_count": 0, "is_indexable": False, "meta_description": None}  # fmt: skip
+    assert _changes(pair, ok, failed) == {
+        ("status", "changed", "200", "no answer"),
+        ("indexability", "down", "indexable", "non-indexable: no answer"),
+    }
+
+
+def test_content_fields_are_read_as_the_product_reads_them(pair):
+    before = {
+        "meta_robots": "NOINDEX, follow",
+        "is_indexable": False,
+        "structured_data": {"types": ["Product", "Offer"]},
+        "hreflang": [["en", "https://example.com/p"], ["de", "https://example.com/de/p"]],
+        "meta_description": None,
+        "canonical_header": "https://example.com/p",
+    }
+    after = {
+        "meta_robots": "follow",
+        "x_robots_tag": "noindex",  # the same directives, one from the header now
+        "is_indexable": False,
+        "structured_data": {"types": ["Offer", "Product"]},  # the same set
+        "hreflang": [["de", "https://example.com/de/p"], ["en", "https://example.com/p"]],
+        "meta_description": "",  # absent either way
+        "canonical_url": "https://example.com/p",  # the same canonical, from the HTML now
+    }
+    assert _changes(pair, before, after) == set()
+
+
+def test_each_content_field_gives_its_row(pair):
+    before = {"title": "Lamp", "h1": "Lamp", "meta_description": "", "canonical_url": "https://example.com/p",
+              "structured_data": {"types": ["Product"]}, "hreflang": [], "main_text_hash": "a" * 40,
+              "main_words": 300, "depth": None, "in_sitemap": False, "meta_robots": ""}  # fmt: skip
+    after = {"title": "Lamp, classic", "h1": "", "meta_description": "A lamp", "canonical_url": "https://example.com/q",
+             "structured_data": {"types": ["Product", "BreadcrumbList"]}, "hreflang": [["en", "https://example.com/p"]],
+             "main_text_hash": "b" * 40, "main_words": 310, "depth": 3, "in_sitemap": True,
+             "meta_robots": "nofollow", "is_indexable": False}  # fmt: skip
+    assert _changes(pair, before, after) == {
+        ("title", "changed", "Lamp", "Lamp, classic"),
+        ("h1", "removed", "Lamp", ""),
+        ("description", "added", "", "A lamp"),
+        ("canonical", "changed", "https://example.com/p", "https://example.com/q"),
+        ("structured_data", "changed", "Product", "BreadcrumbList, Product"),
+        ("hreflang", "added", "", "en https://example.com/p"),
+        ("content", "changed", "300 words (aaaaaaaa)", "310 words (bbbbbbbb)"),
+        ("depth", "added", "", "3"),
+        ("in_sitemap", "added", "no", "yes"),
+        ("robots", "added", "", "nofollow"),
+        ("indexability", "down", "indexable", "non-indexable: canonicalized"),
+    }
+
+
+def test_indexability_gives_the_reason_page_record_decided_on(db):
+    audit = AuditFactory()
+    cases = [
+        ({}, "indexable"),
+        ({"status_code": 404, "is_indexable": False}, "non-indexable: non-2xx status"),
+        ({"status_code": 301, "redirect_url": "https://x/", "is_indexable": False}, "non-indexable: redirect"),
+        ({"fetch_class": "blocked", "status_code": 403, "is_indexable": False}, "non-indexable: blocked"),
+        ({"content_type": "application/pdf", "is_indexable": False}, "non-indexable: not HTML"),
+        ({"x_robots_tag": "googlebot: noindex", "is_indexable": False}, "non-indexable: noindex"),
+    ]
+    for n, (fields, text) in enumerate(cases):
+        page = PageFactory(audit=audit, url=f"{audit.start_url}p{n}", **fields)
+        assert indexability_text(page) == text
+
+
+def test_robots_txt_lines_added_and_removed(pair):
+    baseline, audit = pair
+    Audit.objects.filter(id=baseline.id).update(robots_txt="User-agent: *\nDisallow: /a/\n\nDisallow: /b/\n")
+    Audit.objects.filter(id=audit.id).update(robots_txt="User-agent: *\nDisallow: /b/\nDisallow: /c/\n")
+    audit.refresh_from_db()
+    changes_store(audit)
+    rows = set(PageChange.objects.filter(audit=audit).values_list("field", "url", "direction", "before", "after"))
+    assert rows == {
+        ("robots_txt", "https://example.com/robots.txt", "removed", "Disallow: /a/", ""),
+        ("robots_txt", "https://example.com/robots.txt", "added", "", "Disallow: /c/"),
+    }
+
+
+# --- the baseline ----------------------------------------------------------------------------------
+
+
+def test_the_default_baseline_is_the_previous_completed_audit_of_the_same_mode_with_its_pages(db):
+    project = ProjectFactory()
+    crawl = AuditFactory(project=project, status=COMPLETED)
+    AuditFactory(project=project, status=Audit.Status.FAILED)
+    old_style = AuditFactory(project=project, status=COMPLETED, config={})  # no mode: a crawl
+    listed = AuditFactory(project=project, status=COMPLETED, config={"mode": "list"})
+    AuditFactory(project=project, status=COMPLETED, summarised_at=timezone.now())  # pages pruned
+    AuditFactory(project=project, status=COMPLETED, verifies=crawl, config={"mode": "list"})  # a fix check
+    audit = AuditFactory(project=project, config={"mode": "crawl"})
+    AuditFactory(project=project, status=COMPLETED)  # later
+    AuditFactory(status=COMPLETED)  # another project
+    assert baseline_default(audit) == old_style
+    assert baseline_default(AuditFactory(project=project, config={"mode": "list"})) == listed
+    assert baseline_default(AuditFactory(project=project, verifies=crawl, config={"mode": "list"})) is None
+    assert baseline_default(AuditFactory(project=project, config={"mode": "sitemap"})) is None
+
+
+def test_no_baseline_no_changes_and_the_figures_say_so(pair):
+    _baseline, audit = pair
+    Audit.objects.filter(project=audit.project).exclude(id=audit.id).delete()
+    _page(audit, "/p")
+    assert changes_store(audit) is None
+    assert not PageChange.objects.filter(audit=audit).exists()
+    assert change_stats_count(audit_id=audit.id) == {"baseline": None}
+
+
+def test_a_chosen_baseline_deleted_since_falls_back_to_the_default(pair):
+    baseline, audit = pair
+    other = AuditFactory(project=audit.project, status=COMPLETED)
+    Audit.objects.filter(id=audit.id).update(baseline=other)
+    Audit.objects.filter(id=other.id).update(summarised_at=timezone.now())  # pruned since it was chosen
+    audit.refresh_from_db()
+    assert changes_store(audit) == baseline
+    audit.refresh_from_db()
+    assert audit.baseline == baseline
+
+
+def test_a_list_audit_has_no_removed_urls_only_what_it_was_given(pair):
+    baseline, audit = pair
+    Audit.objects.filter(id=audit.id).update(config={"mode": "list", "list_urls": ["https://example.com/a"]})
+    audit.refresh_from_db()
+    _page(baseline, "/a", title="A")
+    _page(baseline, "/b")  # not on the list: not looked for
+    _page(audit, "/a", title="A, new")
+    Audit.objects.filter(id=audit.id).update(baseline=baseline)  # a crawl chosen as a list's baseline
+    audit.refresh_from_db()
+    changes_store(audit)
+    assert _rows(audit) == {("title", "https://example.com/a", "changed", "A", "A, new")}
+
+
+@pytest.mark.parametrize("kind", ["itself", "other_project", "baseline_running", "audit_running", "audit_pruned"])
+def test_choosing_an_invalid_baseline_later_is_refused_and_nothing_is_sent(pair, kind, monkeypatch):
+    baseline, audit = pair
+    sent = []
+    monkeypatch.setattr("audits.pipeline.changes.task_send", lambda *args: sent.append(args))
+    if kind == "itself":
+        choice = audit
+    elif kind == "other_project":
+        choice = AuditFactory(status=COMPLETED)
+    elif kind == "baseline_running":
+        choice = AuditFactory(project=audit.project)
+    else:
+        choice = baseline
+        fields = {"status": Audit.Status.RUNNING} if kind == "audit_running" else {"summarised_at": timezone.now()}
+        Audit.objects.filter(id=audit.id).update(**fields)
+        audit.refresh_from_db()
+    with pytest.raises(AuditRefused) as refused:
+        audit_baseline_set(audit=audit, baseline=choice)
+    assert (refused.value.code, refused.value.field) == ("baseline_invalid", "baseline")
+    assert Audit.objects.get(id=audit.id).baseline_id is None and sent == []
