@@ -51,6 +51,7 @@ AUDIT_SUMMARISED = "audit_summarised"
 NO_BASELINE = "no baseline"
 JUNIT_SUITE_NAME = "sitewarden gate"
 JUNIT_CLASSNAME = "sitewarden.gate"
+JUNIT_DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>\n'  # as CI tools write theirs (ElementTree's is quoted '')
 
 # name -> what its value is: None (no value), "points" (1–100), "percent" (1–100, "%" optional), "type" (an issue type)
 RULE_VALUES: dict[str, str | None] = {
@@ -428,4 +429,4 @@ def gate_junit_xml(result: GateResult, *, timestamp: str = "", properties: dict[
         else:
             ElementTree.SubElement(case, "system-out").text = _xml_text(r.reason)
     ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    return JUNIT_DECLARATION + ElementTree.tostring(root, encoding="unicode").encode() + b"\n"

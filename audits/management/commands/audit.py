@@ -199,7 +199,7 @@ class Command(BaseCommand):
                 urls=urls,
                 sitemap_url=sitemap_only,
                 check_external_links=external_links,
-                **({} if baseline == BASELINE_PREVIOUS else {"baseline": baseline}),
+                baseline=None if baseline == BASELINE_PREVIOUS else baseline,
             )
         worker = None
         if run_inline:
