@@ -104,8 +104,9 @@ class GateResult:
         fired = [r for r in self.rules if not r.passed]
         if fired:
             return "gate failed: " + "; ".join(f"{r.rule}: {r.reason}" for r in fired)
-        unjudged = sum(not r.judged for r in self.rules)
-        note = f" ({unjudged} without a baseline to judge against)" if unjudged else ""
+        unjudged = [r for r in self.rules if not r.judged]
+        why = "; ".join(dict.fromkeys(r.reason for r in unjudged))
+        note = f" ({len(unjudged)} not judged: {why})" if unjudged else ""
         return f"gate passed: {len(self.rules)} rule{'s' if len(self.rules) != 1 else ''}{note}"
 
     def as_json(self) -> dict:
@@ -268,6 +269,7 @@ def _new_issues(audit: Audit, baseline: Audit, rule: GateRule, *, issue_types: l
                 per_type[issue_type] = n
                 if len(examples) < GATE_EXAMPLES_MAX:
                     examples += [u or _site_url(audit) for u in urls[: GATE_EXAMPLES_MAX - len(examples)]]
+                    examples = list(dict.fromkeys(examples))  # a URL new in two types is one example
         matched_by = ""
     count = sum(per_type.values())
     if not count:

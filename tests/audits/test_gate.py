@@ -129,6 +129,14 @@ def test_new_critical_fires_on_a_critical_issue_the_baseline_did_not_have(pair):
     assert result.reason == "2 new critical issues: broken-page on 1 URL, missing-title on 1 URL"
 
 
+def test_a_url_new_in_two_critical_types_counts_twice_and_is_one_example(pair):
+    _base, audit = pair
+    issue(audit, "both")
+    issue(audit, "both", "missing-title", CRITICAL)
+    result = judge(audit, "new-critical")["new-critical"]
+    assert result.count == 2 and result.examples == [SITE + "both"]
+
+
 def test_new_critical_passes_when_every_critical_issue_was_in_the_baseline(pair):
     base, audit = pair
     for a in (base, audit):
@@ -204,6 +212,8 @@ def test_score_drop_without_a_score_passes_unjudged(pair):
     Audit.objects.filter(id=base.id).update(health_score=None)
     result = judge(audit, "score-drop=1")["score-drop=1"]
     assert result.passed and not result.judged and result.reason == "the baseline has no health score"
+    gate = gate_evaluate(audit=audit, rules=gate_rules_parse("score-drop=1"))
+    assert gate.reason == "gate passed: 1 rule (1 not judged: the baseline has no health score)"
 
 
 def test_score_below_is_a_floor_that_needs_no_baseline():
@@ -291,7 +301,7 @@ def test_without_a_baseline_every_rule_that_needs_one_passes_with_the_reason_no_
     assert result.passed and result.baseline_id is None
     for r in result.rules:
         assert r.passed and not r.judged and r.reason == "no baseline", r
-    assert result.reason == "gate passed: 6 rules (6 without a baseline to judge against)"
+    assert result.reason == "gate passed: 6 rules (6 not judged: no baseline)"
 
 
 def test_the_baseline_is_the_audits_own_else_none_when_finalize_found_none_else_the_previous_completed_audit():
