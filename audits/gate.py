@@ -11,8 +11,8 @@ A rule set is comma-separated (`new-critical,score-drop=5`). The rules:
 - `new-issue=TYPE`: the same for one issue type (docs/CHECKS.md), whatever its severity.
 - `score-drop=N`: the health score fell by N points or more (N from 1 to 100).
 - `score-below=N`: the health score is below N; needs no baseline (a floor for the first run too).
-- `became-noindex`: a URL indexable in the baseline is not indexable now (a PageChange of indexability, direction
-  down: audits/pipeline/changes.py).
+- `became-noindex`: a URL indexable in the baseline is not indexable now, whatever the reason (noindex, a canonical
+  elsewhere, an error or a redirect now): a PageChange of indexability, direction down (audits/pipeline/changes.py).
 - `new-broken`: a URL that answered below 400 in the baseline answers 4xx/5xx or fails (no answer) now (a
   PageChange of its status whose `before` is a status below 400), plus URLs added since the baseline that are
   broken now (a PageChange `added`).
@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from xml.etree import ElementTree
 
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from audits.checks.registry import CHECKS_BY_TYPE, CRITICAL
 from audits.comparison import comparison_baseline, comparison_issues
@@ -45,6 +45,7 @@ GATE_EXAMPLES_MAX = 10  # example URLs per rule, as the alerts give them
 GATE_RULES_MAX = 20  # rules in one set: every rule there is, with room for several new-issue=TYPE
 GATE_RULES_TEXT_MAX_CHARS = 2000
 RULE_ECHO_MAX_CHARS = 60  # how much of a refused rule its error repeats
+CAUSES_SHOWN = 5  # why URLs became non-indexable, in a rule's one-line reason
 INVALID_GATE_RULE = "invalid_gate_rule"
 AUDIT_NOT_COMPLETED = "audit_not_completed"
 AUDIT_SUMMARISED = "audit_summarised"
@@ -336,9 +337,14 @@ def _judge_became_noindex(audit: Audit, baseline: Audit, rule: GateRule) -> Rule
         audit=audit, field=PageChange.Field.INDEXABILITY, direction=PageChange.Direction.DOWN
     )
     n, examples = _urls(down)
-    if n:
-        return RuleResult(rule.text, False, f"{_plural(n, 'URL')} became non-indexable", n, examples)
-    return RuleResult(rule.text, True, "no URL became non-indexable")
+    if not n:
+        return RuleResult(rule.text, True, "no URL became non-indexable")
+    # `after` is "non-indexable: <why>" (audits.pipeline.changes.indexability_text): a reason per cause, most first
+    # (sorted here: a database's collation may order "noindex" and "non-2xx status" either way)
+    causes = down.order_by().values_list("after").annotate(n=Count("id"))
+    counted = sorted(((after.partition(": ")[2] or after, n) for after, n in causes), key=lambda c: (-c[1], c[0]))
+    why = ", ".join(f"{cause}: {n}" for cause, n in counted[:CAUSES_SHOWN])
+    return RuleResult(rule.text, False, f"{_plural(n, 'URL')} became non-indexable ({why})", n, examples)
 
 
 def broken_now_q() -> Q:

@@ -36,7 +36,7 @@ def later(project, results):
         field=PageChange.Field.INDEXABILITY,
         direction=PageChange.Direction.DOWN,
         before="indexable",
-        after="noindex",
+        after="non-indexable: noindex",
     )
     audit.refresh_from_db()
     return audit

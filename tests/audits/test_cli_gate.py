@@ -59,9 +59,13 @@ def test_the_gate_fails_the_release_that_adds_a_critical_issue_and_passes_an_unc
         noindexed = sorted(site.url_of(path) for path in (NOINDEXED, REMOVED, REDIRECTED))
         assert last_line(second) == (
             "gate failed: new-critical: 2 new critical issues: broken-internal-link on 1 URL, broken-page on 1 URL; "
-            "became-noindex: 3 URLs became non-indexable; new-broken: 1 URL newly broken (4xx/5xx or no answer)"
+            "became-noindex: 3 URLs became non-indexable (noindex: 1, non-2xx status: 1, redirect: 1); "
+            "new-broken: 1 URL newly broken (4xx/5xx or no answer)"
         )
-        assert f"gate: FAIL became-noindex: 3 URLs became non-indexable ({', '.join(noindexed)})" in second.stderr
+        assert (
+            "gate: FAIL became-noindex: 3 URLs became non-indexable (noindex: 1, non-2xx status: 1, redirect: 1)"
+            f" — {', '.join(noindexed)}\n"
+        ) in second.stderr
         assert "gate: PASS score-drop=50: health score " in second.stderr
         suite, cases = junit_cases(junit)
         assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("4", "3", "0")

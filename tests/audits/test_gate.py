@@ -227,12 +227,16 @@ def test_score_below_is_a_floor_that_needs_no_baseline():
 
 def test_became_noindex_fires_on_indexability_going_down_only(pair):
     _base, audit = pair
-    change(audit, "blog/", PageChange.Field.INDEXABILITY, PageChange.Direction.DOWN, "indexable", "noindex")
-    change(audit, "about/", PageChange.Field.INDEXABILITY, PageChange.Direction.UP, "noindex", "indexable")
+    down, up = PageChange.Direction.DOWN, PageChange.Direction.UP
+    change(audit, "blog/", PageChange.Field.INDEXABILITY, down, "indexable", "non-indexable: noindex")
+    change(audit, "shop/", PageChange.Field.INDEXABILITY, down, "indexable", "non-indexable: redirect")
+    change(audit, "team/", PageChange.Field.INDEXABILITY, down, "indexable", "non-indexable: noindex")
+    change(audit, "about/", PageChange.Field.INDEXABILITY, up, "non-indexable: noindex", "indexable")
     change(audit, "about/", PageChange.Field.ROBOTS, PageChange.Direction.CHANGED, "noindex", "")
     result = judge(audit, "became-noindex")["became-noindex"]
-    assert not result.passed and result.count == 1 and result.examples == [SITE + "blog/"]
-    assert result.reason == "1 URL became non-indexable"
+    assert not result.passed and result.count == 3
+    assert result.examples == [SITE + "blog/", SITE + "shop/", SITE + "team/"]
+    assert result.reason == "3 URLs became non-indexable (noindex: 2, redirect: 1)"
     PageChange.objects.filter(direction=PageChange.Direction.DOWN).delete()
     assert judge(audit, "became-noindex")["became-noindex"].passed
 

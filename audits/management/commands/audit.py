@@ -264,13 +264,13 @@ def _gate(audit: Audit, rules: list[GateRule]) -> GateResult:
 
 
 def _gate_rule_line(rule) -> str:
-    """`gate: FAIL new-critical: 2 new critical issues: … (https://…/a, https://…/b)`, a few examples at most."""
+    """`gate: FAIL new-broken: 2 URLs newly broken (…) — https://…/a, https://…/b`, a few examples at most."""
     outcome = "PASS" if rule.passed else "FAIL"
     shown = ", ".join(rule.examples[:GATE_EXAMPLES_SHOWN])
     more = rule.count - min(len(rule.examples), GATE_EXAMPLES_SHOWN)
     if shown and more > 0:
         shown += f", … {more} more"
-    return f"gate: {outcome} {rule.rule}: {rule.reason}" + (f" ({shown})" if shown and not rule.passed else "")
+    return f"gate: {outcome} {rule.rule}: {rule.reason}" + (f" — {shown}" if shown and not rule.passed else "")
 
 
 def _junit_checked(path: str, rules: list[GateRule] | None) -> None:
