@@ -566,3 +566,26 @@ class VerificationSerializer(serializers.Serializer):
     note = serializers.CharField(help_text="What the re-check could not cover (a capped original list); often empty")
     checked_at = serializers.DateTimeField(allow_null=True)
     urls = VerificationUrlSerializer(source="rows", many=True)
+
+
+class GateRuleResultSerializer(serializers.Serializer):
+    rule = serializers.CharField(help_text="The rule as written: new-critical, score-drop=5, …")
+    passed = serializers.BooleanField()
+    judged = serializers.BooleanField(
+        help_text="False: there was nothing to judge it on (no baseline, no health score); it then passes"
+    )
+    reason = serializers.CharField(help_text='One line: "2 URLs became non-indexable", "no baseline", …')
+    count = serializers.IntegerField(
+        help_text="URLs the rule found (score-drop, score-below: points; pages-drop: pages lost)"
+    )
+    examples = serializers.ListField(child=serializers.CharField(), help_text="Up to 10 example URLs")
+
+
+class GateSerializer(serializers.Serializer):
+    audit = serializers.UUIDField(source="audit_id")
+    baseline = serializers.UUIDField(
+        source="baseline_id", allow_null=True, help_text="The audit judged against; null: none (every rule passes)"
+    )
+    passed = serializers.BooleanField(help_text="Every rule passed")
+    reason = serializers.CharField(help_text="One line: the rules that fired and why, or that all passed")
+    rules = GateRuleResultSerializer(many=True)

@@ -26,6 +26,7 @@ from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
 from audits.errors import AuditRefused, ErrorCode
+from audits.gate import gate_evaluate, gate_rules_parse
 from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
 from audits.segments import (
     SEGMENT_PARAM,
@@ -277,6 +278,39 @@ class AuditCompare(ApiMixin, APIView):
                 raise AuditRefused(ErrorCode.AUDIT_SUMMARISED, audit_summarised_message(pruned))
             return Response(s.ComparisonSerializer(kept).data)
         return Response(s.ComparisonSerializer(audit_comparison(audit=audit, base=base, segment=segment)).data)
+
+
+@extend_schema(tags=["audits"])
+class AuditGate(ApiMixin, APIView):
+    pagination_class = None
+    filter_backends = []
+
+    @extend_schema(
+        responses={200: s.GateSerializer},
+        summary="The release gate: judge a completed audit against its baseline",
+        description="Each rule of `rules` passed or failed, with a one-line reason, a count and up to 10 example "
+        "URLs (audits/gate.py). Rules: `new-critical` (a critical issue, by type and URL, not in the baseline), "
+        "`new-issue=TYPE` (the same for one issue type), `score-drop=N` (the health score fell by N or more), "
+        "`score-below=N` (the health score is below N; needs no baseline), `became-noindex` (a URL indexable in "
+        "the baseline is not now), `new-broken` (a URL that answered below 400 in the baseline answers 4xx/5xx or "
+        "fails now, or an added URL that is broken), `pages-drop=N` (N % fewer pages crawled). The baseline is the "
+        "audit's own, else the project's previous completed audit; without one, the rules that need it pass with "
+        "the reason `no baseline` (`judged`: false). A bad rule answers 400 invalid_gate_rule naming it; an audit "
+        "that has not completed 400 audit_not_completed; one whose pages retention pruned 400 audit_summarised.",
+        parameters=[
+            OpenApiParameter(
+                "rules",
+                str,
+                OpenApiParameter.QUERY,
+                required=True,
+                description="Comma-separated rules, e.g. `new-critical,score-drop=5,became-noindex,new-broken`",
+            )
+        ],
+    )
+    def get(self, request, pk):
+        audit = self.audit_or_404(pk)
+        rules = gate_rules_parse(request.query_params.get("rules", ""))
+        return Response(s.GateSerializer(gate_evaluate(audit=audit, rules=rules)).data)
 
 
 # --- results -------------------------------------------------------------------------------------------
