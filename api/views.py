@@ -296,7 +296,7 @@ class AuditGate(ApiMixin, APIView):
         "fails now, or an added URL that is broken), `pages-drop=N` (N % fewer pages crawled). The baseline is the "
         "audit's own, else the project's previous completed audit; without one, the rules that need it pass with "
         "the reason `no baseline` (`judged`: false). A bad rule answers 400 invalid_gate_rule naming it; an audit "
-        "that has not completed 400 audit_not_completed; one whose pages retention pruned 400 audit_summarised.",
+        "that has not completed 409 audit_not_completed; one whose pages retention pruned 409 audit_summarised.",
         parameters=[
             OpenApiParameter(
                 "rules",

@@ -83,7 +83,7 @@ def test_a_bad_rule_set_is_a_400_problem_naming_the_rule(api, results, rules, wo
 
 def test_a_running_audit_is_refused_and_anothers_audit_is_not_found(api, other_api, project, results):
     running = AuditFactory(project=project)
-    assert_problem(api.get(gate_url(running, "new-critical")), 400, "audit_not_completed")
+    assert_problem(api.get(gate_url(running, "new-critical")), 409, "audit_not_completed")
     assert_problem(other_api.get(gate_url(results, "new-critical")), 404, "not_found")
 
 
