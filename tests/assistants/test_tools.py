@@ -28,6 +28,7 @@ READ_ONLY = {
     "list_pages", "get_page", "compare_audits", "export_links", "list_external_links", "external_link_pages",
 }  # fmt: skip
 WRITES = {"create_project", "start_audit", "cancel_audit"}  # start, cancel or change something
+READ_ONLY |= {"list_changes"}  # issue 28
 
 
 @pytest.fixture
