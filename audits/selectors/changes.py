@@ -194,7 +194,9 @@ def changes_status(*, audit: Audit, total: int | None = None) -> ChangesStatus:
     else:
         if total is None:
             total = change_counts(audit=audit).total
-        if baseline is not None and computed_against != str(baseline.id):
+        # Finalize stores the baseline with the counts; rows without counts stored are the baseline's too.
+        stale = computed_against != str(baseline.id) if computed_against else not total
+        if baseline is not None and stale:
             state = ChangesState.PENDING
         elif total:
             state = ChangesState.CHANGED

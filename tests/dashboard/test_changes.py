@@ -6,6 +6,9 @@ account scoping and the exports."""
 import csv
 import io
 import json
+import os
+import uuid
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -13,7 +16,9 @@ from django.urls import reverse
 from audits import services
 from audits.models import PageChange
 from tests.dashboard.conftest import finished_audit
-from tests.factories import ProjectFactory
+from tests.dashboard.test_browser import SCREENSHOTS, sign_in
+from tests.factories import PageChangeFactory, ProjectFactory, UserFactory
+from tests.support.browser import chromium_browser, serious_axe_violations
 from tests.support.page_changes import CHANGES, LONG_TITLE, changes_world
 
 pytestmark = pytest.mark.django_db
@@ -220,3 +225,52 @@ def test_the_comparison_with_the_baseline_counts_changes_per_field_and_links_the
     other = finished_audit(audit.project, days_ago=3)
     html = owner_client.get(compare + f"?base={other.id}").content.decode()
     assert 'id="compare-changes"' not in html and 'id="compare-changes-elsewhere"' in html
+
+
+LONG_ROBOTS_LINE = "Disallow: /search/results/" + "filter-by-colour-and-size-and-price/" * 4 + "*?sessionid="
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.browser
+def test_the_screen_reads_well_at_1440_and_390_px(live_server):
+    """In Chromium: no sideways overflow (long titles, URLs and robots.txt lines wrap), the counts filter, and axe-core
+    finds no serious or critical violation. Screenshots: artifacts/screenshots/28-changes-* and SHOTS_DIR."""
+    owner = UserFactory(username="rosa")
+    project = ProjectFactory(owner=owner, name="Shop")
+    baseline = finished_audit(project, days_ago=7)
+    audit = finished_audit(project, pages_crawled=4)
+    rows, _pages, _old = changes_world(audit, baseline, store_counts=False)
+    PageChangeFactory(
+        audit=audit, baseline=baseline, url=rows["robots"].url, field=Field.ROBOTS_TXT,
+        direction=PageChange.Direction.REMOVED, before=LONG_ROBOTS_LINE, after="",
+        id=uuid.uuid4(),
+    )  # fmt: skip
+    long_url = audit.start_url + "catalogue/" + "a-very-long-product-category-name/" * 4 + "item"
+    PageChangeFactory(audit=audit, baseline=baseline, url=long_url, field=Field.STATUS, before="200", after="404")
+    first = finished_audit(ProjectFactory(owner=owner, name="New site"))
+    with chromium_browser() as browser:
+        for width in (1440, 390):
+            context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+            tab = context.new_page()
+            sign_in(tab, live_server, "rosa")
+            tab.goto(f"{live_server.url}/audits/{audit.id}/changes/")
+            assert tab.locator("#change-table tbody tr").count() == len(CHANGES) + 2
+            overflow = tab.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 0, f"the Changes screen at {width} px overflows by {overflow} px"
+            assert not serious_axe_violations(tab)
+            _shoot(tab, f"28-changes-{width}")
+            tab.get_by_role("link", name="Indexability").click()
+            tab.wait_for_load_state()
+            assert tab.locator("#change-table tbody tr").count() == 1
+            assert "became non-indexable" in tab.locator("#change-table").inner_text()
+            tab.goto(f"{live_server.url}/audits/{first.id}/changes/")
+            assert "first completed audit" in tab.locator("#changes-empty").inner_text()
+            assert not serious_axe_violations(tab)
+            _shoot(tab, f"28-changes-first-{width}")
+            context.close()
+
+
+def _shoot(tab, name: str) -> None:
+    for folder in filter(None, (SCREENSHOTS, os.environ.get("SHOTS_DIR"))):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
