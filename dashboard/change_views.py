@@ -9,14 +9,14 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from audits import comparison, exports, services
+from audits import exports, services
 from audits.errors import AuditRefused
 from audits.models import Audit, PageChange
 from audits.selectors import changes as change_reads
 from audits.selectors import pagination
 from config.inputs import text_problem
 from dashboard import selectors as dashboard
-from dashboard.views import _segment_suffix, dashboard_view, request_segment, segment_query_string
+from dashboard.views import _segment_suffix, dashboard_view, request_segment
 
 Field = PageChange.Field
 Direction = PageChange.Direction
@@ -101,7 +101,7 @@ def audit_changes(request, audit_id):
         "state": status.state,
         "states": change_reads.ChangesState,
         "baseline": status.baseline,
-        "choices": comparison.baseline_choices(audit=audit) if audit.status == Audit.Status.COMPLETED else [],
+        "choices": change_reads.change_baseline_choices(audit=audit) if audit.status == Audit.Status.COMPLETED else [],
         "counts": counts,
         "whole_total": whole.total,
         "changes": changes,
@@ -123,21 +123,21 @@ def audit_changes(request, audit_id):
 @require_POST
 @dashboard_view
 def audit_changes_baseline(request, audit_id):
-    """Measure the audit's changes against another completed audit of its project (audits.services)."""
+    """Measure the audit's changes against another completed audit of its project: audits.services.audit_baseline_set
+    judges the choice (an audit of this project, completed, with its pages) and has the changes computed again."""
     audit = _audit(request, audit_id)
     target = reverse("audits:audit-changes", args=[audit.id])
-    chosen = request.POST.get("baseline", "").strip()
-    baseline = comparison.comparison_baseline(audit=audit, base_id=chosen) if chosen else None
-    if baseline is None:
+    chosen = request.POST.get("baseline", "").strip()[:FILTER_MAX_CHARS]
+    if not chosen:
         messages.error(request, "Choose a completed audit of this project as the baseline.")
         return redirect(target)
     try:
-        services.audit_baseline_set(audit=audit, baseline=baseline)
+        audit = services.audit_baseline_set(audit=audit, baseline=chosen)
     except AuditRefused as exc:
         messages.error(request, exc.message)
     else:
-        when = baseline.created_at.strftime("%Y-%m-%d %H:%M")
-        messages.success(request, f"Changes are now measured against the audit of {when} UTC.")
+        when = audit.baseline.created_at.strftime("%Y-%m-%d %H:%M")
+        messages.success(request, f"The changes are being measured again, against the audit of {when} UTC.")
     return redirect(target)
 
 
@@ -157,11 +157,3 @@ def audit_changes_export(request, audit_id, fmt):
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Accel-Buffering"] = "no"
     return response
-
-
-def changes_link(audit: Audit, *, field: str = "", segment=None) -> str:
-    """The Changes screen of `audit`, filtered to one field (the comparison screen's links)."""
-    url = reverse("audits:audit-changes", args=[audit.id]) + segment_query_string(segment)
-    if field:
-        url += ("&" if "?" in url else "?") + f"field={field}"
-    return url

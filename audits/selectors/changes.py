@@ -26,6 +26,7 @@ CHANGE_KEYSET = (KeysetColumn("url"), KeysetColumn("id"))
 CHANGE_ORDERING = tuple(column.name for column in CHANGE_KEYSET)
 CHANGE_EXPORT_COLUMNS = ("url", "field", "direction", "before", "after")
 CHANGE_FETCH_ROWS = 2000  # rows per fetch of the exports' database cursor
+BASELINE_CHOICES_MAX = 50  # audits offered as a baseline (newest first)
 STATS_KEY = "changes"  # Audit.stats["changes"]: {field: count, "baseline": id or null}, written at finalize
 
 FIELD_LABELS = dict(Field.choices)
@@ -207,6 +208,16 @@ def changes_status(*, audit: Audit, total: int | None = None) -> ChangesStatus:
         else:
             state = ChangesState.FIRST
     return ChangesStatus(state=state, baseline=baseline, computed_against=computed_against)
+
+
+def change_baseline_choices(*, audit: Audit) -> QuerySet[Audit]:
+    """The audits a person may pick as this one's baseline, newest first: the project's other completed audits whose
+    pages are kept (a summarised audit cannot be compared page by page; audits.services.audit_baseline_set decides)."""
+    return (
+        Audit.objects.filter(project_id=audit.project_id, status=Audit.Status.COMPLETED, summarised_at__isnull=True)
+        .exclude(id=audit.id)
+        .order_by("-created_at")[:BASELINE_CHOICES_MAX]
+    )
 
 
 def _earlier_completed(audit: Audit) -> bool:

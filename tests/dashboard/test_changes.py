@@ -133,38 +133,41 @@ def test_empty_states_say_why(owner_client, owner):
     assert "did not complete" in _screen(owner_client, failed).content.decode()
 
 
-def test_picking_another_baseline_calls_the_service(owner_client, world, monkeypatch):
+def _baseline_service():
+    if not hasattr(services, "audit_baseline_set"):
+        pytest.skip("audits.services.audit_baseline_set comes with the changes stage (branch i28-changes)")
+
+
+def test_picking_another_baseline_has_the_changes_measured_again(owner_client, world):
+    _baseline_service()
     audit, baseline, _rows, _pages, _old = world
     other = finished_audit(audit.project, days_ago=3)
-    called = []
-
-    def audit_baseline_set(*, audit, baseline):  # the service's own tests are the changes stage's
-        called.append((audit.id, baseline.id))
-        return audit
-
-    monkeypatch.setattr(services, "audit_baseline_set", audit_baseline_set, raising=False)
     url = reverse("audits:audit-changes-baseline", args=[audit.id])
     response = owner_client.post(url, {"baseline": str(other.id)}, follow=True)
-    assert called == [(audit.id, other.id)]
-    assert "Changes are now measured against the audit of" in response.content.decode()
-    for refused in ("", str(audit.id), "not-a-uuid", str(finished_audit(ProjectFactory()).id)):
-        response = owner_client.post(url, {"baseline": refused}, follow=True)
-        assert "Choose a completed audit of this project" in response.content.decode()
-    assert called == [(audit.id, other.id)]
+    html = response.content.decode()
+    assert "The changes are being measured again, against the audit of" in html
+    audit.refresh_from_db()
+    assert audit.baseline_id == other.id
+    assert "are being computed" in html and f'value="{other.id}" selected' in html  # until the task has run
     assert owner_client.get(url).status_code == 405
 
 
-def test_a_refused_baseline_is_said(owner_client, world, monkeypatch):
-    from audits.errors import AuditRefused
-
+@pytest.mark.parametrize("chosen", ["", "self", "not-a-uuid", "elsewhere", "running"])
+def test_a_refused_baseline_is_said_and_changes_nothing(owner_client, world, chosen):
     audit, baseline, _rows, _pages, _old = world
-
-    def audit_baseline_set(*, audit, baseline):
-        raise AuditRefused("audit_not_finished", "Not now.")
-
-    monkeypatch.setattr(services, "audit_baseline_set", audit_baseline_set, raising=False)
+    if chosen:
+        _baseline_service()
+    values = {
+        "self": str(audit.id),
+        "elsewhere": str(finished_audit(ProjectFactory()).id),
+        "running": str(finished_audit(audit.project, status="running", completed_at=None).id),
+    }
     url = reverse("audits:audit-changes-baseline", args=[audit.id])
-    assert "Not now." in owner_client.post(url, {"baseline": str(baseline.id)}, follow=True).content.decode()
+    html = owner_client.post(url, {"baseline": values.get(chosen, chosen)}, follow=True).content.decode()
+    assert "message-error" in html
+    assert "being measured again" not in html
+    audit.refresh_from_db()
+    assert audit.baseline_id == baseline.id
 
 
 def test_another_accounts_audit_answers_404(client, stranger, world):
