@@ -277,3 +277,47 @@ def _shoot(tab, name: str) -> None:
     for folder in filter(None, (SCREENSHOTS, os.environ.get("SHOTS_DIR"))):
         Path(folder).mkdir(parents=True, exist_ok=True)
         tab.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_site_in_two_versions_the_screen_api_and_export_list_exactly_its_changes(client, owner):
+    """Two real audits of a site served in two versions (tests.support.sites.versions, the changes stage's): the
+    Changes screen, the API and the CSV export list exactly the changes of version 2 against version 1, and an
+    unchanged rerun says nothing changed."""
+    versions = pytest.importorskip(
+        "tests.support.sites.versions", reason="the two-version site comes with the changes stage (i28-changes)"
+    )
+    from rest_framework.test import APIClient
+
+    from accounts.tokens import token_create
+
+    with versions.serve_versions() as site:
+        project = ProjectFactory(owner=owner, base_url=site.url + "/")
+        first = versions.audit_versions(site, project=project)
+        site.version = 2
+        second = versions.audit_versions(site, project=project)
+        rerun = versions.audit_versions(site, project=project)
+    expected = {(url, field, direction, before, after) for field, url, direction, before, after in
+                versions.expected_changes(site)}  # fmt: skip
+    client.force_login(owner)
+
+    screen = client.get(reverse("audits:audit-changes", args=[second.id]))
+    shown = {(r.url, r.field, r.direction, r.before, r.after) for r in screen.context["changes"]}
+    assert shown == expected and screen.context["counts"].total == len(expected)
+    assert screen.context["baseline"] == first and "Measured against the audit of" in screen.content.decode()
+
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token_create(user=owner, name='ci')[1]}")
+    body = api.get(f"/api/v1/audits/{second.id}/changes/", {"page_size": 500}).json()
+    assert {(r["url"], r["field"], r["direction"], r["before"], r["after"]) for r in body["results"]} == expected
+    assert body["count"] == len(expected)
+
+    export = client.get(reverse("audits:audit-changes-export", args=[second.id, "csv"]))
+    rows = list(csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode())))
+    assert {(r["url"], r["field"], r["direction"], r["before"], r["after"]) for r in rows} == expected
+
+    unchanged = client.get(reverse("audits:audit-changes", args=[rerun.id]))
+    assert unchanged.context["state"] == "unchanged" and "Nothing changed." in unchanged.content.decode()
+    assert api.get(f"/api/v1/audits/{rerun.id}/changes/").json()["count"] == 0
+    first_screen = client.get(reverse("audits:audit-changes", args=[first.id])).content.decode()
+    assert "This is the first completed audit of the project" in first_screen
