@@ -36,7 +36,7 @@ from audits.segments import (
 )
 from audits.selectors.audits import audit_comparison, audit_list_for, audit_urls_skipped
 from audits.selectors.bots import agent_fetch_list
-from audits.selectors.changes import CHANGE_ORDERING, change_counts, change_list, changes_status
+from audits.selectors.changes import CHANGE_ORDERING, change_counts, change_list, change_total, changes_status
 from audits.selectors.external import (
     external_link_filter,
     external_link_get,
@@ -446,10 +446,11 @@ class ChangeList(ApiMixin, generics.ListAPIView):
         return change_list(audit=self.audit, segment=self.segment)
 
     def keyset_total(self, request) -> int | None:
-        """Unfiltered, the counts finalize stored (Audit.stats) instead of a COUNT(*)."""
-        if any(request.query_params.get(name) for name in (*filters.ChangeFilter.base_filters, SEGMENT_PARAM)):
-            return None
-        return change_counts(audit=self.audit).total
+        """The counts per field (stored by finalize for the whole site) instead of a COUNT(*), unless a direction
+        narrows the list."""
+        query = {name: request.query_params.get(name) or None for name in ("field", "direction")}
+        counts = change_counts(audit=self.audit, segment=self.segment)
+        return change_total(counts, audit=self.audit, segment=self.segment, **query)
 
 
 @extend_schema(tags=["results"])

@@ -86,7 +86,7 @@ def audit_changes(request, audit_id):
         cursor=request.GET.get("cursor"),
         tag=change_reads.change_cursor_tag(audit.id),
         per_page=change_reads.CHANGES_PER_PAGE,
-        total=rows.count() if filtered else counts.total,
+        total=change_reads.change_total(counts, audit=audit, segment=segment, **filters),
     )
     changes.object_list = change_reads.changes_with_pages(changes.object_list)
     for row in changes.object_list:

@@ -151,6 +151,18 @@ def change_counts(*, audit: Audit, segment: SegmentChoice | None = None) -> Chan
     return ChangeCounts(by_field=rows, total=sum(row.count for row in rows))
 
 
+def change_total(
+    counts: ChangeCounts, *, audit: Audit, field: str | None = None, direction: str | None = None, segment=None
+) -> int:
+    """How many changes a list of these filters holds: read from `counts` (the same audit and segment's) unless a
+    direction narrows it, then counted."""
+    if direction:
+        return change_filter(audit=audit, field=field, direction=direction, segment=segment).count()
+    if field:
+        return counts.as_dict().get(field, 0)
+    return counts.total
+
+
 def change_export_rows(
     *, audit: Audit, field: str | None = None, direction: str | None = None, segment: SegmentChoice | None = None
 ):

@@ -155,3 +155,15 @@ def test_where_an_audit_stands():
     changed = finished_audit(project)
     changes_world(changed, first)
     assert changes.changes_status(audit=changed).state == State.CHANGED
+
+
+def test_a_lists_total_is_read_from_the_counts_unless_a_direction_narrows_it(world):
+    audit, _baseline, _rows = world
+    counts = changes.change_counts(audit=audit)
+    with CaptureQueriesContext(connection) as queries:
+        assert changes.change_total(counts, audit=audit) == len(CHANGES)
+        assert changes.change_total(counts, audit=audit, field=Field.TITLE) == 1
+        assert changes.change_total(counts, audit=audit, field="nonsense") == 0
+    assert len(queries) == 0
+    assert changes.change_total(counts, audit=audit, direction=Direction.ADDED) == 3
+    assert changes.change_total(counts, audit=audit, field=Field.TITLE, direction=Direction.ADDED) == 0
