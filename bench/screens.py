@@ -51,6 +51,7 @@ SORT_KEYS = (
     "issues",
 )  # fmt: skip  (every sortable column of the pages grid, audits.selectors.pages.PAGE_SORTS)
 DEEP_PAGE = 1500  # "a deep page" of the grid (rows 74,951-75,000 of 100,000), capped to the last page but one
+API_PAGE_ROWS = 50  # api.pagination.API_PAGE_SIZE: a list of no more has no deep page to time
 CHANGED_SHARE = 0.03  # pages changed since the baseline in the synthetic audit (issue 28's Changes screen)
 BASELINE_AGE_DAYS = 7  # the seeded baseline is an audit this much older
 # The fields the seeded changes cycle through, each with its direction and its values before and after.
@@ -115,9 +116,10 @@ def _screens(audit, page_id, hub_id, issue_type: str, pages: int, evidence_rows:
     return screens
 
 
-def _change_screens(audit, cursors, segment_key: str) -> list:
+def _change_screens(audit, cursors, segment_key: str, changes: int) -> list:
     """(name, URL) of the Changes screen and the API's changes (issue 28): the first screen, one field, a segment,
-    the last keyset page, the summary and the export's start."""
+    the last keyset page (the API's: 40 `next` links deep, when it has more than one page), the summary and the
+    export's start."""
     from urllib.parse import quote
 
     a = f"/audits/{audit.id}"
@@ -129,7 +131,7 @@ def _change_screens(audit, cursors, segment_key: str) -> list:
         ("changes, direction down", f"{a}/changes/?direction=down"),
         ("changes, last page", f"{a}/changes/?cursor={last}" if last else f"{a}/changes/"),
         ("API changes", api),
-        ("API changes, last page", f"{api}?page=last"),
+        *([("API changes, last page", f"{api}?page=last")] if changes > API_PAGE_ROWS else []),
         ("API changes, field title", f"{api}?field=title"),
         ("API change summary", f"{api}summary/"),
         ("export changes csv (start)", f"{a}/changes/export.csv"),
@@ -302,7 +304,7 @@ def _measure(audit_id: str, repeat: int, *, finalize: bool = True) -> dict:
     cursors = _cursor_maker(audit, hub_id)
     screens = _screens(audit, page_id, hub_id, issue_type, pages, by_type.get(issue_type, 0), cursors)
     folders = audit_top_folders(audit=audit)
-    screens += _change_screens(audit, cursors, folders[0][0] if folders else "")
+    screens += _change_screens(audit, cursors, folders[0][0] if folders else "", changes)
     rows = []
     for name, url in screens:
         http = api if url.startswith("/api/") else client
