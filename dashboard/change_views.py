@@ -101,7 +101,10 @@ def audit_changes(request, audit_id):
         "state": status.state,
         "states": change_reads.ChangesState,
         "baseline": status.baseline,
-        "choices": change_reads.change_baseline_choices(audit=audit) if audit.status == Audit.Status.COMPLETED else [],
+        # A summarised audit (retention pruned its pages) keeps its changes as they were measured.
+        "choices": change_reads.change_baseline_choices(audit=audit)
+        if audit.status == Audit.Status.COMPLETED and audit.summarised_at is None
+        else [],
         "counts": counts,
         "whole_total": whole.total,
         "changes": changes,

@@ -321,3 +321,15 @@ def test_a_site_in_two_versions_the_screen_api_and_export_list_exactly_its_chang
     assert api.get(f"/api/v1/audits/{rerun.id}/changes/").json()["count"] == 0
     first_screen = client.get(reverse("audits:audit-changes", args=[first.id])).content.decode()
     assert "This is the first completed audit of the project" in first_screen
+
+
+def test_a_summarised_audit_keeps_its_changes_and_offers_no_other_baseline(owner_client, world):
+    from django.utils import timezone
+
+    audit, _baseline, rows, _pages, _old = world
+    audit.summarised_at = timezone.now()
+    audit.save(update_fields=["summarised_at"])
+    response = _screen(owner_client, audit)
+    html = response.content.decode()
+    assert len(response.context["changes"]) == len(rows) and 'id="changes-summarised"' in html
+    assert "Use as baseline" not in html
