@@ -218,12 +218,28 @@ class IssueSerializer(serializers.ModelSerializer):
         return spec.title if spec else obj.type
 
 
+class VerificationBriefSerializer(serializers.Serializer):
+    """The newest fix verification of an issue type (audits.selectors.verification), as its row shows it."""
+
+    audit = serializers.UUIDField(source="audit.id", help_text="The verification: GET …/audits/{id}/verification/")
+    status = serializers.CharField(help_text="The verification audit's status: running, completed, failed, cancelled")
+    label = serializers.CharField(help_text='"verified fixed on 4 Dec 2026", "3 of 5 fixed on 4 Dec 2026", …')
+    fixed = serializers.IntegerField()
+    total = serializers.IntegerField(help_text="URLs re-checked (0 until the verification completed)")
+    checked_at = serializers.DateTimeField(allow_null=True)
+
+
 class IssueSummarySerializer(serializers.Serializer):
     type = serializers.CharField()
     title = serializers.CharField()
     scope = serializers.CharField(allow_null=True)
     severity = serializers.CharField()
     count = serializers.IntegerField()
+    verification = VerificationBriefSerializer(
+        allow_null=True,
+        required=False,
+        help_text="The newest fix verification of this type (POST …/issues/{type}/verify/); null when none",
+    )
 
 
 PAGE_LIST_FIELDS = [
@@ -462,10 +478,16 @@ class ScheduleSerializer(serializers.ModelSerializer):
         max_length=120, required=False, allow_blank=True, help_text="Five fields, UTC; only read for kind=cron"
     )
     enabled = serializers.BooleanField(required=False, default=True)
+    report_recipients = serializers.ListField(
+        child=serializers.CharField(max_length=320, allow_blank=True),
+        required=False,
+        help_text="E-mail addresses each scheduled audit's report (the client PDF and a short summary) is sent to, at "
+        "most 20; omitted: unchanged; []: no e-mail. An invalid address answers 400 invalid_report_recipients",
+    )
 
     class Meta:
         model = Schedule
-        fields = ["kind", "cron", "enabled", "created_at"]
+        fields = ["kind", "cron", "enabled", "report_recipients", "created_at"]
         read_only_fields = ["created_at"]
 
 
@@ -545,3 +567,29 @@ class AgentFetchSerializer(serializers.ModelSerializer):
             "main_words", "error", "fetched_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+
+class VerificationUrlSerializer(serializers.Serializer):
+    url = serializers.CharField()
+    outcome = serializers.CharField(
+        help_text="fixed | still_present | unreachable. fixed: crawled again and the issue type is gone; "
+        "still_present: still reported on it; unreachable: "
+        "not crawled again (robots.txt, the project's rules), answered 4xx/5xx, or now redirects",
+    )
+    note = serializers.CharField(help_text="Why, in words")
+
+
+class VerificationSerializer(serializers.Serializer):
+    """A fix verification: the verdict per URL that carried the issue type in the original audit."""
+
+    audit = serializers.UUIDField(source="audit.id", help_text="This verification audit")
+    verifies = serializers.UUIDField(source="original_id", help_text="The audit whose issue type it re-checked")
+    issue_type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.CharField(help_text="The verification audit's status; no URLs until it completed")
+    label = serializers.CharField()
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="URLs per outcome, zeros included")
+    total = serializers.IntegerField()
+    note = serializers.CharField(help_text="What the re-check could not cover (a capped original list); often empty")
+    checked_at = serializers.DateTimeField(allow_null=True)
+    urls = VerificationUrlSerializer(source="rows", many=True)

@@ -73,6 +73,8 @@ urlpatterns = [
         v.IssueTypeJsonExport.as_view(),
         name="export-issue-type-json",
     ),
+    path("v1/audits/<uuid:pk>/issues/<str:issue_type>/verify/", v.IssueTypeVerify.as_view(), name="audit-issue-verify"),
+    path("v1/audits/<uuid:pk>/verification/", v.AuditVerification.as_view(), name="audit-verification"),
     path("v1/webhooks/<id:pk>/", v.WebhookDetail.as_view(), name="webhook-detail"),
     path("v1/webhooks/<id:pk>/deliveries/", v.WebhookDeliveries.as_view(), name="webhook-deliveries"),
 ]

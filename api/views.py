@@ -25,6 +25,7 @@ from api.schema import ApiAutoSchema
 from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
+from audits.errors import AuditRefused, ErrorCode
 from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, PageChange, Project, Schedule, Segment
 from audits.segments import (
     SEGMENT_PARAM,
@@ -46,15 +47,19 @@ from audits.selectors.external import (
 from audits.selectors.issues import ISSUE_LIST_ORDERING, issue_counts_by_type, issue_list, issues_by_type
 from audits.selectors.links import page_links
 from audits.selectors.projects import project_list_for
+from audits.selectors.verification import fix_verification, verifications_by_type
 from audits.services import (
     audit_cancel_checked,
     audit_delete,
     audit_start,
     audit_status_refresh,
+    issue_fix_verify,
     project_create,
     project_delete,
     project_update,
+    report_recipients_checked,
     schedule_clear,
+    schedule_report_recipients_set,
     schedule_set,
 )
 from scratchpad.models import LinkEdge
@@ -296,6 +301,8 @@ class IssueSummary(ApiMixin, APIView):
     def get(self, request, pk):
         audit = self.audit_or_404(pk)
         rows = issue_counts_by_type(audit=audit, **_issues_q(self.segment_for(audit)))
+        verified = verifications_by_type(audit=audit)
+        rows = [{**row, "verification": verified.get(row["type"])} for row in rows]
         return Response(s.IssueSummarySerializer(rows, many=True).data)
 
 
@@ -763,7 +770,13 @@ class ProjectSchedule(ApiMixin, APIView):
         project = self.project_or_404(pk)
         serializer = s.ScheduleSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        schedule = schedule_set(project=project, **serializer.validated_data)
+        values = dict(serializer.validated_data)
+        recipients = values.pop("report_recipients", None)
+        if recipients is not None:
+            report_recipients_checked(recipients)  # refused before the schedule changes
+        schedule = schedule_set(project=project, **values)
+        if recipients is not None:
+            schedule = schedule_report_recipients_set(project=project, recipients=recipients)
         return Response(s.ScheduleSerializer(schedule).data)
 
     @extend_schema(responses={204: None}, summary="Clear the schedule")
@@ -821,3 +834,49 @@ class WebhookDeliveries(ApiMixin, generics.ListAPIView):
             return WebhookDelivery.objects.none()
         webhook = get_object_or_404(selectors.webhook_list_for(self.request.user), pk=self.kwargs["pk"])
         return selectors.delivery_list(webhook=webhook)
+
+
+# --- fix verification (issue 28) ------------------------------------------------------------------------
+
+
+@extend_schema(tags=["audits"])
+class IssueTypeVerify(ApiMixin, APIView):
+    throttle_scope = "audit_start"
+
+    @extend_schema(
+        request=None,
+        responses={202: OpenApiResponse(s.AuditSerializer, description="Started; Location is its verification")},
+        summary="Verify a fix: re-check the URLs that carry an issue type",
+        description="Starts a list-mode audit of the pages that carry the issue type in this completed audit (for a "
+        "link type, with the link targets its findings name), linked to it and judged with its check settings. "
+        "Its verdict per URL: `GET /api/v1/audits/{new id}/verification/`. Refused: 409 audit_not_completed, "
+        "409 audit_summarised, 400 issue_type_not_verifiable (site-wide findings, types that need the whole crawl "
+        "— duplicates, orphans, click depth, redirect chains, pagination, hreflang return links —, Lighthouse's), "
+        "404 issue_type_not_found, and what starting an audit refuses (409 audit_already_running, …).",
+    )
+    def post(self, request, pk, issue_type):
+        verification = issue_fix_verify(audit=self.audit_or_404(pk), issue_type=issue_type, user=request.user)
+        return Response(
+            s.AuditSerializer(verification).data,
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": self.absolute("api:audit-verification", pk=verification.pk)},
+        )
+
+
+@extend_schema(tags=["audits"])
+class AuditVerification(ApiMixin, APIView):
+    pagination_class = None  # at most MAX_LIST_URLS rows, read whole
+    filter_backends = []
+
+    @extend_schema(
+        responses={200: s.VerificationSerializer},
+        summary="A fix verification's verdict per URL",
+        description="For an audit started by `POST …/issues/{type}/verify/`: each URL that carried the issue type in "
+        "the original audit, fixed, still_present or unreachable, with why; counts per outcome and the line the "
+        "issue type shows (`label`). No URLs while it runs. 404 not_a_verification for any other audit.",
+    )
+    def get(self, request, pk):
+        result = fix_verification(audit=self.audit_or_404(pk))
+        if result is None:
+            raise AuditRefused(ErrorCode.NOT_A_VERIFICATION, "This audit is not a fix verification.")
+        return Response(s.VerificationSerializer(result).data)

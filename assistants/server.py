@@ -39,8 +39,9 @@ from audits.selectors import external as external_reads
 from audits.selectors import issues as issue_reads
 from audits.selectors import links as link_reads
 from audits.selectors import pages as page_reads
+from audits.selectors import verification as verification_reads
 from audits.selectors.projects import project_list_for
-from audits.services import audit_cancel_checked, audit_start, audit_status_refresh, project_create
+from audits.services import audit_cancel_checked, audit_start, audit_status_refresh, issue_fix_verify, project_create
 from config.inputs import ID_MAX, ID_MIN, PAGE_NUMBER_MAX
 
 SERVER_NAME = "Sitewarden"
@@ -242,6 +243,53 @@ def list_audits(
 def cancel_audit(caller: Caller, audit_id: AuditId) -> shapes.AuditStatus:
     """Cancel a running audit (audit_not_running when it had already ended); its pages so far are kept."""
     return _status(audit_cancel_checked(audit=_audit(caller, audit_id)))
+
+
+def _verification(result: verification_reads.FixVerification, page: int, page_size: int) -> shapes.Verification:
+    start = (page - 1) * page_size
+    rows = result.rows[start : start + page_size]
+    return shapes.Verification(
+        audit_id=result.audit.id,
+        verifies=result.original_id,
+        issue_type=result.issue_type,
+        title=result.title,
+        status=result.status,
+        label=result.label,
+        counts=result.counts,
+        total=result.total,
+        note=result.note,
+        checked_at=result.checked_at,
+        urls=[shapes.VerificationUrl(url=r.url, outcome=r.outcome, note=r.note) for r in rows],
+        has_more=start + len(rows) < result.total,
+    )
+
+
+@tool(title="Verify a fix", read_only=False, action="audit_start")
+def verify_fix(
+    caller: Caller,
+    audit_id: Annotated[UUID, Field(description="The completed audit whose issue type to re-check")],
+    issue_type: Annotated[str, Field(description="An issue type of that audit, e.g. missing-h1")],
+) -> shapes.Verification:
+    """Re-check only the URLs that carry an issue type of a completed audit (a list-mode audit linked to it); poll
+    fix_verification with the returned audit_id for each URL's verdict: fixed, still_present or unreachable. Types a
+    list cannot judge (site-wide findings, duplicates, orphans, click depth, redirect chains) are refused with
+    issue_type_not_verifiable."""
+    verification = issue_fix_verify(
+        audit=_audit(caller, audit_id), issue_type=_issue_type(issue_type), user=caller.user
+    )
+    return _verification(verification_reads.fix_verification(audit=verification), 1, PAGE_SIZE_DEFAULT)
+
+
+@tool(title="Fix verification", read_only=True)
+def fix_verification(
+    caller: Caller, audit_id: AuditId, page: PageNumber = 1, page_size: PageSize = PAGE_SIZE_DEFAULT
+) -> shapes.Verification:
+    """A fix verification's verdict per URL (the audit_id verify_fix returned) and its counts; not_found for an
+    audit that is not a verification."""
+    result = verification_reads.fix_verification(audit=_audit(caller, audit_id))
+    if result is None:
+        raise not_found("fix verification", "verify_fix")
+    return _verification(result, page, page_size)
 
 
 # --- results ---------------------------------------------------------------------------------------------

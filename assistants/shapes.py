@@ -280,3 +280,26 @@ class ExportLinks(BaseModel):
     changes_csv: str = Field(description="The changes against the baseline: url, field, direction, before, after")
     report_resource: str = Field(description="The Markdown report, as an MCP resource URI")
     how_to_download: str
+
+
+class VerificationUrl(BaseModel):
+    url: str
+    outcome: str = Field(description="fixed | still_present | unreachable")
+    note: str = Field(description="Why, in words")
+
+
+class Verification(BaseModel):
+    """A fix verification: a list-mode audit re-checking the URLs of one issue type of another audit."""
+
+    audit_id: UUID = Field(description="The verification audit (poll audit_status until finished)")
+    verifies: UUID = Field(description="The audit whose issue type it re-checks")
+    issue_type: str
+    title: str
+    status: str = Field(description="running | completed | failed | cancelled: no URLs until completed")
+    label: str = Field(description='"verified fixed on 4 Dec 2026", "3 of 5 fixed on 4 Dec 2026", …')
+    counts: dict[str, int] = Field(description="URLs per outcome: fixed, still_present, unreachable")
+    total: int
+    note: str = Field(description="What the re-check could not cover; often empty")
+    checked_at: datetime | None
+    urls: list[VerificationUrl] = Field(description="This page of the URLs re-checked, in URL order")
+    has_more: bool

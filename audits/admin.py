@@ -16,7 +16,7 @@ from django.utils.html import format_html
 
 from audits.errors import AuditRefused
 from audits.events import event_sentence
-from audits.models import Audit, AuditEvent, Issue, Page, Project, Schedule, Segment
+from audits.models import Audit, AuditEvent, Issue, Page, Project, ReportEmail, Schedule, Segment
 from audits.segments import SegmentInvalid, segment_create, segment_delete, segment_update, segment_validate
 from audits.services import (
     PASSWORD_CLEARED_MESSAGE,
@@ -28,7 +28,9 @@ from audits.services import (
     project_update,
     project_validate,
     reconcile_running_audit,
+    report_recipients_checked,
     schedule_clear,
+    schedule_report_recipients_set,
     schedule_set,
     schedule_validate,
 )
@@ -321,9 +323,25 @@ class AuditEventAdmin(ReadOnlyAdmin):
 class ScheduleForm(forms.ModelForm):
     class Meta:
         model = Schedule
-        fields = ("project", "kind", "cron", "enabled")
+        fields = ("project", "kind", "cron", "enabled", "report_recipients")
 
     cron = forms.CharField(required=False, help_text="Only for kind=cron: minute hour day month weekday (UTC)")
+    report_recipients = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="E-mail addresses each scheduled audit's report goes to, one a line; empty: no e-mail",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and not self.is_bound:
+            self.initial["report_recipients"] = "\n".join(self.instance.report_recipients or [])
+
+    def clean_report_recipients(self) -> list[str]:
+        try:
+            return report_recipients_checked(self.cleaned_data.get("report_recipients") or "")
+        except AuditRefused as exc:
+            raise forms.ValidationError(exc.message) from exc
 
     def clean(self):
         data = super().clean()
@@ -343,6 +361,7 @@ class ScheduleAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         saved = schedule_set(project=obj.project, kind=obj.kind, cron=obj.cron or "", enabled=obj.enabled)
+        saved = schedule_report_recipients_set(project=obj.project, recipients=form.cleaned_data["report_recipients"])
         obj.pk, obj.cron, obj.periodic_task_id = saved.pk, saved.cron, saved.periodic_task_id
 
     def delete_model(self, request, obj):
@@ -351,3 +370,12 @@ class ScheduleAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         for schedule in queryset.select_related("project"):
             schedule_clear(project=schedule.project)
+
+
+@admin.register(ReportEmail)
+class ReportEmailAdmin(ReadOnlyAdmin):
+    """The scheduled reports' outbox (audits.report_emails), read only: the sweep retries, people read why."""
+
+    list_display = ("audit", "status", "attempts", "next_attempt_at", "sent_at", "last_error")
+    list_filter = ("status",)
+    raw_id_fields = ("audit",)

@@ -108,9 +108,10 @@ def comparison_pages(*, audit: Audit, previous: Audit, pages_q: Q | None = None)
 
 
 def baseline_choices(*, audit: Audit) -> QuerySet:
-    """Completed audits of the same project this one can be compared with, newest first."""
+    """Completed audits of the same project this one can be compared with, newest first (fix verifications, a
+    re-check of a few URLs, are not)."""
     return (
-        Audit.objects.filter(project_id=audit.project_id, status=Audit.Status.COMPLETED)
+        Audit.objects.filter(project_id=audit.project_id, status=Audit.Status.COMPLETED, verifies__isnull=True)
         .exclude(id=audit.id)
         .order_by("-created_at")[:BASELINE_CHOICES_MAX]
     )
@@ -212,4 +213,5 @@ def comparison_baseline(*, audit: Audit, base_id: str | None = None) -> Audit | 
             return candidates.filter(id=uuid.UUID(str(base_id))).first()
         except ValueError:
             return None
-    return candidates.filter(created_at__lt=audit.created_at).order_by("-created_at").first()
+    default = candidates.filter(created_at__lt=audit.created_at, verifies__isnull=True)  # not a fix verification
+    return default.order_by("-created_at").first()

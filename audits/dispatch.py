@@ -23,8 +23,12 @@ LIGHTHOUSE = "audits.lighthouse"
 FINALIZE = "audits.finalize"
 PIPELINE_FAILED = "audits.pipeline_failed"
 DELIVER_WEBHOOK = "audits.deliver_webhook"
+DELIVER_ALERT = "alerts.deliver_alert"
+SWEEP_ALERTS = "alerts.sweep_deliveries"
 CHANGES_COMPUTE = "audits.changes_compute"  # a completed audit's changes against a baseline chosen later
 RENDER_REPORT_PDF = "dashboard.render_report_pdf"  # on the `reports` queue (CELERY_TASK_ROUTES)
+SEND_REPORT_EMAIL = "dashboard.send_report_email"  # sent with queue="reports": it prints the PDF it attaches
+REPORT_EMAILS_SWEEP = "dashboard.report_emails_sweep"  # beat: the report e-mail outbox's due rows sent again
 
 # Fair sharing between audits (issue 15). Every message carries an urgency, 0 (most urgent) to MAX_URGENCY: the
 # short steps that move an audit on (discovery, a round's end, Lighthouse, finalize) are 0, a crawl chunk is

@@ -35,16 +35,25 @@ class ErrorCode(StrEnum):
     # A baseline to measure an audit's changes against: a completed audit of the same project with its pages, not
     # the audit itself (audits.pipeline.start.baseline_checked); and only a completed audit's is chosen later.
     BASELINE_INVALID = "baseline_invalid", HTTPStatus.BAD_REQUEST
+    # A fix verification (audits.verification) of a type a list re-check cannot judge: site-wide, whole-crawl
+    ISSUE_TYPE_NOT_VERIFIABLE = "issue_type_not_verifiable", HTTPStatus.BAD_REQUEST
+    INVALID_REPORT_RECIPIENTS = "invalid_report_recipients", HTTPStatus.BAD_REQUEST  # a schedule's report e-mails
     # 402: a quota that money or the next month lifts (a client must tell it from a permission problem)
     INSUFFICIENT_CREDITS = "insufficient_credits", HTTPStatus.PAYMENT_REQUIRED
     # 403: the plan does not allow it
     AUDIT_PAGE_LIMIT_EXCEEDED = "audit_page_limit_exceeded", HTTPStatus.FORBIDDEN
     # 403: the API token is read only and the request would write (API: api.permissions; MCP: write tools)
     TOKEN_READ_ONLY = "token_read_only", HTTPStatus.FORBIDDEN
+    # 404: an issue type the audit has no page-level finding of (a fix verification has nothing to re-check)
+    ISSUE_TYPE_NOT_FOUND = "issue_type_not_found", HTTPStatus.NOT_FOUND
+    # 404: the audit is not a fix verification (GET …/verification/)
+    NOT_A_VERIFICATION = "not_a_verification", HTTPStatus.NOT_FOUND
     # 409: the resource's state conflicts
     AUDIT_ALREADY_RUNNING = "audit_already_running", HTTPStatus.CONFLICT
     AUDIT_NOT_RUNNING = "audit_not_running", HTTPStatus.CONFLICT
     PROJECT_NAME_TAKEN = "project_name_taken", HTTPStatus.CONFLICT
+    AUDIT_NOT_COMPLETED = "audit_not_completed", HTTPStatus.CONFLICT  # only a completed audit's issues are verified
+    AUDIT_SUMMARISED = "audit_summarised", HTTPStatus.CONFLICT  # retention pruned its issue rows: nothing to re-check
     # 429: the account's or the instance's running audits (answered with Retry-After)
     AUDIT_CAPACITY_REACHED = "audit_capacity_reached", HTTPStatus.TOO_MANY_REQUESTS
 

@@ -734,3 +734,33 @@ class ReportPdf(models.Model):
 
     def __str__(self):
         return f"report PDF {self.fingerprint[:12]} of {self.audit_id} ({self.status})"
+
+
+class ReportEmail(models.Model):
+    """The outbox of a scheduled audit's report e-mail (audits.report_emails): written when the audit completes with
+    recipients on its schedule, claimed by one worker at a time (a conditional UPDATE that sets `lease_until`),
+    marked sent right after the SMTP server accepted it, retried with backoff by the beat sweep. One per audit,
+    so a report is sent once however many workers die on the way."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"  # written, or waiting for a retry
+        SENDING = "sending"  # claimed until `lease_until`; a dead worker's claim expires and the sweep sends again
+        SENT = "sent"
+        FAILED = "failed"  # gave up: attempts exhausted
+
+    audit = models.OneToOneField(Audit, on_delete=models.CASCADE, related_name="report_email")
+    recipients = models.JSONField(default=list, help_text="The schedule's addresses when the audit completed")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="report_email_due")]
+
+    def __str__(self):
+        return f"report e-mail of {self.audit_id} ({self.status})"

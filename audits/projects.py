@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import Account
 from accounts.services import account_get_or_create_for_user
+from alerts.services import alert_defaults_create
 from audits.checks.registry import validate_overrides
 from audits.errors import AuditRefused
 from audits.extraction import extractors_validate
@@ -312,7 +313,9 @@ def project_create(*, account: Account, owner, name: str, base_url: str, **optio
     cleaned = project_validate(account=account, owner=owner, name=name, base_url=base_url, **options)
     try:
         with transaction.atomic():
-            return Project.objects.create(**cleaned)
+            project = Project.objects.create(**cleaned)
+            alert_defaults_create(project=project)  # every alert rule on, e-mail to the account's members
+            return project
     except IntegrityError as exc:  # a concurrent create with the same name
         raise _name_taken(cleaned["name"]) from exc
 

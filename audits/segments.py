@@ -332,7 +332,8 @@ def segment_page_count(*, audit: Audit, choice: SegmentChoice) -> int:
 
 
 def last_completed_audit(*, project: Project) -> Audit | None:
-    return Audit.objects.filter(project=project, status=Audit.Status.COMPLETED).order_by("-created_at").first()
+    audits = Audit.objects.filter(project=project, status=Audit.Status.COMPLETED, verifies__isnull=True)
+    return audits.order_by("-created_at").first()  # a fix verification re-checks a few URLs: not the site
 
 
 def segment_preview_count(*, project: Project, kind: str, value: str, extractor: str = "") -> tuple[Audit | None, int]:

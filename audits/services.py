@@ -10,7 +10,11 @@ An import-linter contract keeps the faces out of those modules.
 
 from pathlib import Path
 
-from audits.errors import AuditRefused
+from django.db import transaction
+
+from audits.checks.registry import CHECKS_BY_TYPE
+from audits.dispatch import DISCOVER, task_send
+from audits.errors import AuditRefused, ErrorCode
 from audits.models import Audit
 from audits.pipeline.changes import audit_baseline_set
 from audits.pipeline.chromium import CHROMIUM_BASE_FLAGS, find_chromium
@@ -33,7 +37,14 @@ from audits.projects import (
     project_validate,
     url_checked,
 )
+from audits.report_emails import (
+    REPORT_RECIPIENTS_MAX,
+    report_email_sweep_install,
+    report_recipients_checked,
+    schedule_report_recipients_set,
+)
 from audits.schedules import HEAL_NAME, heal_install, schedule_clear, schedule_set, schedule_validate, watchdog_install
+from audits.selectors.verification import verification_targets
 from audits.sharing import (
     SHARE_EXPIRY_DAYS,
     share_link_create,
@@ -41,6 +52,7 @@ from audits.sharing import (
     share_link_revoke,
     share_links_for_audit,
 )
+from audits.verification import EXTERNAL_TYPES, verifiability
 
 __all__ = [
     # Audits: start (with the modes and the URL-list parser its forms feed it), cancel, delete, refresh, reconcile
@@ -90,6 +102,13 @@ __all__ = [
     "ReportRenderFailed",
     "CHROMIUM_BASE_FLAGS",
     "find_chromium",
+    # Fix verification (issue 28): an issue type's URLs re-checked as a list-mode audit linked to the original
+    "issue_fix_verify",
+    # Scheduled reports by e-mail (issue 28): a schedule's recipients, checked the same way by every face
+    "REPORT_RECIPIENTS_MAX",
+    "report_recipients_checked",
+    "schedule_report_recipients_set",
+    "report_email_sweep_install",
 ]
 
 
@@ -123,3 +142,53 @@ def lighthouse_report_render(*, json_path: Path) -> Path:
     """Lighthouse's own HTML report of a stored JSON report, rendered once and kept beside it; raises
     ReportRenderFailed when Node.js or the renderer is missing or fails."""
     return report_html(json_path)
+
+
+def issue_fix_verify(*, audit: Audit, issue_type: str, user=None) -> Audit:
+    """Re-check the URLs of one issue type of a completed audit as a list-mode audit linked to it
+    (`Audit.verifies`, `config["verify_issue_type"]`), judged with the original's check settings so a threshold
+    changed since does not pass for a fix; audits.selectors.verification reads the verdict per URL. Refused:
+    `audit_not_completed`, `audit_summarised`, `issue_type_not_verifiable` (audits.verification says which types a
+    list cannot judge, and why), `issue_type_not_found` (no page carries it), and whatever audit_start refuses
+    (a running audit of the project, the plan, a list over MAX_LIST_URLS)."""
+    if audit.status != Audit.Status.COMPLETED:
+        raise AuditRefused(
+            ErrorCode.AUDIT_NOT_COMPLETED, f"The audit is {audit.status}; only a completed audit's fixes are verified."
+        )
+    if audit.summarised_at is not None:
+        raise AuditRefused(
+            ErrorCode.AUDIT_SUMMARISED,
+            "This audit keeps its summary only (its issue rows were pruned): verify from a newer audit.",
+        )
+    spec = CHECKS_BY_TYPE.get(issue_type)
+    if spec is None:
+        raise AuditRefused(ErrorCode.ISSUE_TYPE_NOT_FOUND, f"“{issue_type}” is not an issue type.", field="issue_type")
+    can = verifiability(issue_type)
+    if can.rule is None:
+        raise AuditRefused(
+            ErrorCode.ISSUE_TYPE_NOT_VERIFIABLE,
+            f"“{spec.title}” cannot be verified by re-checking its URLs: {can.reason}.",
+            field="issue_type",
+        )
+    targets = verification_targets(audit=audit, issue_type=issue_type)
+    if not targets.pages:
+        raise AuditRefused(
+            ErrorCode.ISSUE_TYPE_NOT_FOUND, f"No page of this audit has “{spec.title}”.", field="issue_type"
+        )
+    with transaction.atomic():
+        verification = audit_start(
+            project=audit.project,
+            urls=targets.urls,
+            dispatch=False,
+            check_external_links=True if issue_type in EXTERNAL_TYPES else None,
+        )
+        config = {
+            **verification.config,
+            "verify_issue_type": issue_type,
+            "checks": (audit.config or {}).get("checks", verification.config.get("checks")),
+            "verify_requested_by": getattr(user, "pk", None),
+        }
+        Audit.objects.filter(id=verification.id).update(verifies=audit, config=config)
+        verification.verifies, verification.config = audit, config
+        task_send(DISCOVER, str(verification.id))  # after commit, as audit_start would have
+    return verification

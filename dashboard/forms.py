@@ -13,7 +13,7 @@ from audits.checks.registry import CHECKS_BY_TYPE
 from audits.errors import AuditRefused
 from audits.models import Page, Schedule
 from audits.selectors.pages import COLUMNS, VIEWS, view_for
-from audits.services import Mode, url_list_lines
+from audits.services import REPORT_RECIPIENTS_MAX, Mode, report_recipients_checked, url_list_lines
 from dashboard.pages import SORT_LABELS
 from dashboard.project_form import PatternsField
 from dashboard.project_form import ProjectForm as ProjectForm  # dashboard.views imports every form from here
@@ -149,6 +149,20 @@ class ScheduleForm(forms.Form):
         max_length=120,
         help_text="minute hour day-of-month month day-of-week, e.g. 30 2 * * 1-5",
     )
+    report_recipients = forms.CharField(
+        label="E-mail the report to",
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=f"Up to {REPORT_RECIPIENTS_MAX} addresses, one a line or separated by commas: after each scheduled "
+        "audit they receive the client PDF and a short summary. Empty: no e-mail.",
+    )
+
+    def clean_report_recipients(self) -> list[str]:
+        try:
+            return report_recipients_checked(self.cleaned_data.get("report_recipients", ""))
+        except AuditRefused as exc:
+            raise forms.ValidationError(exc.message, code=exc.code) from None
 
     def clean(self):
         data = super().clean()

@@ -8,7 +8,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from audits import services
 from audits.errors import AuditRefused
 from audits.models import Schedule
-from audits.services import schedule_clear, schedule_set
+from audits.report_emails import report_emails_for_project
+from audits.services import schedule_clear, schedule_report_recipients_set, schedule_set
 from dashboard import selectors as dashboard
 from dashboard.forms import ProjectForm, ScheduleForm
 from dashboard.views import dashboard_view
@@ -62,11 +63,14 @@ def _project_page(request, project, schedule_form=None, status=200):
     schedule = Schedule.objects.filter(project=project).first()
     if schedule_form is None:
         initial = {"kind": schedule.kind, "cron": schedule.cron} if schedule else {}  # none: nothing selected
+        if schedule:
+            initial["report_recipients"] = "\n".join(schedule.report_recipients or [])
         schedule_form = ScheduleForm(initial=initial)
     history = dashboard.paginate(
         dashboard.audit_history(project=project), request.GET.get("page"), dashboard.AUDITS_PER_PAGE
     )
     context = {"project": project, "history": history, "schedule": schedule, "schedule_form": schedule_form}
+    context["report_emails"] = report_emails_for_project(project=project)  # failures shown, retries too
     return render(request, "dashboard/project_detail.html", context, status=status)
 
 
@@ -89,6 +93,9 @@ def project_schedule(request, project_id):
     if form.is_valid():
         try:
             schedule = schedule_set(project=project, kind=form.cleaned_data["kind"], cron=form.cleaned_data["cron"])
+            schedule = schedule_report_recipients_set(
+                project=project, recipients=form.cleaned_data["report_recipients"]
+            )
         except AuditRefused as exc:
             form.add_error("cron", exc.message)
         else:

@@ -108,8 +108,9 @@ def audit_for_account(*, account: Account, audit_id) -> Audit:
 
 
 def project_list(*, account: Account) -> QuerySet:
-    """The account's projects, each with its latest audit's outcome (subqueries, no N+1)."""
-    latest = Audit.objects.filter(project=OuterRef("pk")).order_by("-created_at")
+    """The account's projects, each with its latest audit's outcome (subqueries, no N+1); a fix verification
+    re-checks a few URLs and says nothing of the site's health, so it is not the latest."""
+    latest = Audit.objects.filter(project=OuterRef("pk"), verifies__isnull=True).order_by("-created_at")
     return (
         Project.objects.filter(account=account)
         .annotate(
@@ -205,7 +206,7 @@ def health_history(*, audit: Audit) -> list:
     score_formula). A score is only comparable with one of the same formula (same_formula)."""
     audits = (
         Audit.objects.filter(project_id=audit.project_id, created_at__lte=audit.created_at)
-        .filter(Q(status=Audit.Status.COMPLETED) | Q(id=audit.id))
+        .filter(Q(status=Audit.Status.COMPLETED, verifies__isnull=True) | Q(id=audit.id))  # no fix verification
         .order_by("-created_at")
         .values_list("id", "created_at", "health_score", "score_formula")[:HEALTH_HISTORY_AUDITS]
     )

@@ -4,6 +4,7 @@ from django.urls import path
 
 from config import converters  # noqa: F401  (registers <id:…>)
 from dashboard import (
+    alerts_views,
     bots_views,
     branding,
     change_views,
@@ -12,6 +13,7 @@ from dashboard import (
     segments,
     share,
     token_views,
+    verification_views,
     views,
     webhooks_views,
 )
@@ -52,6 +54,30 @@ urlpatterns = [
         webhooks_views.project_webhook_delete,
         name="project-webhook-delete",
     ),
+    path("projects/<id:project_id>/alerts/", alerts_views.project_alerts, name="project-alerts"),
+    path(
+        "projects/<id:project_id>/alerts/channels/",
+        alerts_views.project_alert_channel_add,
+        name="project-alert-channel-add",
+    ),
+    path(
+        "projects/<id:project_id>/alerts/channels/<id:channel_id>/toggle/",
+        alerts_views.project_alert_channel_toggle,
+        name="project-alert-channel-toggle",
+    ),
+    path(
+        "projects/<id:project_id>/alerts/channels/<id:channel_id>/delete/",
+        alerts_views.project_alert_channel_delete,
+        name="project-alert-channel-delete",
+    ),
+    path(
+        "projects/<id:project_id>/alerts/channels/<id:channel_id>/test/",
+        alerts_views.project_alert_channel_test,
+        name="project-alert-channel-test",
+    ),
+    path("notifications/", alerts_views.notifications, name="notifications"),
+    path("notifications/read/", alerts_views.notifications_read, name="notifications-read"),
+    path("notifications/<uuid:notification_id>/", alerts_views.notification_open, name="notification-open"),
     path(audit, views.audit_detail, name="audit-detail"),
     path(audit + "live/", views.audit_live, name="audit-live"),
     path(audit + "cancel/", views.audit_cancel_view, name="audit-cancel"),
@@ -92,4 +118,6 @@ urlpatterns = [
     path(audit + "report/", share.audit_report_preview, name="audit-report-preview"),
     path(audit + "report.pdf", share.audit_report_pdf, name="audit-report-pdf"),
     path(audit + "export/<slug:what>.<slug:fmt>", views.audit_export, name="audit-export"),
+    path(audit + "issues/<slug:issue_type>/verify/", verification_views.audit_issue_verify, name="audit-issue-verify"),
+    path(audit + "verification/", verification_views.audit_verification, name="audit-verification"),
 ]

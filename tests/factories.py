@@ -27,6 +27,7 @@ from audits.models import (
     Page,
     PageChange,
     Project,
+    ReportEmail,
     ReportPdf,
     Schedule,
     Segment,
@@ -374,6 +375,17 @@ class ReportPdfFactory(factory.django.DjangoModelFactory):
     audit = factory.SubFactory(AuditFactory, status=Audit.Status.COMPLETED)
     fingerprint = factory.Sequence(lambda n: hashlib.sha256(f"report-{n}".encode()).hexdigest())
     requested_at = factory.LazyFunction(timezone.now)
+
+
+class ReportEmailFactory(factory.django.DjangoModelFactory):
+    """A scheduled audit's report e-mail waiting in the outbox (audits.report_emails claims and sends it)."""
+
+    class Meta:
+        model = ReportEmail
+
+    audit = factory.SubFactory(AuditFactory, status=Audit.Status.COMPLETED, scheduled=True)
+    recipients = factory.LazyFunction(lambda: ["client@example.test"])
+    next_attempt_at = factory.LazyFunction(timezone.now)
 
 
 # --- webhooks ---------------------------------------------------------------------------------------

@@ -9,7 +9,18 @@ import grimp
 from importlinter.cli import lint_imports
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("accounts", "api", "assistants", "audits", "config", "crawler", "dashboard", "scratchpad", "webhooks")
+PACKAGES = (
+    "accounts",
+    "alerts",
+    "api",
+    "assistants",
+    "audits",
+    "config",
+    "crawler",
+    "dashboard",
+    "scratchpad",
+    "webhooks",
+)
 WHY_MARKER = "why:"
 
 

@@ -20,7 +20,13 @@ from webhooks.models import Webhook, WebhookDelivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = {"audits": "0006_check_overrides", "scratchpad": "0004_pattern_cap_render", "accounts": None, "webhooks": None}
+BEFORE = {
+    "audits": "0006_check_overrides",
+    "scratchpad": "0004_pattern_cap_render",
+    "accounts": None,
+    "webhooks": None,
+    "alerts": None,  # made after the move (issue 28); its migrations need audits 0028
+}
 MOVED_TABLES = {
     "audits_plan",
     "audits_account",

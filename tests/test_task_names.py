@@ -6,6 +6,8 @@ The snapshot below is what the workers registered before any module moved; a ren
 from config.celery import app
 
 REGISTERED_TASK_NAMES = {
+    "alerts.deliver_alert",
+    "alerts.sweep_deliveries",
     "audits.changes_compute",
     "audits.crawl_round_done",
     "audits.deliver_webhook",
@@ -19,6 +21,8 @@ REGISTERED_TASK_NAMES = {
     "audits.run_schedule",
     "crawler.crawl_chunk",
     "dashboard.render_report_pdf",
+    "dashboard.report_emails_sweep",
+    "dashboard.send_report_email",
 }
 
 

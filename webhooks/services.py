@@ -20,6 +20,7 @@ import json
 import logging
 import secrets
 import time
+import uuid
 from datetime import timedelta
 
 import requests
@@ -288,3 +289,36 @@ def webhook_delivery_resend(*, delivery: WebhookDelivery) -> None:
     """Send a delivery again (admin): back to pending with a fresh attempt budget."""
     WebhookDelivery.objects.filter(id=delivery.id).update(status=Status.PENDING, attempts=0, last_error="")
     transaction.on_commit(lambda: webhook_delivery_dispatch(delivery.id))
+
+
+# --- for other senders of the product (alert channels) -----------------------------------------------------
+
+
+def outbound_session(*, allow_private: bool) -> requests.Session:
+    """The session every outbound POST of ours uses: no proxies from the environment and, unless private
+    targets are allowed, the crawler's address guard on every connection (alerts' Slack and Teams channels)."""
+    return _session(allow_private=allow_private)
+
+
+def address_refused(exc: BaseException) -> bool:
+    """Whether a request failed because the address guard refused the receiver's address."""
+    return _refused(exc)
+
+
+def webhook_event_queue(*, project_id: int, audit_id, audit_ref, event: str, payload: dict) -> int:
+    """One delivery of `event` per enabled webhook of the project, none twice for an audit (`audit_ref`), each
+    sent, signed, retried and address-guarded by `audits.deliver_webhook` like `audit.finished`. Returns how many
+    webhooks have it queued (written now or before); 0 when the project has no enabled webhook."""
+    webhooks = list(Webhook.objects.filter(project_id=project_id, enabled=True))
+    for webhook in webhooks:
+        delivery_id = uuid.uuid4()
+        body = {**payload, "event": event, "delivery_id": str(delivery_id)}
+        try:
+            with transaction.atomic():
+                WebhookDelivery.objects.create(
+                    id=delivery_id, webhook=webhook, audit_id=audit_id, audit_ref=audit_ref, event=event, payload=body
+                )
+        except IntegrityError:
+            continue  # queued by an earlier attempt
+        transaction.on_commit(lambda d=delivery_id: webhook_delivery_dispatch(d))
+    return len(webhooks)

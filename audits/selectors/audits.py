@@ -277,10 +277,14 @@ def audit_progress(*, audit: Audit) -> dict:
 
 
 def previous_audit(*, audit: Audit) -> Audit | None:
-    """The project's last completed audit started before this one."""
+    """The project's last completed audit started before this one (a fix verification, a re-check of a few URLs,
+    is never one)."""
     return (
         Audit.objects.filter(
-            project_id=audit.project_id, status=Audit.Status.COMPLETED, created_at__lt=audit.created_at
+            project_id=audit.project_id,
+            status=Audit.Status.COMPLETED,
+            created_at__lt=audit.created_at,
+            verifies__isnull=True,
         )
         .order_by("-created_at")
         .first()

@@ -224,9 +224,15 @@ def changes_status(*, audit: Audit, total: int | None = None) -> ChangesStatus:
 
 def change_baseline_choices(*, audit: Audit) -> QuerySet[Audit]:
     """The audits a person may pick as this one's baseline, newest first: the project's other completed audits whose
-    pages are kept (a summarised audit cannot be compared page by page; audits.services.audit_baseline_set decides)."""
+    pages are kept (a summarised audit cannot be compared page by page; audits.services.audit_baseline_set decides),
+    fix verifications (a re-check of a few URLs) left out."""
     return (
-        Audit.objects.filter(project_id=audit.project_id, status=Audit.Status.COMPLETED, summarised_at__isnull=True)
+        Audit.objects.filter(
+            project_id=audit.project_id,
+            status=Audit.Status.COMPLETED,
+            summarised_at__isnull=True,
+            verifies__isnull=True,
+        )
         .exclude(id=audit.id)
         .order_by("-created_at")[:BASELINE_CHOICES_MAX]
     )
@@ -234,5 +240,5 @@ def change_baseline_choices(*, audit: Audit) -> QuerySet[Audit]:
 
 def _earlier_completed(audit: Audit) -> bool:
     return Audit.objects.filter(
-        project_id=audit.project_id, status=Audit.Status.COMPLETED, created_at__lt=audit.created_at
+        project_id=audit.project_id, status=Audit.Status.COMPLETED, created_at__lt=audit.created_at, verifies=None
     ).exists()

@@ -26,8 +26,9 @@ pytestmark = pytest.mark.django_db(transaction=True)  # the SDK runs each tool i
 READ_ONLY = {
     "list_projects", "audit_status", "list_audits", "audit_summary", "list_issues", "issue_evidence",
     "list_pages", "get_page", "compare_audits", "export_links", "list_external_links", "external_link_pages",
+    "fix_verification",
 }  # fmt: skip
-WRITES = {"create_project", "start_audit", "cancel_audit"}  # start, cancel or change something
+WRITES = {"create_project", "start_audit", "cancel_audit", "verify_fix"}  # start, cancel or change something
 READ_ONLY |= {"list_changes"}  # issue 28
 
 
@@ -191,6 +192,7 @@ def _valid_arguments(tool, project_id: int, audit_id: str) -> dict:
     """Arguments that pass the tool's schema: its required ones, named after the caller's own objects."""
     values = {"project_id": project_id, "audit_id": audit_id, "name": "made by a reader"}
     values["base_url"] = "http://127.0.0.1:2/"
+    values["issue_type"] = "missing-title"
     required = tool.input_schema.get("required", [])
     assert set(required) <= set(values), (tool.name, required)  # a new write tool: give its argument a value
     return {name: values[name] for name in required}

@@ -25,6 +25,7 @@ from django.test import Client
 from django.urls import URLPattern, reverse
 from django.utils import timezone
 
+from audits.checks.registry import PAGE_TYPES
 from audits.models import Audit, AuditEvent, Issue, Page, PageChange
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
@@ -35,9 +36,11 @@ from tests.factories import (
     AuditEventFactory,
     AuditFactory,
     ExternalLinkFactory,
+    IssueFactory,
     LighthouseResultFactory,
     LinkEdgeFactory,
     PageChangeFactory,
+    PageFactory,
     ProjectFactory,
     UserFactory,
 )
@@ -117,6 +120,7 @@ SCREENS: list[Screen] = [
     Screen("share", "audit-share", lambda w: [w.audit.id]),
     Screen("report-preview", "audit-report-preview", lambda w: [w.audit.id]),
     Screen("shared-report", path=lambda w: reverse("shared-report", args=[w.share_token]), signed_in=False),
+    Screen("fix-verification", "audit-verification", lambda w: [w.verification.id]),  # Issue 28
 ]
 
 # Routes of dashboard/urls.py that are not screens: downloads, fragments, health, POST-only actions.
@@ -137,6 +141,7 @@ NOT_SCREENS = {
     "audit-external-export",
     "audit-report-pdf",
     "audit-share-revoke",
+    "audit-issue-verify",  # POST only: the "Verify fix" button of the issue-type screen
     "audit-changes-export",
     "audit-changes-baseline",  # POST only
 }
@@ -223,6 +228,29 @@ def _page_changes(audit: Audit, previous: Audit) -> None:
     audit.refresh_from_db()
 
 
+def _verification(audit: Audit) -> Audit:
+    """A completed fix verification of the audit's first page-level issue type (issue 28): its URLs re-checked, the
+    first half fixed, the rest still carrying it (the re-check itself is tests/audits/test_verification.py's)."""
+    page_types = Issue.objects.filter(audit=audit, type__in=PAGE_TYPES).exclude(page=None)
+    issue_type = page_types.order_by("type").values_list("type", flat=True).first()
+    urls = sorted(set(page_types.filter(type=issue_type).values_list("page_url", flat=True)))
+    now = timezone.now()
+    verification = AuditFactory(
+        project=audit.project,
+        status=Audit.Status.COMPLETED,
+        current_phase=Audit.Phase.COMPLETED,
+        started_at=now,
+        completed_at=now,
+        verifies=audit,
+        config={"mode": "list", "list_urls": urls, "verify_issue_type": issue_type, "max_pages": len(urls)},
+    )
+    for n, url in enumerate(urls):
+        page = PageFactory(audit=verification, url=url)
+        if n >= len(urls) // 2:
+            IssueFactory(audit=verification, page=page, type=issue_type)
+    return verification
+
+
 def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
     project = ProjectFactory(owner=owner, name="Planted defects", base_url=base + "/")
     previous = _crawl(project, base)
@@ -290,7 +318,9 @@ def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
     _link, share_token = share_link_create(audit=audit, created_by=owner, label="Client")
     segment = segment_create(project=project, name="Below the home page", kind="regex", value="^/.+")
     _page_changes(audit, previous)
+    verification = _verification(audit)
     return SimpleNamespace(
+        verification=verification,
         external_link=external_link,
         segment=segment,
         share_token=share_token,

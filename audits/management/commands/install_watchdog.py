@@ -3,7 +3,8 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from audits.services import HEAL_NAME, watchdog_install
+from alerts.services import alert_sweep_install
+from audits.services import HEAL_NAME, report_email_sweep_install, watchdog_install
 
 
 class Command(BaseCommand):
@@ -16,3 +17,7 @@ class Command(BaseCommand):
         task = watchdog_install()
         self.stdout.write(f"watchdog: {task.name} -> {task.task} every 15 minutes (expires {task.expire_seconds} s)")
         self.stdout.write(f"heal: {HEAL_NAME} -> audits.heal_sweep every {settings.CRAWL_HEAL_EVERY_S} s")
+        sweep = alert_sweep_install()  # alert deliveries: retries, leases of dead workers, lost messages
+        self.stdout.write(f"alerts: {sweep.name} -> {sweep.task} every {sweep.interval.every} s")
+        reports = report_email_sweep_install()  # scheduled report e-mails: retries and leases of dead workers
+        self.stdout.write(f"report e-mails: {reports.name} -> {reports.task} every {reports.interval.every} s")

@@ -1,11 +1,13 @@
 """audits/selectors/audits.py: the crawl bar the dashboard's live block and the CLI draw from an audit's counters."""
 
 import itertools
+from datetime import timedelta
 
 import pytest
 
+from audits.comparison import baseline_choices, comparison_baseline
 from audits.models import Audit
-from audits.selectors.audits import audit_crawl_bar, crawl_bar
+from audits.selectors.audits import audit_crawl_bar, crawl_bar, previous_audit
 from tests.factories import AuditFactory
 
 
@@ -53,3 +55,19 @@ def test_the_bar_runs_only_in_discovery_and_the_crawl(status, phase, state):
     audit = AuditFactory(status=status, current_phase=phase, pages_crawled=40, pages_total=40)
     bar = audit_crawl_bar(audit=audit)
     assert bar.running is state and (bar.value < bar.maximum) is state
+
+
+@pytest.mark.django_db
+def test_a_fix_verification_is_never_the_previous_audit_nor_a_baseline():
+    # A verification re-checks a few URLs of an earlier audit: comparing the next crawl with it would call every
+    # other page new, and its score says nothing of the site.
+    crawl = AuditFactory(status=Audit.Status.COMPLETED)
+    verification = AuditFactory(project=crawl.project, status=Audit.Status.COMPLETED, verifies=crawl)
+    latest = AuditFactory(project=crawl.project, status=Audit.Status.COMPLETED)
+    Audit.objects.filter(id=crawl.id).update(created_at=latest.created_at - timedelta(hours=2))
+    Audit.objects.filter(id=verification.id).update(created_at=latest.created_at - timedelta(hours=1))
+    latest.refresh_from_db()
+    assert previous_audit(audit=latest) == crawl
+    assert comparison_baseline(audit=latest) == crawl
+    assert verification not in baseline_choices(audit=latest)
+    assert comparison_baseline(audit=latest, base_id=str(verification.id)) == verification  # chosen on purpose
