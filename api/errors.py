@@ -79,6 +79,9 @@ TITLES = {
     "bad_request": "Bad request",
     "server_error": "Server error",
     "invalid_cursor": "Invalid cursor",
+    "invalid_gate_rule": "Invalid gate rule",
+    "audit_not_completed": "The audit has not completed",
+    "audit_summarised": "The audit's pages were pruned",
 }
 
 
@@ -197,6 +200,7 @@ class ProblemSerializer(serializers.Serializer):
     parse_error, invalid_cursor (a keyset cursor altered, or made for another list or sort), invalid_schedule,
     invalid_webhook_secret, comparison_same_audit,
     comparison_project_mismatch, unknown_segment (a `?segment=` naming no segment of the audit);
+    the release gate (`/gate/`): invalid_gate_rule (naming the rule), audit_not_completed, audit_summarised;
     401 not_authenticated, authentication_failed (unknown, revoked or expired token); 403 permission_denied,
     token_read_only (a read-only token asked for a write);
     404 not_found (also for another account's objects); 409 audit_not_running, project_name_taken;

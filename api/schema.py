@@ -31,6 +31,8 @@ class ApiAutoSchema(AutoSchema):
         codes = list(self.error_codes)
         if self.method in ("POST", "PUT", "PATCH", "DELETE"):
             codes += self.write_error_codes
+        if getattr(self.view, "needs_page_rows", False):
+            codes.append("409")  # audit_summarised: retention pruned the audit's page-level rows
         for code in codes:
             if code not in responses:
                 responses[code] = self._get_response_for_code(

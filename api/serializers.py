@@ -24,7 +24,8 @@ def _patterns_field(help_text: str):
 
 def _number_field(name: str, **kwargs):
     low, high = NUMBER_BOUNDS[name]
-    return serializers.IntegerField(required=False, help_text=f"{low} to {high}", **kwargs)
+    kwargs.setdefault("help_text", f"{low} to {high}")
+    return serializers.IntegerField(required=False, **kwargs)
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -71,6 +72,12 @@ class ProjectSerializer(serializers.ModelSerializer):
     external_links_max = _number_field("external_links_max")
     external_links_budget_s = _number_field("external_links_budget_s")
     bot_sample_max = _number_field("bot_sample_max")
+    keep_page_rows = _number_field(
+        "keep_page_rows",
+        allow_null=True,
+        help_text="Completed audits whose pages, issues and links are kept (1 to 1000); older ones keep their "
+        "summary, score, issue counts by type and changes only. null: the instance default (SITEWARDEN_KEEP_PAGE_ROWS)",
+    )
     extractors = serializers.ListField(
         child=serializers.DictField(),
         required=False,
@@ -88,7 +95,7 @@ class ProjectSerializer(serializers.ModelSerializer):
             "max_path_segments", "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
             "max_identical_pages_per_pattern", "query_policy", "query_keep_keys", "min_request_interval_ms",
             "max_concurrency", "check_external_links", "external_links_max", "external_links_budget_s",
-            "bot_sample_max", "extractors",
+            "bot_sample_max", "extractors", "keep_page_rows",
             "created_at",
         ]  # fmt: skip
         read_only_fields = ["id", "created_at"]
@@ -137,9 +144,16 @@ class AuditSerializer(serializers.ModelSerializer):
             "id", "project", "start_url", "site_url", "status", "current_phase", "scheduled", "config",
             "pages_crawled", "pages_total", "crawl_round", "revivals", "health_score", "score_formula", "score",
             "error_code", "error_detail", "failed_phase", "reconciled_by", "lighthouse_note", "created_at",
-            "started_at", "completed_at", "last_progress_at",
+            "started_at", "completed_at", "last_progress_at", "summarised_at",
         ]  # fmt: skip
         read_only_fields = fields
+        extra_kwargs = {
+            "summarised_at": {
+                "help_text": "When retention pruned its pages, issues and links (the project's keep_page_rows): its "
+                "score, issue counts by type, changes and summary stay, its page-level lists answer 409 "
+                "audit_summarised. null: whole"
+            }
+        }
 
     @extend_schema_field(ScoreSerializer(allow_null=True))
     def get_score(self, obj):
@@ -593,3 +607,26 @@ class VerificationSerializer(serializers.Serializer):
     note = serializers.CharField(help_text="What the re-check could not cover (a capped original list); often empty")
     checked_at = serializers.DateTimeField(allow_null=True)
     urls = VerificationUrlSerializer(source="rows", many=True)
+
+
+class GateRuleResultSerializer(serializers.Serializer):
+    rule = serializers.CharField(help_text="The rule as written: new-critical, score-drop=5, …")
+    passed = serializers.BooleanField()
+    judged = serializers.BooleanField(
+        help_text="False: there was nothing to judge it on (no baseline, no health score); it then passes"
+    )
+    reason = serializers.CharField(help_text='One line: "2 URLs became non-indexable", "no baseline", …')
+    count = serializers.IntegerField(
+        help_text="URLs the rule found (score-drop, score-below: points; pages-drop: pages lost)"
+    )
+    examples = serializers.ListField(child=serializers.CharField(), help_text="Up to 10 example URLs")
+
+
+class GateSerializer(serializers.Serializer):
+    audit = serializers.UUIDField(source="audit_id")
+    baseline = serializers.UUIDField(
+        source="baseline_id", allow_null=True, help_text="The audit judged against; null: none (every rule passes)"
+    )
+    passed = serializers.BooleanField(help_text="Every rule passed")
+    reason = serializers.CharField(help_text="One line: the rules that fired and why, or that all passed")
+    rules = GateRuleResultSerializer(many=True)

@@ -22,6 +22,7 @@ urlpatterns = [
     path("v1/audits/<uuid:pk>/", v.AuditDetail.as_view(), name="audit-detail"),
     path("v1/audits/<uuid:pk>/cancel/", v.AuditCancel.as_view(), name="audit-cancel"),
     path("v1/audits/<uuid:pk>/compare/<uuid:base_pk>/", v.AuditCompare.as_view(), name="audit-compare"),
+    path("v1/audits/<uuid:pk>/gate/", v.AuditGate.as_view(), name="audit-gate"),
     path("v1/audits/<uuid:pk>/issues/", v.IssueList.as_view(), name="audit-issues"),
     path("v1/audits/<uuid:pk>/bot-fetches/", v.AuditBotFetches.as_view(), name="audit-bot-fetches"),
     path("v1/audits/<uuid:pk>/segments/", v.AuditSegments.as_view(), name="audit-segments"),

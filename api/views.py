@@ -26,6 +26,7 @@ from audits import exports
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
 from audits.errors import AuditRefused, ErrorCode
+from audits.gate import gate_evaluate, gate_rules_parse
 from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, PageChange, Project, Schedule, Segment
 from audits.segments import (
     SEGMENT_PARAM,
@@ -44,9 +45,21 @@ from audits.selectors.external import (
     external_linking_pages,
     external_linking_pages_count,
 )
-from audits.selectors.issues import ISSUE_LIST_ORDERING, issue_counts_by_type, issue_list, issues_by_type
+from audits.selectors.issues import (
+    ISSUE_LIST_ORDERING,
+    issue_counts_by_type,
+    issue_counts_by_type_from,
+    issue_list,
+    issues_by_type,
+)
 from audits.selectors.links import page_links
 from audits.selectors.projects import project_list_for
+from audits.selectors.retention import (
+    audit_comparison_kept,
+    audit_is_summarised,
+    audit_summarised_message,
+    issue_counts_kept,
+)
 from audits.selectors.verification import fix_verification, verifications_by_type
 from audits.services import (
     audit_cancel_checked,
@@ -72,6 +85,7 @@ class ApiMixin:
     pagination_class = ApiPagination
     renderer_classes = [JSONRenderer]
     parser_classes = [SafeJSONParser]
+    needs_page_rows = False  # True: answers 409 audit_summarised for a summarised audit (documented in the schema)
 
     @property
     def schema_only(self) -> bool:
@@ -82,6 +96,13 @@ class ApiMixin:
 
     def audit_or_404(self, pk) -> Audit:
         return get_object_or_404(audit_list_for(self.request.user).select_related("project"), pk=pk)
+
+    def audit_with_rows_or_404(self, pk) -> Audit:
+        """The audit of a page-level list or detail: 409 audit_summarised once retention pruned its rows."""
+        audit = self.audit_or_404(pk)
+        if audit_is_summarised(audit):
+            raise AuditRefused(ErrorCode.AUDIT_SUMMARISED, audit_summarised_message(audit))
+        return audit
 
     def absolute(self, name: str, **kwargs) -> str:
         return self.request.build_absolute_uri(reverse(name, kwargs=kwargs))
@@ -232,6 +253,8 @@ class AuditCancel(ApiMixin, APIView):
 
 @extend_schema(tags=["audits"])
 class AuditCompare(ApiMixin, APIView):
+    needs_page_rows = True
+
     @extend_schema(
         responses={200: s.ComparisonSerializer},
         summary="Compare an audit's issues with another audit of the same project",
@@ -239,14 +262,56 @@ class AuditCompare(ApiMixin, APIView):
         "base audit and its page was crawled again, not_crawled = only in the base audit, on a page this audit "
         "did not crawl (never counted as fixed), persisting = in both; affected URLs counted per type. `pages` "
         "counts the URLs each audit crawled; `settings_differ` names the crawl settings that differ. With "
-        "`segment`, only the issues and pages of that segment in each audit.",
+        "`segment`, only the issues and pages of that segment in each audit. Once retention pruned one of the two "
+        "audits (`summarised_at`), the counts stored for an audit and its baseline still answer (the whole site's); "
+        "any other pair, or a segment, answers 409 audit_summarised.",
         parameters=[SEGMENT_PARAMETER],
     )
     def get(self, request, pk, base_pk):
         audit = self.audit_or_404(pk)
         base = self.audit_or_404(base_pk)
         segment = self.segment_for(audit)
+        if audit_is_summarised(audit) or audit_is_summarised(base):
+            # Retention stored the counts of an audit against its baseline before pruning; any other pair is gone.
+            kept = audit_comparison_kept(audit=audit, base=base) if segment is None and audit.id != base.id else None
+            if kept is None:
+                pruned = audit if audit_is_summarised(audit) else base
+                raise AuditRefused(ErrorCode.AUDIT_SUMMARISED, audit_summarised_message(pruned))
+            return Response(s.ComparisonSerializer(kept).data)
         return Response(s.ComparisonSerializer(audit_comparison(audit=audit, base=base, segment=segment)).data)
+
+
+@extend_schema(tags=["audits"])
+class AuditGate(ApiMixin, APIView):
+    pagination_class = None
+    filter_backends = []
+
+    @extend_schema(
+        responses={200: s.GateSerializer},
+        summary="The release gate: judge a completed audit against its baseline",
+        description="Each rule of `rules` passed or failed, with a one-line reason, a count and up to 10 example "
+        "URLs (audits/gate.py). Rules: `new-critical` (a critical issue, by type and URL, not in the baseline), "
+        "`new-issue=TYPE` (the same for one issue type), `score-drop=N` (the health score fell by N or more), "
+        "`score-below=N` (the health score is below N; needs no baseline), `became-noindex` (a URL indexable in "
+        "the baseline is not now), `new-broken` (a URL that answered below 400 in the baseline answers 4xx/5xx or "
+        "fails now, or an added URL that is broken), `pages-drop=N` (N % fewer pages crawled). The baseline is the "
+        "audit's own, else the project's previous completed audit; without one, the rules that need it pass with "
+        "the reason `no baseline` (`judged`: false). A bad rule answers 400 invalid_gate_rule naming it; an audit "
+        "that has not completed 400 audit_not_completed; one whose pages retention pruned 400 audit_summarised.",
+        parameters=[
+            OpenApiParameter(
+                "rules",
+                str,
+                OpenApiParameter.QUERY,
+                required=True,
+                description="Comma-separated rules, e.g. `new-critical,score-drop=5,became-noindex,new-broken`",
+            )
+        ],
+    )
+    def get(self, request, pk):
+        audit = self.audit_or_404(pk)
+        rules = gate_rules_parse(request.query_params.get("rules", ""))
+        return Response(s.GateSerializer(gate_evaluate(audit=audit, rules=rules)).data)
 
 
 # --- results -------------------------------------------------------------------------------------------
@@ -257,6 +322,8 @@ class AuditCompare(ApiMixin, APIView):
 class IssueList(ApiMixin, generics.ListAPIView):
     """The audit's issues by type, then page URL; keyset pages (`next`/`previous` links with a cursor)."""
 
+    needs_page_rows = True
+
     serializer_class = s.IssueSerializer
     filterset_class = filters.IssueFilter
     pagination_class = KeysetPagination
@@ -265,7 +332,7 @@ class IssueList(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Issue.objects.none()
-        audit = self.audit_or_404(self.kwargs["pk"])
+        audit = self.audit_with_rows_or_404(self.kwargs["pk"])
         segment = self.segment_for(audit)
         issues = issue_list(audit=audit)
         return issues if segment is None else issues.filter(segment.issues_q)
@@ -278,17 +345,20 @@ class AuditBotFetches(ApiMixin, generics.ListAPIView):
     page and agent, by URL then agent. Compare a bot's row with its browser's row of the same URL (Googlebot
     smartphone with browser-mobile, the others with browser)."""
 
+    needs_page_rows = True
+
     serializer_class = s.AgentFetchSerializer
     filter_backends = []
 
     def get_queryset(self):
         if self.schema_only:
             return AgentFetch.objects.none()
-        return agent_fetch_list(audit=self.audit_or_404(self.kwargs["pk"]))
+        return agent_fetch_list(audit=self.audit_with_rows_or_404(self.kwargs["pk"]))
 
 
 @extend_schema(tags=["results"])
 class IssueSummary(ApiMixin, APIView):
+    needs_page_rows = True
     pagination_class = None  # a few dozen rows at most: one per issue type
     filter_backends = []
 
@@ -300,7 +370,14 @@ class IssueSummary(ApiMixin, APIView):
     )
     def get(self, request, pk):
         audit = self.audit_or_404(pk)
-        rows = issue_counts_by_type(audit=audit, **_issues_q(self.segment_for(audit)))
+        segment = self.segment_for(audit)
+        kept = issue_counts_kept(audit=audit)
+        if kept is not None:  # a summarised audit: its stored counts, the whole site's only
+            if segment is not None:
+                raise AuditRefused(ErrorCode.AUDIT_SUMMARISED, audit_summarised_message(audit))
+            rows = issue_counts_by_type_from(kept)
+        else:
+            rows = issue_counts_by_type(audit=audit, **_issues_q(segment))
         verified = verifications_by_type(audit=audit)
         rows = [{**row, "verification": verified.get(row["type"])} for row in rows]
         return Response(s.IssueSummarySerializer(rows, many=True).data)
@@ -314,6 +391,8 @@ PAGE_LIST_EXTRACTED_MAX_PAGE_SIZE = 100
 @extend_schema(tags=["results"])
 class PageList(ApiMixin, generics.ListAPIView):
     """The audit's pages by URL; keyset pages (`next`/`previous` links with a cursor)."""
+
+    needs_page_rows = True
 
     serializer_class = s.PageSerializer
     filterset_class = filters.PageFilter
@@ -349,7 +428,7 @@ class PageList(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return Page.objects.none()
-        self.audit = self.audit_or_404(self.kwargs["pk"])
+        self.audit = self.audit_with_rows_or_404(self.kwargs["pk"])
         segment = self.segment_for(self.audit)
         pages = selectors.page_list(audit=self.audit, with_extracted=getattr(self, "with_extracted", False))
         return pages if segment is None else pages.filter(segment.pages_q)
@@ -363,9 +442,11 @@ class PageList(ApiMixin, generics.ListAPIView):
 
 @extend_schema(tags=["results"])
 class PageDetail(ApiMixin, APIView):
+    needs_page_rows = True
+
     @extend_schema(responses={200: s.PageDetailSerializer}, summary="A page with its issues, inlinks and outlinks")
     def get(self, request, pk, page_pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         page = get_object_or_404(Page.objects.filter(audit=audit), pk=page_pk)
         page.link_data = page_links(page=page)
         return Response(s.PageDetailSerializer(page).data)
@@ -383,6 +464,8 @@ class ExternalLinkList(ApiMixin, generics.ListAPIView):
     and how many crawled pages link to it; keyset pages (`next`/`previous` links with a cursor). Empty when the
     project does not check external links or the audit has not finished."""
 
+    needs_page_rows = True
+
     serializer_class = s.ExternalLinkSerializer
     filterset_class = filters.ExternalLinkFilter
     pagination_class = KeysetPagination
@@ -391,12 +474,14 @@ class ExternalLinkList(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return ExternalLink.objects.none()
-        return external_link_filter(audit=self.audit_or_404(self.kwargs["pk"]))
+        return external_link_filter(audit=self.audit_with_rows_or_404(self.kwargs["pk"]))
 
 
 @extend_schema(tags=["results"])
 class ExternalLinkPages(ApiMixin, generics.ListAPIView):
     """The crawled pages linking to one external target, by page URL, with their anchor text; keyset pages."""
+
+    needs_page_rows = True
 
     serializer_class = s.InlinkSerializer
     pagination_class = KeysetPagination
@@ -419,7 +504,7 @@ class ExternalLinkPages(ApiMixin, generics.ListAPIView):
     def get_queryset(self):
         if self.schema_only:
             return LinkEdge.objects.none()
-        audit = self.audit_or_404(self.kwargs["pk"])
+        audit = self.audit_with_rows_or_404(self.kwargs["pk"])
         query = s.ExternalLinkPagesQuerySerializer(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         self.link = external_link_get(audit=audit, url=query.validated_data["url"])
@@ -512,6 +597,8 @@ EXPORTS = {
 class _Export(ApiMixin, APIView):
     """The dashboard's streamed exports (audits.exports): the same files, through the API."""
 
+    needs_page_rows = True
+
     kind = ""  # issues | pages
     fmt = ""  # csv | json
     content_negotiation_class = _FirstRenderer
@@ -519,7 +606,7 @@ class _Export(ApiMixin, APIView):
     filter_backends = []
 
     def get(self, request, pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         segment = self.segment_for(audit)
         chunks, content_type = EXPORTS[(self.kind, self.fmt)]
         restriction = _issues_q(segment) if self.kind == "issues" else _pages_q(segment)
@@ -545,7 +632,7 @@ class _IssuesXlsxExport(_Export):
     """The dashboard's workbook (audits.exports.issues_xlsx_file): Overview plus one sheet per issue type."""
 
     def get(self, request, pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         segment = self.segment_for(audit)
         return FileResponse(
             exports.issues_xlsx_file(audit, segment_name=segment.name if segment else "", **_issues_q(segment)),
@@ -578,7 +665,7 @@ class _ExternalExport(_Export):
     """The audit's external targets, or their linking pages, as the dashboard exports them (the whole site's)."""
 
     def get(self, request, pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         chunks, content_type = EXTERNAL_EXPORTS[(self.kind, self.fmt)]
         response = StreamingHttpResponse(chunks(audit), content_type=content_type)
         filename = exports.export_filename(audit, self.kind, self.fmt)
@@ -656,7 +743,7 @@ class _IssueTypeExport(_Export):
     """One issue type's evidence in its named columns (audits.evidence), as the dashboard exports it."""
 
     def get(self, request, pk, issue_type):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         if issue_type not in CHECKS_BY_TYPE:
             raise exceptions.NotFound(f"No such issue type: {issue_type[:100]!r}.")
         segment = self.segment_for(audit)
@@ -737,6 +824,7 @@ class SegmentDetail(ApiMixin, generics.RetrieveUpdateDestroyAPIView):
 
 @extend_schema(tags=["segments"])
 class AuditSegments(ApiMixin, APIView):
+    needs_page_rows = True
     pagination_class = None  # at most the project's segments (50) or 12 folders and "other"
     filter_backends = []
 
@@ -748,7 +836,7 @@ class AuditSegments(ApiMixin, APIView):
         "comparison. A page belongs to every segment it matches.",
     )
     def get(self, request, pk):
-        audit = self.audit_or_404(pk)
+        audit = self.audit_with_rows_or_404(pk)
         return Response(s.AuditSegmentSerializer(selectors.audit_segments(audit=audit), many=True).data)
 
 

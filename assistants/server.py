@@ -30,6 +30,7 @@ from audits.checks.catalogue import render_catalogue
 from audits.checks.registry import CHECKS_BY_TYPE
 from audits.comparison import check_spec
 from audits.evidence import evidence_columns, evidence_count_unit, evidence_note, evidence_queryset, evidence_records
+from audits.gate import GATE_RULES_TEXT_MAX_CHARS, gate_evaluate, gate_rules_parse
 from audits.models import Audit, Page, Project
 from audits.priority import PRIORITY_RULE, TOP_ISSUES_DEFAULT, top_issues
 from audits.segments import resolve_segment
@@ -665,6 +666,33 @@ def compare_audits(
         base_audit_id=result["base"],
         totals=result["totals"],
         by_type=[shapes.ComparisonRow(**row) for row in result["by_type"]],
+    )
+
+
+@tool(title="Check the release gate", read_only=True)
+def check_gate(
+    caller: Caller,
+    audit_id: AuditId,
+    rules: Annotated[
+        str,
+        Field(
+            max_length=GATE_RULES_TEXT_MAX_CHARS,
+            description="Comma-separated: new-critical, new-issue=TYPE, score-drop=N, score-below=N, became-noindex, "
+            "new-broken, pages-drop=N (e.g. `new-critical,score-drop=5`)",
+        ),
+    ],
+) -> shapes.Gate:
+    """The release gate on a completed audit against its baseline (the previous completed audit by default): each
+    rule passed or failed with a one-line reason, a count and up to 10 example URLs; without a baseline a rule
+    passes with the reason "no baseline". The same judgement as `manage.py audit --fail-on` and the API's gate."""
+    audit = _audit(caller, audit_id)
+    result = gate_evaluate(audit=audit, rules=gate_rules_parse(rules))
+    return shapes.Gate(
+        audit_id=result.audit_id,
+        baseline_id=result.baseline_id,
+        passed=result.passed,
+        reason=result.reason,
+        rules=[shapes.GateRuleResult(**vars(r)) for r in result.rules],
     )
 
 

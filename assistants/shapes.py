@@ -303,3 +303,20 @@ class Verification(BaseModel):
     checked_at: datetime | None
     urls: list[VerificationUrl] = Field(description="This page of the URLs re-checked, in URL order")
     has_more: bool
+
+
+class GateRuleResult(BaseModel):
+    rule: str = Field(description="As written: new-critical, score-drop=5, …")
+    passed: bool
+    judged: bool = Field(description="False: nothing to judge it on (no baseline, no health score); it then passes")
+    reason: str = Field(description="One line")
+    count: int = Field(description="URLs found (score rules: points; pages-drop: pages lost)")
+    examples: list[str] = Field(description="Up to 10 example URLs")
+
+
+class Gate(BaseModel):
+    audit_id: UUID
+    baseline_id: UUID | None = Field(description="The audit judged against; null: none, every rule passes")
+    passed: bool = Field(description="Every rule passed")
+    reason: str = Field(description="One line: the rules that fired and why, or that all passed")
+    rules: list[GateRuleResult]

@@ -11,13 +11,16 @@ Plans, accounts, credits and API tokens are in accounts/admin.py; webhooks in we
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import Q, Sum
+from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from audits.errors import AuditRefused
 from audits.events import event_sentence
 from audits.models import Audit, AuditEvent, Issue, Page, Project, ReportEmail, Schedule, Segment
 from audits.segments import SegmentInvalid, segment_create, segment_delete, segment_update, segment_validate
+from audits.selectors.retention import SPACE_METHOD, keep_page_rows_for, kept_words, project_space
 from audits.services import (
     PASSWORD_CLEARED_MESSAGE,
     audit_cancel,
@@ -68,7 +71,7 @@ class ProjectAdminForm(forms.ModelForm):
             "calendar_years_ahead", "max_dated_urls_per_pattern", "max_query_variants_per_path",
             "max_identical_pages_per_pattern", "query_policy", "query_keep_keys",
             "min_request_interval_ms", "max_concurrency", "check_external_links", "external_links_max",
-            "external_links_budget_s", "bot_sample_max", "check_overrides", "extractors",
+            "external_links_budget_s", "bot_sample_max", "check_overrides", "extractors", "keep_page_rows",
         )  # fmt: skip
         field_classes = {name: SafeJSONField for name in JSON_FIELDS}
         help_texts = {
@@ -134,10 +137,51 @@ class SegmentInline(admin.TabularInline):
 class ProjectAdmin(admin.ModelAdmin):
     form = ProjectAdminForm
     inlines = [SegmentInline]
-    list_display = ("name", "account", "owner", "base_url", "max_pages", "created_at")
+    list_display = ("name", "account", "owner", "base_url", "max_pages", "page_rows_kept", "created_at")
     list_select_related = ("account", "owner")
     search_fields = ("name", "base_url", "account__name")
     raw_id_fields = ("owner", "account")
+    readonly_fields = ("database_space",)
+
+    def get_queryset(self, request):
+        # The list's cheap measure of a project's size: its whole audits' page counters (no row is counted).
+        kept = Sum("audits__pages_crawled", filter=Q(audits__summarised_at__isnull=True))
+        return super().get_queryset(request).annotate(page_rows_kept=kept)
+
+    @admin.display(description="page rows kept", ordering="page_rows_kept")
+    def page_rows_kept(self, obj):
+        return f"{obj.page_rows_kept or 0:,}"
+
+    @admin.display(description="database space (estimate)")
+    def database_space(self, obj):
+        """Rows and bytes per table the project's audits take (audits.selectors.retention.project_space): on the
+        change page only, since it counts."""
+        if obj is None or obj.pk is None:
+            return "-"
+        rows = project_space(project_id=obj.pk)
+        known = [r.bytes for r in rows if r.bytes is not None]
+        total = f"{filesizeformat(sum(known))} in all" if known else "bytes not known on this database"
+        cells = format_html_join(
+            "",
+            "<tr><th>{}</th><td>{}{}</td><td>{}</td></tr>",
+            (
+                (
+                    r.table,
+                    f"{r.rows:,}",
+                    " (est.)" if r.estimated else "",
+                    "-" if r.bytes is None else filesizeformat(r.bytes),
+                )
+                for r in rows
+            ),
+        )
+        return format_html(
+            '<table id="database-space"><thead><tr><th>Table</th><th>Rows</th><th>Size</th></tr></thead>'
+            "<tbody>{}</tbody></table><p>{}. Audits kept whole: {}. {}</p>",
+            cells,
+            total,
+            kept_words(keep_page_rows_for(obj)),
+            SPACE_METHOD,
+        )
 
     def save_form(self, request, form, change):
         """Saved here, through the service (the form checked the same rules a moment ago)."""
@@ -220,8 +264,9 @@ class AuditAdmin(admin.ModelAdmin):
         "pages_crawled",
         "health_score",
         "created_at",
+        "summarised_at",
     )
-    list_filter = ("status", "current_phase", "error_code", "reconciled_by", "scheduled")
+    list_filter = ("status", "current_phase", "error_code", "reconciled_by", "scheduled", "summarised_at")
     list_select_related = ("project",)
     search_fields = ("start_url", "site_url", "project__name")
     readonly_fields = [f.name for f in Audit._meta.fields] + ["results"]

@@ -27,6 +27,7 @@ DELIVER_ALERT = "alerts.deliver_alert"
 SWEEP_ALERTS = "alerts.sweep_deliveries"
 CHANGES_COMPUTE = "audits.changes_compute"  # a completed audit's changes against a baseline chosen later
 RENDER_REPORT_PDF = "dashboard.render_report_pdf"  # on the `reports` queue (CELERY_TASK_ROUTES)
+PRUNE_HISTORY = "audits.prune_history"  # hourly (celery-beat): audits.retention
 SEND_REPORT_EMAIL = "dashboard.send_report_email"  # sent with queue="reports": it prints the PDF it attaches
 REPORT_EMAILS_SWEEP = "dashboard.report_emails_sweep"  # beat: the report e-mail outbox's due rows sent again
 

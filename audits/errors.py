@@ -53,7 +53,9 @@ class ErrorCode(StrEnum):
     AUDIT_NOT_RUNNING = "audit_not_running", HTTPStatus.CONFLICT
     PROJECT_NAME_TAKEN = "project_name_taken", HTTPStatus.CONFLICT
     AUDIT_NOT_COMPLETED = "audit_not_completed", HTTPStatus.CONFLICT  # only a completed audit's issues are verified
-    AUDIT_SUMMARISED = "audit_summarised", HTTPStatus.CONFLICT  # retention pruned its issue rows: nothing to re-check
+    # Retention pruned the audit's pages, issues and links (audits.retention): nothing to re-check, and no list of
+    # them (its summary, score, issue counts by type and changes stay).
+    AUDIT_SUMMARISED = "audit_summarised", HTTPStatus.CONFLICT
     # 429: the account's or the instance's running audits (answered with Retry-After)
     AUDIT_CAPACITY_REACHED = "audit_capacity_reached", HTTPStatus.TOO_MANY_REQUESTS
 

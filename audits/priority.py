@@ -100,7 +100,12 @@ def issue_summary(
         counts = issue_type_rows(audit_id=audit.id, issues_q=issues_q)
     merged = issue_type_totals(counts)
     new_counts: dict[str, int] = {}
-    if previous is not None:
+    if previous is not None and (previous.summarised_at or audit.summarised_at):
+        # Retention pruned the issue rows of one of them: the counts stored before it did (audits.retention), the
+        # whole audit's only; never "every issue is new" against rows that are gone.
+        kept = ((audit.stats or {}).get("comparisons") or {}).get(str(previous.id))
+        new_counts = dict(kept["new_issues"]) if kept and issues_q is None else {}
+    elif previous is not None:
         before = Issue.objects.filter(audit=previous, type=OuterRef("type"), page_url=OuterRef("page_url"))
         fresh = Issue.objects.filter(audit=audit).filter(issues_q or Q()).filter(~Exists(before))
         fresh = fresh.order_by().values("type")

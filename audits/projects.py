@@ -64,6 +64,7 @@ NUMBER_BOUNDS = {
     "external_links_max": (1, EXTERNAL_LINKS_MAX_CEILING),  # distinct outbound targets checked per audit
     "external_links_budget_s": (1, EXTERNAL_LINKS_BUDGET_MAX_S),  # within finalize's time limit
     "bot_sample_max": (0, BOT_SAMPLE_MAX_CEILING),  # pages fetched as each crawler (0: none)
+    "keep_page_rows": (1, 1000),  # audits kept whole (audits.retention); None: the instance default
 }
 BOOLEAN_FIELDS = ("follow_nofollow", "crawl_subdomains", "render_js", "check_external_links")
 # Everything a caller may set; account and owner only through the admin, which moves projects.
@@ -200,7 +201,7 @@ def _auth(field: str, value) -> str:
 
 def _number(field: str, value) -> int | None:
     low, high = NUMBER_BOUNDS[field]
-    if value is None and field == "max_depth":
+    if value is None and field in ("max_depth", "keep_page_rows"):
         return None
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise _invalid(field, f"invalid_{field}", f"Enter a whole number from {low} to {high}.")

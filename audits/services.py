@@ -43,6 +43,7 @@ from audits.report_emails import (
     report_recipients_checked,
     schedule_report_recipients_set,
 )
+from audits.retention import RETENTION_NAME, audits_prune, retention_install
 from audits.schedules import HEAL_NAME, heal_install, schedule_clear, schedule_set, schedule_validate, watchdog_install
 from audits.selectors.verification import verification_targets
 from audits.sharing import (
@@ -96,6 +97,10 @@ __all__ = [
     "share_link_revoke",
     "share_link_resolve",
     "share_links_for_audit",
+    # Retention (issue 28): old audits keep their summary only; the hourly prune's periodic task
+    "RETENTION_NAME",
+    "audits_prune",
+    "retention_install",
     # What a face uses of the pipeline's helpers (Lighthouse's plan and HTML report, the one Chromium)
     "lighthouse_runs_planned",
     "lighthouse_report_render",

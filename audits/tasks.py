@@ -53,6 +53,7 @@ from audits.pipeline.lifecycle import audit_event, classify_failure
 from audits.pipeline.reconcile import heal_sweep, reconcile_sweep
 from audits.pipeline.rounds import chunk_round_no
 from audits.pipeline.start import schedule_run
+from audits.retention import PRUNE_RUN_BUDGET_S, audits_prune
 from webhooks.services import webhook_deliveries_sweep
 
 logger = logging.getLogger(__name__)
@@ -176,6 +177,18 @@ def reconcile_sweep_task() -> None:
     outbox_drain()
     reconcile_sweep(reconciled_by="watchdog")
     webhook_deliveries_sweep()
+
+
+@shared_task(
+    name="audits.prune_history",
+    ignore_result=True,
+    soft_time_limit=PRUNE_RUN_BUDGET_S + 5 * 60,
+    time_limit=PRUNE_RUN_BUDGET_S + 10 * 60,
+)
+def prune_history() -> None:
+    """Retention (celery-beat, hourly): old audits lose their page-level rows in bounded batches, keeping their
+    summary. Not acks_late: a run killed mid-way is resumed by the next hourly one (each batch committed)."""
+    audits_prune(budget_s=PRUNE_RUN_BUDGET_S)
 
 
 @shared_task(name="audits.run_schedule", ignore_result=True)

@@ -12,6 +12,7 @@ from audits.selectors import external as external_reads
 from audits.selectors import pagination
 from config.inputs import text_problem
 from dashboard import selectors as dashboard
+from dashboard.retention import summarised_screen
 from dashboard.views import dashboard_view
 
 Outcome = ExternalLink.Outcome
@@ -73,6 +74,10 @@ def audit_external(request, audit_id):
     """The audit's external targets: counts per outcome (each a filter), a search by URL and host, a sort, and
     the targets a screen at a time, each with its linking pages' count leading to them."""
     audit = _audit(request, audit_id)
+    if audit.summarised_at is not None:
+        return summarised_screen(
+            request, audit, what="External links", tab="external", url_name="audits:audit-external"
+        )
     filters, refused = _filters(request)
     sort = external_reads.external_sort_key(request.GET.get("sort"))
     counts = external_reads.external_counts(audit=audit)
@@ -110,6 +115,10 @@ def audit_external(request, audit_id):
 def audit_external_link(request, audit_id, link_id):
     """One external target: what asking it answered, and the crawled pages linking to it with their anchors."""
     audit = _audit(request, audit_id)
+    if audit.summarised_at is not None:
+        return summarised_screen(
+            request, audit, what="External links", tab="external", url_name="audits:audit-external", status=410
+        )
     link = external_reads.external_link_get(audit=audit, link_id=link_id)
     if link is None:
         raise Http404("No such external link in this audit")
@@ -132,6 +141,10 @@ def audit_external_export(request, audit_id, what, fmt):
     """The audit's external targets (`external-links`) or their linking pages (`external-link-pages`) as CSV or
     JSON, streamed."""
     audit = _audit(request, audit_id)
+    if audit.summarised_at is not None:
+        return summarised_screen(
+            request, audit, what="External links", tab="external", url_name="audits:audit-external", status=410
+        )
     if (what, fmt) not in EXPORTS:
         raise Http404("No such export")
     chunks, content_type = EXPORTS[(what, fmt)]

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from django import forms
+from django.conf import settings
 from django.db import models
 
 from audits.checks.registry import CATEGORIES, CHECKS, SEVERITIES, CheckSpec, threshold_words
@@ -125,6 +126,7 @@ class ProjectForm(forms.ModelForm):
             "external_links_budget_s",
             "bot_sample_max",
             "extractors",
+            "keep_page_rows",
         ]
         labels = {
             "base_url": "Base URL",
@@ -149,6 +151,7 @@ class ProjectForm(forms.ModelForm):
             "external_links_max": "External link targets checked at most",
             "external_links_budget_s": "Time for checking external links (s)",
             "bot_sample_max": "Pages fetched as each crawler",
+            "keep_page_rows": "Audits kept in full",
         }
 
     def __init__(self, *args, account, **kwargs):
@@ -161,6 +164,11 @@ class ProjectForm(forms.ModelForm):
             self.fields["auth_password"].help_text = "Stored, never shown again."
             del self.fields["clear_auth_password"]
         self.check_groups = self._add_check_fields(self.instance.check_overrides if self.instance.pk else {})
+        self.fields["keep_page_rows"].help_text = (
+            "The last completed audits whose pages, issues and links are kept; older ones keep their score, issue "
+            "counts, changes and trend point only. Empty: this instance's default "
+            f"({settings.SITEWARDEN_KEEP_PAGE_ROWS})."
+        )
         if isinstance(self.initial.get("extractors"), list):
             self.initial["extractors"] = extractors_to_text(self.initial["extractors"])
         if isinstance(self.initial.get("query_keep_keys"), list):

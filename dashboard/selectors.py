@@ -58,6 +58,7 @@ from audits.selectors.audits import previous_audit
 from audits.selectors.bots import bot_access_summary
 from audits.selectors.issues import issue_summary_for_segment, issues_by_severity, segment_pages
 from audits.selectors.pagination import PAGE_SIZE
+from audits.selectors.retention import summarised_in
 from audits.stats import CHARTS as PAGE_CHART_BUCKETS
 from audits.stats import bar_key, page_stats, page_stats_count
 from dashboard import charts
@@ -152,6 +153,7 @@ def audit_history(*, project: Project) -> QuerySet:
             "started_at",
             "completed_at",
             "scheduled",
+            "summarised_at",  # "summary only" (audits.retention)
         )
         .annotate(
             duration=ExpressionWrapper(
@@ -259,6 +261,8 @@ def overview(*, audit: Audit, segment: SegmentChoice | None = None, choices: lis
         "severity_weights": SEVERITY_WEIGHTS,
         "history": history,
         "history_other_formula": history_other_formula(audit=audit, history=history),
+        # Audits of the trend whose page-level rows retention pruned: their points stay (audits.retention).
+        "history_summarised": len(summarised_in(row[0] for row in history)),
         "page_charts": page_distributions(
             audit=audit, stats=None if segment is None else page_stats_count(audit_id=audit.id, pages_q=segment.pages_q)
         ),

@@ -33,6 +33,7 @@ from audits.selectors import pages as page_reads
 from audits.selectors import pagination
 from audits.selectors.audits import audit_urls_skipped
 from audits.selectors.pagination import CursorInvalid
+from audits.selectors.retention import audit_summarised_message, comparison_kept, comparison_rows_kept
 from audits.services import (
     ReportRenderFailed,
     audit_cancel,
@@ -45,6 +46,7 @@ from dashboard import pages as page_screens
 from dashboard import selectors as dashboard
 from dashboard.forms import AuditStartForm, PageFilterForm
 from dashboard.live import live_progress
+from dashboard.retention import summarised_context, summarised_screen
 from dashboard.structure import site_structure
 
 
@@ -180,6 +182,7 @@ def _live_context(audit: Audit, segment: SegmentChoice | None = None) -> dict:
                 audit_url=lambda audit_id: reverse("audits:audit-detail", args=[audit_id]),
             ),
             health_formula=SCORE_FORMULA_WORDS,
+            **summarised_context(audit),
         )
     return context
 
@@ -188,7 +191,8 @@ def _live_context(audit: Audit, segment: SegmentChoice | None = None) -> dict:
 @dashboard_view
 def audit_detail(request, audit_id):
     audit = audit_status_refresh(audit_id=_audit(request, audit_id).id)  # a stuck audit is judged on sight
-    segment = request_segment(request, audit) if audit.is_finished else None
+    # A summarised audit's pages are gone: only the whole site's stored figures can be read.
+    segment = request_segment(request, audit) if audit.is_finished and not audit.summarised_at else None
     return render(request, "dashboard/audit_detail.html", {**_live_context(audit, segment), "tab": "overview"})
 
 
@@ -272,6 +276,15 @@ def audit_issues(request, audit_id):
 def audit_issue_type(request, audit_id, issue_type):
     """One issue type: what it means, how to fix it, and its evidence in named columns (paginated)."""
     audit = _audit(request, audit_id)
+    if audit.summarised_at is not None:
+        count = issue_reads.issues_by_type(audit=audit).get(issue_type)
+        if count is None:
+            raise Http404("No issues of this type")
+        spec = dashboard.check_spec(issue_type)
+        return summarised_screen(
+            request, audit, what="Affected URLs", tab="issues", spec=spec, count=count,
+            url_name="audits:audit-issue-type", url_args=[issue_type],
+        )  # fmt: skip
     segment = request_segment(request, audit)
     evidence = dashboard.evidence_page(
         audit=audit, issue_type=issue_type, number=request.GET.get("page"), segment=segment
@@ -314,6 +327,8 @@ def audit_issue_type_export(request, audit_id, issue_type, fmt):
     audit = _audit(request, audit_id)
     if fmt not in ISSUE_TYPE_EXPORTS or issue_type not in CHECKS_BY_TYPE:
         raise Http404("No such export")
+    if audit.summarised_at is not None:
+        return summarised_screen(request, audit, what="Affected URLs", tab="issues", status=410)
     segment = request_segment(request, audit)
     chunks, content_type = ISSUE_TYPE_EXPORTS[fmt]
     response = StreamingHttpResponse(chunks(audit, issue_type, **_issues_q(segment)), content_type=content_type)
@@ -344,6 +359,8 @@ def _filtered_pages(audit, form: PageFilterForm, segment: SegmentChoice | None):
 @dashboard_view
 def audit_pages(request, audit_id):
     audit = _audit(request, audit_id)
+    if audit.summarised_at is not None:
+        return summarised_screen(request, audit, what="Pages", tab="pages", url_name="audits:audit-pages")
     issue_types, site_wide = page_reads.page_issue_types(audit=audit)
     form = _pages_form(request, audit, issue_types)
     view = form.page_view
@@ -399,6 +416,8 @@ def audit_pages_export(request, audit_id, fmt):
     audit = _audit(request, audit_id)
     if fmt not in ("csv", "json"):
         raise Http404("No such export")
+    if audit.summarised_at is not None:
+        return summarised_screen(request, audit, what="Pages", tab="pages", url_name="audits:audit-pages", status=410)
     form = _pages_form(request, audit)
     segment = request_segment(request, audit)
     pages = _filtered_pages(audit, form, segment)
@@ -434,6 +453,8 @@ def _links_page(request, page, links, columns, param: str, *, total: int | None 
 @dashboard_view
 def page_detail(request, audit_id, page_id):
     audit = _audit(request, audit_id)
+    if audit.summarised_at is not None:
+        return summarised_screen(request, audit, what="Pages", tab="pages", url_name="audits:audit-pages", status=410)
     page = page_reads.page_for_audit(audit=audit, page_id=page_id)
     inlinks = link_reads.page_inlinks_summary(page=page)
     context = {
@@ -466,6 +487,8 @@ def page_detail(request, audit_id, page_id):
 def audit_structure(request, audit_id):
     """The folder tree of the audit's pages, each folder a filter of the pages grid."""
     audit = _audit(request, audit_id)
+    if audit.summarised_at is not None:
+        return summarised_screen(request, audit, what="Folders", tab="structure", url_name="audits:audit-structure")
     context = {"audit": audit, "tab": "structure", "structure": site_structure(audit=audit)}
     return render(request, "dashboard/structure.html", context)
 
@@ -474,6 +497,9 @@ def audit_structure(request, audit_id):
 @dashboard_view
 def audit_performance(request, audit_id):
     audit = _audit(request, audit_id)
+    if audit.summarised_at is not None:
+        what = "Lighthouse results"
+        return summarised_screen(request, audit, what=what, tab="performance", url_name="audits:audit-performance")
     sampled = page_screens.lighthouse_pages(audit=audit)
     context = {
         "audit": audit,
@@ -552,7 +578,25 @@ def audit_compare(request, audit_id):
         "listing": None,
         **_segment_context(segment),
     }
-    if previous is not None:
+    pruned = next((a for a in (audit, previous) if a is not None and a.summarised_at is not None), None)
+    if pruned is not None and previous is not None:
+        # Retention pruned one of them: the counts stored for the pair (whole site), and no URL behind them.
+        rows = comparison_rows_kept(audit=audit, base=previous) if segment is None else None
+        kept = comparison_kept(audit=audit, base=previous) if rows is not None else None
+        context.update(
+            rows=rows or [],
+            rows_kept=rows is not None,
+            pages=kept["pages"] if kept else None,
+            pair_summarised=audit_summarised_message(
+                pruned,
+                subject=f"The audit of {pruned.created_at:%Y-%m-%d %H:%M}" if pruned is previous else "This audit",
+            ),
+            settings_differ=comparison.settings_differences(audit=audit, previous=previous),
+        )
+        kind, issue_type = request.GET.get("kind"), request.GET.get("type")
+        if kind in comparison.COMPARE_KINDS and issue_type:
+            context["listing"] = {"kind": kind, "spec": comparison.check_spec(issue_type), "gone": True}
+    elif previous is not None:
         context["rows"] = comparison.comparison_summary(audit=audit, previous=previous, issues_q=issues_q)
         context["pages"] = comparison.comparison_pages(
             audit=audit, previous=previous, pages_q=segment.pages_q if segment is not None else None
@@ -585,6 +629,9 @@ EXPORTS = {
 @dashboard_view
 def audit_export(request, audit_id, what, fmt):
     audit = _audit(request, audit_id)
+    if audit.summarised_at is not None:
+        title = "Issues" if what == "issues" else "Pages"
+        return summarised_screen(request, audit, what=title, tab="overview", status=410)
     segment = request_segment(request, audit)
     filename = exports.export_filename(audit, what + _segment_suffix(segment), fmt)
     if (what, fmt) == ("issues", "xlsx"):

@@ -16,6 +16,7 @@ REGISTERED_TASK_NAMES = {
     "audits.heal_sweep",
     "audits.lighthouse",
     "audits.pipeline_failed",
+    "audits.prune_history",
     "audits.record_failure",
     "audits.reconcile_sweep",
     "audits.run_schedule",

@@ -104,9 +104,15 @@ def issue_list(*, audit: Audit) -> QuerySet[Issue]:
 def issue_counts_by_type(*, audit: Audit, issues_q: Q | None = None) -> list[dict]:
     """Issue rows of the audit (a segment's, `issues_q`) counted per type and the severity they were given, with
     the check's title and scope, most severe first (the API's issue summary)."""
-    rank = {"critical": 0, "warning": 1, "info": 2}
     rows = Issue.objects.filter(audit=audit).filter(issues_q or Q()).values("type", "severity")
-    rows = rows.order_by().annotate(count=Count("id"))
+    return issue_counts_by_type_from(rows.order_by().annotate(count=Count("id")))
+
+
+def issue_counts_by_type_from(rows) -> list[dict]:
+    """issue_counts_by_type's shape from rows of {"type", "severity", "count" or "n"} (counted now, or stored in
+    audits.stats for an audit whose issue rows retention pruned)."""
+    rank = {"critical": 0, "warning": 1, "info": 2}
+    rows = [{"type": r["type"], "severity": r["severity"], "count": r.get("count", r.get("n", 0))} for r in rows]
     out = []
     for row in rows:
         spec = CHECKS_BY_TYPE.get(row["type"])

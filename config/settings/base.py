@@ -283,6 +283,9 @@ CRAWL_RENDER_PAGES_PER_CHUNK = env.int("CRAWL_RENDER_PAGES_PER_CHUNK", default=5
 ALLOW_PRIVATE_TARGETS = env.bool("ALLOW_PRIVATE_TARGETS", default=False)
 # Failure records that met a database outage wait here (one JSON file each) until it is back (audits.outages).
 SITEWARDEN_OUTBOX_DIR = env("SITEWARDEN_OUTBOX_DIR", default=str(BASE_DIR / "var" / "outbox"))
+# Retention (audits/retention.py): completed audits of a project whose pages, issues and links are kept; older ones
+# keep their summary, score, issue counts by type and changes (pruned hourly). A project's keep_page_rows wins.
+SITEWARDEN_KEEP_PAGE_ROWS = env.int("SITEWARDEN_KEEP_PAGE_ROWS", default=10)
 # Where people open the dashboard: the CLI's last line links the audit there.
 DASHBOARD_BASE_URL = env("DASHBOARD_BASE_URL", default="http://127.0.0.1:8000")
 # Private networks an operator trusts anyway (CIDRs, comma-separated), e.g. an intranet to audit.

@@ -27,6 +27,7 @@ READ_ONLY = {
     "list_projects", "audit_status", "list_audits", "audit_summary", "list_issues", "issue_evidence",
     "list_pages", "get_page", "compare_audits", "export_links", "list_external_links", "external_link_pages",
     "fix_verification",
+    "check_gate",
 }  # fmt: skip
 WRITES = {"create_project", "start_audit", "cancel_audit", "verify_fix"}  # start, cancel or change something
 READ_ONLY |= {"list_changes"}  # issue 28

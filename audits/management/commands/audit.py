@@ -1,14 +1,17 @@
 """`manage.py audit URL` (or `--list FILE`, `--sitemap-only URL`): run an audit from the shell, with progress
-on stderr and an optional JSON result.
+on stderr and an optional JSON result; with `--fail-on RULES`, a release gate for a CI pipeline (audits.gate: exit 3
+when a rule fires, the reason on the last line, `--junit FILE` for the CI's test report).
 
 The watcher outlives database outages (a restart, a failover, a read-only spell): it reconnects and keeps
 watching, and reports the audit's true outcome once the database answers again.
 """
 
 import argparse
+import contextlib
 import gc
 import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -25,6 +28,7 @@ from django.urls import reverse
 from audits.checks.score import score_breakdown_stored
 from audits.errors import AuditRefused
 from audits.events import event_sentence
+from audits.gate import GateResult, GateRule, gate_evaluate, gate_junit_xml, gate_rules_parse, gate_unjudged
 from audits.models import Audit
 from audits.outages import is_transient_db_error
 from audits.selectors.audits import CrawlBar, audit_crawl_bar, audit_events_notable, audit_summary, audit_urls_skipped
@@ -44,7 +48,9 @@ POLL_INTERVAL_S = 0.1
 # How often a read also judges the audit's liveness (reconcile-on-read: its round's chunks and leases, several
 # queries): healing a stuck audit is not urgent to the tenth of a second, noticing the end is.
 RECONCILE_EVERY_S = 1.0
-EXIT_COMPLETED, EXIT_FAILED, EXIT_BAD_ARGUMENTS = 0, 1, 2
+EXIT_COMPLETED, EXIT_FAILED, EXIT_BAD_ARGUMENTS, EXIT_GATE_FAILED = 0, 1, 2, 3
+BASELINE_PREVIOUS = "previous"  # --baseline's default: the project's previous completed audit, chosen at finalize
+GATE_EXAMPLES_SHOWN = 3  # example URLs on a rule's line on stderr (the JUnit report and --json carry up to 10)
 CLI_USERNAME = "cli"
 # While the database does not answer: retry after 0.5 s, doubling to 5 s; give up after 30 minutes of
 # silence (longer than any outage the pipeline itself rides out).
@@ -52,12 +58,16 @@ DB_RETRY_FIRST_S = 0.5
 DB_RETRY_MAX_S = 5.0
 DB_OUTAGE_GIVE_UP_S = 1800
 INLINE_JOIN_TIMEOUT_S = 30
+INVALID_JUNIT_FILE = "invalid_junit_file"
 LIST_FILE_MAX_CHARS = 4 * 1024 * 1024  # 10,000 URLs (audits.limits.MAX_LIST_URLS) with room for long ones
 T = TypeVar("T")
 
 
 class Command(BaseCommand):
-    help = "Audit a site. Exit 0 when the audit completed, 1 when it failed, 2 on bad arguments."
+    help = (
+        "Audit a site. Exit 0 when the audit completed, 1 when it failed, 2 on bad arguments, 3 when a --fail-on "
+        "rule fired (the audit completed; the reason is the last line)."
+    )
     # Django's system checks (URL patterns, models, admin: ~0.3-0.7 s on every start) are not run: a small
     # audit's end to end time starts with this command (bench/small.py), and `migrate`, `runserver`, the
     # release step and `manage.py check` in CI still run them.
@@ -102,6 +112,28 @@ class Command(BaseCommand):
             default=None,
             help="Run in this process (the default on the embedded default) or hand the audit to the workers",
         )
+        parser.add_argument(
+            "--baseline",
+            metavar="previous|AUDIT_ID",
+            default=BASELINE_PREVIOUS,
+            help="The audit this one's changes and its gate are measured against: the project's previous completed "
+            "audit (the default) or a completed audit of the project",
+        )
+        parser.add_argument(
+            "--fail-on",
+            dest="fail_on",
+            metavar="RULES",
+            default=None,
+            help="Exit 3 when one of these comma-separated rules fires against the baseline: new-critical, "
+            "new-issue=TYPE, score-drop=N, score-below=N, became-noindex, new-broken, pages-drop=N (a rule that "
+            "needs a baseline passes when there is none)",
+        )
+        parser.add_argument(
+            "--junit",
+            metavar="FILE",
+            default=None,
+            help="With --fail-on: write the gate as a JUnit XML report (one test case per rule) to FILE",
+        )
 
     def run_from_argv(self, argv):
         # Argument errors exit 2 with one line on stderr (argparse already exits 2 for its own errors).
@@ -130,8 +162,15 @@ class Command(BaseCommand):
         list_file,
         sitemap_only,
         external_links,
+        baseline=BASELINE_PREVIOUS,
+        fail_on=None,
+        junit=None,
         **options,
     ):
+        # The gate's arguments are refused before anything starts: a typo in CI must not cost an audit.
+        rules = gate_rules_parse(fail_on) if fail_on is not None else None
+        if junit is not None:
+            _junit_checked(junit, rules)
         if list_file and sitemap_only:
             raise AuditRefused("invalid_url_list", "Give --list or --sitemap-only, not both.")
         urls = _list_file_lines(list_file) if list_file else None
@@ -160,6 +199,7 @@ class Command(BaseCommand):
                 urls=urls,
                 sitemap_url=sitemap_only,
                 check_external_links=external_links,
+                baseline=None if baseline == BASELINE_PREVIOUS else baseline,
             )
         worker = None
         if run_inline:
@@ -176,12 +216,22 @@ class Command(BaseCommand):
             severities = _with_database(lambda: issues_by_severity(audit=audit), bar)
             skipped = _with_database(lambda: audit_urls_skipped(audit=audit), bar)
             notes = _with_database(lambda: [event_sentence(e) for e in audit_events_notable(audit=audit)], bar)
+            gate = _with_database(lambda: _gate(audit, rules), bar) if rules is not None else None
             bar.close(audit, severities, skipped, link=link, notes=notes)
+        if gate is not None:
+            summary["gate"] = gate.as_json()
+            if junit is not None:
+                _junit_write(junit, gate, audit, link=link)
         if json:
             self.stdout.write(_json_dumps(summary))
         return_code = EXIT_COMPLETED if audit.status == Audit.Status.COMPLETED else EXIT_FAILED
-        if return_code:
+        if return_code:  # a gate on an audit that did not complete judges nothing: the audit's outcome is the exit
             sys.stderr.write(f"audit {audit.status}: {audit.error_code} {audit.error_detail}\n")
+        elif gate is not None:
+            for rule in gate.rules:
+                sys.stderr.write(_gate_rule_line(rule) + "\n")
+            sys.stderr.write(gate.reason + "\n")
+            return_code = EXIT_COMPLETED if gate.passed else EXIT_GATE_FAILED
         sys.exit(return_code)
 
     def _watch(self, audit: Audit, worker: threading.Thread | None, bar: "_ProgressBar") -> Audit:
@@ -205,6 +255,50 @@ class Command(BaseCommand):
                 break
             time.sleep(POLL_INTERVAL_S)
         return audit
+
+
+def _gate(audit: Audit, rules: list[GateRule]) -> GateResult:
+    if audit.status != Audit.Status.COMPLETED:
+        return gate_unjudged(audit=audit, rules=rules)
+    return gate_evaluate(audit=audit, rules=rules)
+
+
+def _gate_rule_line(rule) -> str:
+    """`gate: FAIL new-broken: 2 URLs newly broken (…) — https://…/a, https://…/b`, a few examples at most."""
+    outcome = "PASS" if rule.passed else "FAIL"
+    shown = ", ".join(rule.examples[:GATE_EXAMPLES_SHOWN])
+    more = rule.count - min(len(rule.examples), GATE_EXAMPLES_SHOWN)
+    if shown and more > 0:
+        shown += f", … {more} more"
+    return f"gate: {outcome} {rule.rule}: {rule.reason}" + (f" — {shown}" if shown and not rule.passed else "")
+
+
+def _junit_checked(path: str, rules: list[GateRule] | None) -> None:
+    """--junit needs --fail-on and a folder to write in; refused before the audit starts."""
+    if rules is None:
+        raise AuditRefused(INVALID_JUNIT_FILE, "--junit FILE writes the gate's report: give --fail-on RULES too.")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or os.path.isdir(path):
+        raise AuditRefused(INVALID_JUNIT_FILE, f"--junit {path}: no folder to write that file in.")
+
+
+def _junit_write(path: str, gate: GateResult, audit: Audit, *, link: str) -> None:
+    """The JUnit report, written whole through a temporary file beside it: a CI step never reads half a file."""
+    timestamp = (audit.completed_at or audit.created_at).replace(microsecond=0).isoformat()
+    properties = {"start_url": audit.start_url, "dashboard": link}
+    if audit.health_score is not None:
+        properties["health_score"] = str(audit.health_score)
+    data = gate_junit_xml(gate, timestamp=timestamp, properties=properties)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        why = exc.strerror or exc.__class__.__name__
+        raise AuditRefused(INVALID_JUNIT_FILE, f"--junit {path}: cannot write it ({why})") from exc
 
 
 def _list_file_lines(path: str) -> list[str]:

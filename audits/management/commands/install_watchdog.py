@@ -4,13 +4,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from alerts.services import alert_sweep_install
-from audits.services import HEAL_NAME, report_email_sweep_install, watchdog_install
+from audits.services import HEAL_NAME, report_email_sweep_install, retention_install, watchdog_install
 
 
 class Command(BaseCommand):
     help = (
         "Create or repair the celery-beat tasks that reconcile running audits every 15 minutes and heal "
-        "running crawls every CRAWL_HEAL_EVERY_S seconds."
+        "running crawls every CRAWL_HEAL_EVERY_S seconds, and the hourly prune of old audits' page-level rows."
     )
 
     def handle(self, *args, **options):
@@ -21,3 +21,5 @@ class Command(BaseCommand):
         self.stdout.write(f"alerts: {sweep.name} -> {sweep.task} every {sweep.interval.every} s")
         reports = report_email_sweep_install()  # scheduled report e-mails: retries and leases of dead workers
         self.stdout.write(f"report e-mails: {reports.name} -> {reports.task} every {reports.interval.every} s")
+        prune = retention_install()
+        self.stdout.write(f"retention: {prune.name} -> {prune.task} hourly (expires {prune.expire_seconds} s)")
