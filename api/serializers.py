@@ -482,6 +482,7 @@ class ComparisonSerializer(serializers.Serializer):
     changes = serializers.DictField(
         child=serializers.IntegerField(),
         allow_null=True,
+        default=None,  # the counts retention kept for a pruned pair carry no changes
         help_text="When the base is the audit's baseline: its changes per field (GET /audits/{id}/changes/ lists "
         "them); null otherwise",
     )
