@@ -5,7 +5,7 @@ from django import forms
 from django.db.models import Exists, OuterRef, Q
 
 from audits.checks.registry import CHECKS
-from audits.models import Audit, ExternalLink, Issue, Page, Project
+from audits.models import Audit, ExternalLink, Issue, Page, PageChange, Project
 from audits.selectors.external import PROBLEM_OUTCOMES
 from config.inputs import ID_MAX, ID_MIN
 from webhooks.models import Webhook, WebhookDelivery
@@ -92,6 +92,22 @@ class ExternalLinkFilter(django_filters.FilterSet):
     def filter_problems(self, queryset, name, value):
         problems = Q(outcome__in=PROBLEM_OUTCOMES)
         return queryset.filter(problems) if value else queryset.exclude(problems)
+
+
+class ChangeFilter(django_filters.FilterSet):
+    field = django_filters.ChoiceFilter(
+        choices=PageChange.Field.choices,
+        help_text="Only changes of this field (added/removed: URLs only one audit crawled)",
+    )
+    direction = django_filters.ChoiceFilter(
+        choices=PageChange.Direction.choices,
+        help_text="added/removed: a value, URL or robots.txt line that appeared or went; changed; up/down: a number "
+        "grew or fell, a page became indexable or non-indexable",
+    )
+
+    class Meta:
+        model = PageChange
+        fields = ["field", "direction"]
 
 
 class WebhookFilter(django_filters.FilterSet):

@@ -11,7 +11,7 @@ from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown_stored
 from audits.extraction import MAX_EXTRACTORS
 from audits.limits import MAX_LIST_URLS
-from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
+from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, PageChange, Project, Schedule, Segment
 from audits.services import MAX_PATTERNS, NUMBER_BOUNDS, PATTERN_MAX_CHARS, PROJECT_NAME_MAX_CHARS
 from webhooks.models import Webhook, WebhookDelivery
 
@@ -334,6 +334,41 @@ class ExternalLinkSerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(f"{path}?{urlencode({'url': obj.url})}")
 
 
+class PageChangeSerializer(serializers.ModelSerializer):
+    """One thing that differs on one URL between the audit and its baseline (or a URL only one of them crawled, or a
+    robots.txt line added or removed)."""
+
+    field_label = serializers.CharField(source="get_field_display", read_only=True, help_text="The field in words")
+    before = serializers.CharField(help_text="The baseline's value as text (empty: none)")
+    after = serializers.CharField(help_text="This audit's value as text (empty: none)")
+
+    class Meta:
+        model = PageChange
+        fields = ["url", "field", "field_label", "direction", "before", "after"]
+        read_only_fields = fields
+
+
+class ChangeQuerySerializer(serializers.Serializer):
+    """The changes' filters where no filter set reads them (the exports)."""
+
+    field = serializers.ChoiceField(choices=PageChange.Field.choices, required=False, allow_blank=True)
+    direction = serializers.ChoiceField(choices=PageChange.Direction.choices, required=False, allow_blank=True)
+
+
+class ChangeSummarySerializer(serializers.Serializer):
+    state = serializers.ChoiceField(
+        choices=["running", "not_completed", "first", "no_baseline", "pending", "unchanged", "changed"],
+        help_text="first: the project's first completed audit (nothing to compare with); no_baseline: changes were "
+        "not measured (an audit older than change detection, or its baseline deleted); pending: a baseline was "
+        "chosen and its changes are being computed",
+    )
+    baseline = serializers.UUIDField(allow_null=True, help_text="The audit the changes are measured against")
+    baseline_created_at = serializers.DateTimeField(allow_null=True)
+    total = serializers.IntegerField(help_text="Changes in all (of the segment, with `segment`)")
+    by_field = serializers.DictField(child=serializers.IntegerField(), help_text="Changes per field, every field")
+    changes_url = serializers.URLField(help_text="The rows, keyset paginated")
+
+
 class ExternalLinkPagesQuerySerializer(serializers.Serializer):
     url = serializers.CharField(max_length=4096, help_text="The external target's exact URL (as the list gives it)")
 
@@ -444,6 +479,13 @@ class ComparisonSerializer(serializers.Serializer):
     by_type = ComparisonRowSerializer(many=True)
     pages = ComparisonPagesSerializer()
     settings_differ = SettingDiffSerializer(many=True, help_text="Crawl settings that differ between the audits")
+    changes = serializers.DictField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        default=None,  # the counts retention kept for a pruned pair carry no changes
+        help_text="When the base is the audit's baseline: its changes per field (GET /audits/{id}/changes/ lists "
+        "them); null otherwise",
+    )
 
 
 class ScheduleSerializer(serializers.ModelSerializer):

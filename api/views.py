@@ -27,7 +27,7 @@ from audits.checks.registry import CHECKS_BY_TYPE
 from audits.checks.score import score_breakdown
 from audits.errors import AuditRefused, ErrorCode
 from audits.gate import gate_evaluate, gate_rules_parse
-from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, Project, Schedule, Segment
+from audits.models import AgentFetch, Audit, ExternalLink, Issue, Page, PageChange, Project, Schedule, Segment
 from audits.segments import (
     SEGMENT_PARAM,
     SegmentChoice,
@@ -38,6 +38,7 @@ from audits.segments import (
 )
 from audits.selectors.audits import audit_comparison, audit_list_for, audit_urls_skipped
 from audits.selectors.bots import agent_fetch_list
+from audits.selectors.changes import CHANGE_ORDERING, change_counts, change_list, change_total, changes_status
 from audits.selectors.external import (
     external_link_filter,
     external_link_get,
@@ -515,6 +516,66 @@ class ExternalLinkPages(ApiMixin, generics.ListAPIView):
         return external_linking_pages_count(audit=self.link.audit, url=self.link.url)
 
 
+@extend_schema(tags=["results"])
+@extend_schema_view(get=extend_schema(parameters=[SEGMENT_PARAMETER]))
+class ChangeList(ApiMixin, generics.ListAPIView):
+    """What changed on each URL between the audit and its baseline (GET .../changes/summary/ names the baseline and
+    counts them per field): one row per URL and field that differs, a URL only one of them crawled (field added or
+    removed), a robots.txt line added or removed; by URL; keyset pages (`next`/`previous` links with a cursor). With
+    `segment`, the changes on the segment's pages (a removed URL: the baseline's page); robots.txt lines are in no
+    segment."""
+
+    serializer_class = s.PageChangeSerializer
+    filterset_class = filters.ChangeFilter
+    pagination_class = KeysetPagination
+    keyset_ordering = CHANGE_ORDERING
+
+    def get_queryset(self):
+        if self.schema_only:
+            return PageChange.objects.none()
+        self.audit = self.audit_or_404(self.kwargs["pk"])
+        self.segment = self.segment_for(self.audit)
+        return change_list(audit=self.audit, segment=self.segment)
+
+    def keyset_total(self, request) -> int | None:
+        """The counts per field (stored by finalize for the whole site) instead of a COUNT(*), unless a direction
+        narrows the list."""
+        query = {name: request.query_params.get(name) or None for name in ("field", "direction")}
+        counts = change_counts(audit=self.audit, segment=self.segment)
+        return change_total(counts, audit=self.audit, segment=self.segment, **query)
+
+
+@extend_schema(tags=["results"])
+class ChangeSummary(ApiMixin, APIView):
+    pagination_class = None
+    filter_backends = []
+
+    @extend_schema(
+        responses={200: s.ChangeSummarySerializer},
+        summary="The audit's changes against its baseline, counted per field",
+        description="Which audit the changes are measured against (the project's previous completed audit by "
+        "default, or the one chosen), where they stand (`state`) and how many there are per field. "
+        "`changes_url` lists them.",
+        parameters=[SEGMENT_PARAMETER],
+    )
+    def get(self, request, pk):
+        audit = self.audit_or_404(pk)
+        segment = self.segment_for(audit)
+        counts = change_counts(audit=audit, segment=segment)
+        whole = counts if segment is None else change_counts(audit=audit)
+        status_ = changes_status(audit=audit, total=whole.total)
+        url = self.absolute("api:audit-changes", pk=audit.pk)
+        data = {
+            "state": status_.state,
+            "baseline": status_.baseline.id if status_.baseline else None,
+            "baseline_created_at": status_.baseline.created_at if status_.baseline else None,
+            "total": counts.total,
+            "by_field": counts.as_dict(),
+            "changes_url": url + (f"?{SEGMENT_PARAM}={segment.key}" if segment else ""),
+        }
+        return Response(s.ChangeSummarySerializer(data).data)
+
+
 class _FirstRenderer(BaseContentNegotiation):
     """Exports answer CSV or JSON whatever Accept says; errors are rendered as JSON."""
 
@@ -630,6 +691,47 @@ ExternalLinksCsvExport = _external_export_view("external-links", "csv", _TARGETS
 ExternalLinksJsonExport = _external_export_view("external-links", "json", _TARGETS)
 ExternalLinkPagesCsvExport = _external_export_view("external-link-pages", "csv", _LINKING)
 ExternalLinkPagesJsonExport = _external_export_view("external-link-pages", "json", _LINKING)
+
+
+class _ChangesExport(_Export):
+    """The audit's changes against its baseline (url, field, direction, before, after), filtered like the list."""
+
+    def get(self, request, pk):
+        audit = self.audit_or_404(pk)
+        segment = self.segment_for(audit)
+        query = s.ChangeQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        chunks = exports.changes_csv_rows if self.fmt == "csv" else exports.changes_json_chunks
+        content_type = exports.CSV_CONTENT_TYPE if self.fmt == "csv" else exports.JSON_CONTENT_TYPE
+        response = StreamingHttpResponse(
+            chunks(audit, segment=segment, **{k: v for k, v in query.validated_data.items() if v}),
+            content_type=content_type,
+        )
+        filename = exports.export_filename(audit, "changes", self.fmt)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+def _changes_export_view(fmt: str):
+    media = "text/csv" if fmt == "csv" else "application/json"
+    schema = OpenApiTypes.STR if fmt == "csv" else {"type": "array", "items": {"type": "object"}}
+    decorated = extend_schema(
+        tags=["exports"],
+        summary=f"Export the audit's changes against its baseline as {fmt.upper()} (streamed)",
+        description="One row per URL and field: url, field, direction, before, after; by URL. The filters of "
+        "GET /audits/{id}/changes/ apply.",
+        parameters=[
+            OpenApiParameter("field", str, OpenApiParameter.QUERY, enum=PageChange.Field.values),
+            OpenApiParameter("direction", str, OpenApiParameter.QUERY, enum=PageChange.Direction.values),
+            SEGMENT_PARAMETER,
+        ],
+        responses={(200, media): schema},
+    )
+    return decorated(type(f"Changes{fmt.upper()}Export", (_ChangesExport,), {"kind": "changes", "fmt": fmt}))
+
+
+ChangesCsvExport = _changes_export_view("csv")
+ChangesJsonExport = _changes_export_view("json")
 
 ISSUE_TYPE_EXPORTS = {  # the dashboard's per-type exports (dashboard.views.audit_issue_type_export)
     "csv": (exports.issue_type_csv_rows, exports.CSV_CONTENT_TYPE),

@@ -33,7 +33,9 @@ from audits.evidence import evidence_columns, evidence_count_unit, evidence_note
 from audits.gate import GATE_RULES_TEXT_MAX_CHARS, gate_evaluate, gate_rules_parse
 from audits.models import Audit, Page, Project
 from audits.priority import PRIORITY_RULE, TOP_ISSUES_DEFAULT, top_issues
+from audits.segments import resolve_segment
 from audits.selectors import audits as audit_reads
+from audits.selectors import changes as change_reads
 from audits.selectors import external as external_reads
 from audits.selectors import issues as issue_reads
 from audits.selectors import links as link_reads
@@ -56,7 +58,9 @@ REPORT_URI = "sitewarden://audits/{audit_id}/report.md"
 INSTRUCTIONS = """Sitewarden audits websites the way a search engine sees them.
 Typical session: list_projects (or create_project), start_audit, poll audit_status until `finished`,
 then audit_summary, list_issues / issue_evidence for one type, list_pages and get_page for one URL,
-list_external_links for the site's outbound links (problems_only=true: the broken or unreachable ones).
+list_external_links for the site's outbound links (problems_only=true: the broken or unreachable ones),
+list_changes for what changed on each URL since the previous audit (field="indexability", direction="down": pages
+that became non-indexable).
 Explain a finding with the resource sitewarden://checks/{type} (severity, explanation, how to fix).
 Errors carry a stable `code` (not_found, validation_error, audit_already_running, throttled, ...).
 A read-only token reads everything; create_project, start_audit and cancel_audit then answer token_read_only."""
@@ -605,6 +609,50 @@ def external_link_pages(
     )
 
 
+@tool(title="List changes against the baseline", read_only=True)
+def list_changes(
+    caller: Caller,
+    audit_id: AuditId,
+    field: Literal[tuple(change_reads.Field.values)] | None = None,
+    direction: Literal[tuple(change_reads.Direction.values)] | None = None,
+    segment: Annotated[
+        str, Field(max_length=600, description="Only this segment: a key of the API's /audits/{id}/segments/")
+    ] = "",
+    page: PageNumber = 1,
+    page_size: PageSize = PAGE_SIZE_DEFAULT,
+) -> shapes.ChangePage:
+    """What changed on each URL since the audit's baseline (the project's previous completed audit unless another
+    was chosen): status, redirect, indexability, canonical, robots directives, title, description, H1, word count,
+    depth, inlinks, structured data, hreflang, main text, sitemap, URLs added or removed, robots.txt lines. By URL."""
+    audit = _audit(caller, audit_id)
+    chosen = resolve_segment(audit=audit, param=segment) if segment else None
+    counts = change_reads.change_counts(audit=audit, segment=chosen)
+    whole = counts if chosen is None else change_reads.change_counts(audit=audit)
+    status = change_reads.changes_status(audit=audit, total=whole.total)
+    rows = change_reads.change_list(audit=audit, field=field, direction=direction, segment=chosen)
+    count, shown, more = _paged(rows, page, page_size)
+    return shapes.ChangePage(
+        state=status.state,
+        baseline_audit_id=status.baseline.id if status.baseline else None,
+        baseline_created_at=status.baseline.created_at if status.baseline else None,
+        counts_by_field=counts.as_dict(),
+        count=count,
+        page=page,
+        has_more=more,
+        changes=[
+            shapes.ChangeRow(
+                url=r.url,
+                field=r.field,
+                field_label=r.get_field_display(),
+                direction=r.direction,
+                before=r.before,
+                after=r.after,
+            )
+            for r in shown
+        ],
+    )
+
+
 @tool(title="Compare two audits", read_only=True)
 def compare_audits(
     caller: Caller,
@@ -666,6 +714,7 @@ def export_links(caller: Caller, audit_id: AuditId) -> shapes.ExportLinks:
         pages_json=link("export-pages-json"),
         external_links_csv=link("export-external-links-csv"),
         external_link_pages_csv=link("export-external-link-pages-csv"),
+        changes_csv=link("export-changes-csv"),
         report_resource=REPORT_URI.format(audit_id=audit.id),
         how_to_download="GET with the header `Authorization: Bearer <your API token>` (the token this session uses).",
     )

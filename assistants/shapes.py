@@ -204,6 +204,32 @@ class ExternalLinkPages(BaseModel):
     pages: list[Inlink]
 
 
+class ChangeRow(BaseModel):
+    url: str
+    field: str = Field(
+        description="status, indexability, canonical, title, ... ; added/removed: a URL only one "
+        "audit crawled; robots_txt: a line of robots.txt"
+    )
+    field_label: str = Field(description="The field in words")
+    direction: str = Field(description="added | removed | changed | up | down (indexability: up = became indexable)")
+    before: str = Field(description="The baseline's value as text (empty: none)")
+    after: str = Field(description="This audit's value as text (empty: none)")
+
+
+class ChangePage(BaseModel):
+    state: str = Field(
+        description="changed | unchanged | first (nothing to compare with) | no_baseline | pending (being "
+        "computed) | running | not_completed"
+    )
+    baseline_audit_id: UUID | None = Field(description="The audit the changes are measured against")
+    baseline_created_at: datetime | None
+    counts_by_field: dict[str, int] = Field(description="Changes per field (of the segment), whatever the filters")
+    count: int = Field(description="Changes matching the filters, over all pages")
+    page: int
+    has_more: bool
+    changes: list[ChangeRow]
+
+
 class PageDetail(BaseModel):
     id: UUID
     url: str
@@ -251,6 +277,7 @@ class ExportLinks(BaseModel):
     pages_json: str
     external_links_csv: str = Field(description="The external link targets, one row each (outcome, status, pages)")
     external_link_pages_csv: str = Field(description="One row per external target and linking page, with anchor")
+    changes_csv: str = Field(description="The changes against the baseline: url, field, direction, before, after")
     report_resource: str = Field(description="The Markdown report, as an MCP resource URI")
     how_to_download: str
 

@@ -19,8 +19,13 @@ The external links (audits.selectors.external) have files of their own: one row 
 `external_links_json_chunks`) and one row per target and linking page with its anchor (EXTERNAL_LINK_PAGE_COLUMNS,
 `external_link_pages_csv_rows`, `external_link_pages_json_chunks`).
 
+The changes against the audit's baseline (audits.selectors.changes) too: one row per URL and field that differs
+(CHANGE_EXPORT_COLUMNS: url, field, direction, before, after; `changes_csv_rows`, `changes_json_chunks`), filtered
+like the Changes screen.
+
 The workbook (`issues_xlsx_write`) has an Overview sheet, one sheet per issue type found, with the per-type
-files' columns, and, when the audit has external targets, the two external sheets (the whole site's);
+files' columns, and, when the audit has external targets, the two external sheets (the whole site's), and when it
+has changes against its baseline, a Changes sheet (the whole site's);
 XlsxWriter's constant_memory mode writes each row to a temporary file as it comes, so memory
 stays bounded whatever the audit's size. A sheet stops at Excel's row limit with a last row saying so.
 """
@@ -48,6 +53,8 @@ from audits.evidence import (
     finding_summary,
 )
 from audits.models import Audit, ExternalLink, Issue, Page
+from audits.segments import SegmentChoice
+from audits.selectors.changes import CHANGE_EXPORT_COLUMNS, change_export_rows, change_filter
 from audits.selectors.external import external_link_edges, external_link_rows
 from audits.selectors.issues import issues_by_severity, issues_by_type, severity_totals
 from audits.selectors.links import page_inlinks_count
@@ -68,6 +75,7 @@ XLSX_SHEET_NAME_MAX_CHARS = 31  # Excel's limit on a sheet name
 XLSX_OVERVIEW_SHEET = "Overview"
 XLSX_EXTERNAL_SHEET = "External links"  # one row per target
 XLSX_EXTERNAL_PAGES_SHEET = "External link pages"  # one row per target and linking page
+XLSX_CHANGES_SHEET = "Changes"  # one row per URL and field that differs from the baseline
 _SHEET_NAME_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
 
 PAGE_FIELDS = (
@@ -289,6 +297,15 @@ def external_link_pages_csv_rows(audit: Audit) -> Iterator[str]:
     return _csv_chunks(EXTERNAL_LINK_PAGE_COLUMNS, _external_page_records(audit))
 
 
+def changes_csv_rows(
+    audit: Audit, *, field: str | None = None, direction: str | None = None, segment: SegmentChoice | None = None
+) -> Iterator[str]:
+    """CSV of the audit's changes against its baseline (CHANGE_EXPORT_COLUMNS), one line per URL and field, by URL;
+    filtered like the Changes screen (a field, a direction, a segment)."""
+    rows = change_export_rows(audit=audit, field=field, direction=direction, segment=segment)
+    return _csv_chunks(CHANGE_EXPORT_COLUMNS, rows)
+
+
 # --- JSON ----------------------------------------------------------------------------------------------
 
 
@@ -339,6 +356,14 @@ def external_link_pages_json_chunks(audit: Audit) -> Iterator[str]:
     return _json_chunks(EXTERNAL_LINK_PAGE_COLUMNS, _external_page_records(audit))
 
 
+def changes_json_chunks(
+    audit: Audit, *, field: str | None = None, direction: str | None = None, segment: SegmentChoice | None = None
+) -> Iterator[str]:
+    """A JSON array of the audit's changes: objects with the CHANGE_EXPORT_COLUMNS keys, by URL."""
+    rows = change_export_rows(audit=audit, field=field, direction=direction, segment=segment)
+    return _json_chunks(CHANGE_EXPORT_COLUMNS, rows)
+
+
 # --- XLSX ----------------------------------------------------------------------------------------------
 
 
@@ -346,7 +371,8 @@ def xlsx_sheet_names(issue_types: Iterable[str]) -> dict[str, str]:
     """An Excel-safe sheet name per type: at most 31 characters, none of []:*?/\\, unique (Excel compares
     names without case) and never the overview's or the external links'. `structured-data-missing-recommended`
     -> its first 31 characters; a clash gets `~2`, `~3`… at the end."""
-    taken = {name.lower() for name in (XLSX_OVERVIEW_SHEET, XLSX_EXTERNAL_SHEET, XLSX_EXTERNAL_PAGES_SHEET)}
+    reserved = (XLSX_OVERVIEW_SHEET, XLSX_EXTERNAL_SHEET, XLSX_EXTERNAL_PAGES_SHEET, XLSX_CHANGES_SHEET)
+    taken = {name.lower() for name in reserved}
     names = {}
     for issue_type in issue_types:
         base = _SHEET_NAME_FORBIDDEN.sub("_", issue_type).strip("'") or "issues"
@@ -440,6 +466,7 @@ def issues_xlsx_write(audit: Audit, output, *, segment_name: str = "", issues_q:
         sheet = workbook.add_worksheet(name)
         written[issue_type] = _xlsx_type_sheet(audit, issue_type, sheet, bold, issues_q=issues_q)
     external = _xlsx_external_sheets(audit, workbook, bold)
+    changes = _xlsx_changes_sheet(audit, workbook, bold)
 
     day = audit.started_at or audit.created_at
     score = score_breakdown(audit=audit)
@@ -487,10 +514,18 @@ def issues_xlsx_write(audit: Audit, output, *, segment_name: str = "", issues_q:
         )
     if external:
         rows += [(), ("External links (whole site)", "Rows", "Sheet"), *external]
+    if changes:
+        rows += [(), ("Changes against the baseline (whole site)", "Rows", "Sheet"), changes]
     headers = {
         i
         for i, values in enumerate(rows)
-        if values[:1] in (("Severity",), ("Issue type",), ("External links (whole site)",))
+        if values[:1]
+        in (
+            ("Severity",),
+            ("Issue type",),
+            ("External links (whole site)",),
+            ("Changes against the baseline (whole site)",),
+        )
     }
     for row, values in enumerate(rows):
         _xlsx_row(overview, row, values, bold if row in headers else None)
@@ -518,6 +553,21 @@ def _xlsx_external_sheets(audit: Audit, workbook, bold) -> list[tuple]:
         ("Targets", targets[0], XLSX_EXTERNAL_SHEET),
         ("Linking pages (target, page, anchor)", pages[0], XLSX_EXTERNAL_PAGES_SHEET),
     ]
+
+
+def _xlsx_changes_sheet(audit: Audit, workbook, bold) -> tuple | None:
+    """The Changes sheet when the audit has changes against its baseline (the whole site's, whatever the segment):
+    one row per URL and field, by URL. Its row for the Overview: (what, rows written, sheet)."""
+    if not change_filter(audit=audit).exists():
+        return None
+    written, _left_out = _xlsx_sheet(
+        workbook.add_worksheet(XLSX_CHANGES_SHEET),
+        bold,
+        CHANGE_EXPORT_COLUMNS,
+        change_export_rows(audit=audit),
+        "the CSV or JSON export of changes has them all.",
+    )
+    return ("URL and field changes", written, XLSX_CHANGES_SHEET)
 
 
 def issues_xlsx_file(audit: Audit, *, segment_name: str = "", issues_q: Q | None = None):

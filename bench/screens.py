@@ -10,6 +10,10 @@ left instead (its last audit, 100,000 pages after `python -m bench.scale --pages
 Each URL is requested `--repeat` times in process through Django's test client (server time: view, queries,
 template; no network), and the median and the slowest are printed against the 200 ms goal. The first request
 of each URL warms caches and is not counted. Every sortable column of the pages grid is timed both ways.
+
+The Changes screen and its API list (issue 28) need a baseline: the audit gets an earlier completed audit of its
+project as one and PageChange rows on CHANGED_SHARE of its pages (`_changes_seed`, unless finalize already wrote
+changes), so they are timed on a few thousand changes at 100,000 pages.
 """
 
 from __future__ import annotations
@@ -47,6 +51,19 @@ SORT_KEYS = (
     "issues",
 )  # fmt: skip  (every sortable column of the pages grid, audits.selectors.pages.PAGE_SORTS)
 DEEP_PAGE = 1500  # "a deep page" of the grid (rows 74,951-75,000 of 100,000), capped to the last page but one
+API_PAGE_ROWS = 50  # api.pagination.API_PAGE_SIZE: a list of no more has no deep page to time
+CHANGED_SHARE = 0.03  # pages changed since the baseline in the synthetic audit (issue 28's Changes screen)
+BASELINE_AGE_DAYS = 7  # the seeded baseline is an audit this much older
+# The fields the seeded changes cycle through, each with its direction and its values before and after.
+SEEDED_CHANGES = (
+    ("title", "changed", "Old title of {url}", "New title of {url}, a little longer than it was"),
+    ("description", "changed", "", "A description written since the last audit"),
+    ("indexability", "down", "indexable", "non-indexable: noindex"),
+    ("status", "changed", "200", "404"),
+    ("canonical", "changed", "{url}", "{url}?ref=canonical"),
+    ("words", "up", "300", "900"),
+    ("h1", "changed", "Old heading", "New heading"),
+)
 
 
 def _screens(audit, page_id, hub_id, issue_type: str, pages: int, evidence_rows: int, cursors) -> list:
@@ -99,16 +116,104 @@ def _screens(audit, page_id, hub_id, issue_type: str, pages: int, evidence_rows:
     return screens
 
 
+def _change_screens(audit, cursors, segment_key: str, changes: int) -> list:
+    """(name, URL) of the Changes screen and the API's changes (issue 28): the first screen, one field, a segment,
+    the last keyset page (the API's: 40 `next` links deep, when it has more than one page), the summary and the
+    export's start."""
+    from urllib.parse import quote
+
+    a = f"/audits/{audit.id}"
+    api = f"/api/v1/audits/{audit.id}/changes/"
+    last = cursors("changes-last", 0)
+    screens = [
+        ("changes", f"{a}/changes/"),
+        ("changes, title", f"{a}/changes/?field=title"),
+        ("changes, direction down", f"{a}/changes/?direction=down"),
+        ("changes, last page", f"{a}/changes/?cursor={last}" if last else f"{a}/changes/"),
+        ("API changes", api),
+        *([("API changes, last page", f"{api}?page=last")] if changes > API_PAGE_ROWS else []),
+        ("API changes, field title", f"{api}?field=title"),
+        ("API change summary", f"{api}summary/"),
+        ("export changes csv (start)", f"{a}/changes/export.csv"),
+    ]
+    if segment_key:
+        screens.insert(3, ("changes, segment", f"{a}/changes/?segment={quote(segment_key)}"))
+        screens.append(("API changes, segment", f"{api}?segment={quote(segment_key)}"))
+    return screens
+
+
+def _changes_seed(audit) -> int:
+    """A baseline for the audit (an earlier completed audit of its project, without pages of its own) and PageChange
+    rows on CHANGED_SHARE of its pages, cycling through SEEDED_CHANGES, with the counts finalize stores, as the
+    changes stage leaves them. Nothing when the audit has changes already (finalize measured them, or a previous
+    run seeded them). Returns the audit's changes."""
+    from collections import Counter
+    from datetime import timedelta
+
+    from audits.models import Audit, Page, PageChange, page_change_id_for
+
+    existing = PageChange.objects.filter(audit=audit).count()
+    if existing:
+        return existing
+    started = (audit.started_at or audit.created_at) - timedelta(days=BASELINE_AGE_DAYS)
+    baseline = Audit.objects.create(
+        project=audit.project,
+        start_url=audit.start_url,
+        site_url=audit.site_url,
+        status=Audit.Status.COMPLETED,
+        current_phase=Audit.Phase.COMPLETED,
+        config=audit.config,
+        started_at=started,
+        completed_at=started + timedelta(minutes=10),
+        pages_crawled=audit.pages_crawled,
+        health_score=audit.health_score,
+    )
+    Audit.objects.filter(id=baseline.id).update(created_at=started)
+    step = max(1, round(1 / CHANGED_SHARE))
+    urls = Page.objects.filter(audit=audit).order_by("url").values_list("url", flat=True)
+    rows = []
+    for n, url in enumerate(urls.iterator(chunk_size=5000)):
+        if n % step:
+            continue
+        field, direction, before, after = SEEDED_CHANGES[(n // step) % len(SEEDED_CHANGES)]
+        rows.append(
+            PageChange(
+                id=page_change_id_for(audit.id, url, field),
+                audit=audit,
+                baseline=baseline,
+                url=url,
+                field=field,
+                direction=direction,
+                before=before.format(url=url),
+                after=after.format(url=url),
+            )
+        )
+    PageChange.objects.bulk_create(rows, batch_size=5000)
+    counts = Counter(row.field for row in rows)
+    Audit.objects.filter(id=audit.id).update(
+        baseline=baseline, stats={**audit.stats, "changes": {**counts, "baseline": str(baseline.id)}}
+    )
+    return len(rows)
+
+
 def _cursor_maker(audit, hub_id):
     """Keyset cursors of deep pages, found once with an OFFSET (untimed), as a person paging there would hold."""
     from urllib.parse import quote
 
     from audits.models import Page
+    from audits.selectors import changes as change_reads
     from audits.selectors import links as link_reads
     from audits.selectors import pages as page_reads
     from audits.selectors.pagination import keyset_cursor
 
     def make(kind: str, rows_before: int) -> str:
+        if kind == "changes-last":  # the Changes screen's last page
+            rows = change_reads.change_list(audit=audit)
+            rows_before = max(0, rows.count() - change_reads.CHANGES_PER_PAGE)
+            if not rows_before:
+                return ""
+            tag = change_reads.change_cursor_tag(audit.id)
+            return quote(keyset_cursor(rows[rows_before - 1], change_reads.CHANGE_KEYSET, tag))
         if kind == "hub-inlinks-last":
             links = link_reads.page_inlinks(page=Page.objects.get(id=hub_id))
             rows_before = max(0, links.count() - link_reads.LINKS_PER_PAGE)
@@ -175,11 +280,13 @@ def _measure(audit_id: str, repeat: int, *, finalize: bool = True) -> dict:
     from accounts.tokens import token_create
     from audits.models import Audit, Issue, Page
     from audits.pipeline.finalize import audit_finalize
+    from audits.segments import audit_top_folders
 
     started = time.perf_counter()
     if finalize:
         audit_finalize(audit_id=audit_id)
     finalize_s = time.perf_counter() - started
+    changes = _changes_seed(Audit.objects.get(id=audit_id))
     audit = Audit.objects.select_related("project").get(id=audit_id)
     user, _ = get_user_model().objects.get_or_create(username=USERNAME)
     Membership.objects.get_or_create(user=user, defaults={"account_id": audit.project.account_id})
@@ -196,6 +303,8 @@ def _measure(audit_id: str, repeat: int, *, finalize: bool = True) -> dict:
     api = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {plaintext}")
     cursors = _cursor_maker(audit, hub_id)
     screens = _screens(audit, page_id, hub_id, issue_type, pages, by_type.get(issue_type, 0), cursors)
+    folders = audit_top_folders(audit=audit)
+    screens += _change_screens(audit, cursors, folders[0][0] if folders else "", changes)
     rows = []
     for name, url in screens:
         http = api if url.startswith("/api/") else client
@@ -210,7 +319,7 @@ def _measure(audit_id: str, repeat: int, *, finalize: bool = True) -> dict:
             "median_ms": statistics.median(r[1] for r in runs), "max_ms": max(r[1] for r in runs),
             "cpu_ms": statistics.median(r[2] for r in runs), "sql_ms": statistics.median(r[3] for r in runs),
         })  # fmt: skip
-    return {"pages": pages, "finalize_s": finalize_s, "rows": rows}
+    return {"pages": pages, "finalize_s": finalize_s, "changes": changes, "rows": rows}
 
 
 def _child_main(args) -> int:
@@ -258,7 +367,8 @@ def run_screens_bench(
 
 
 def print_screens(result: dict) -> None:
-    print(f"\n== screens on a {result['pages']:,}-page audit (finalize {result['finalize_s']:.1f} s) ==")
+    changes = f", {result['changes']:,} changes against its baseline" if result.get("changes") else ""
+    print(f"\n== screens on a {result['pages']:,}-page audit (finalize {result['finalize_s']:.1f} s{changes}) ==")
     print(f"  {'screen':<28}{'status':>7}{'median ms':>11}{'max ms':>9}{'CPU ms':>8}{'SQL ms':>8}")
     over = 0
     for row in result["rows"]:

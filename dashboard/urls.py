@@ -7,6 +7,7 @@ from dashboard import (
     alerts_views,
     bots_views,
     branding,
+    change_views,
     external_views,
     project_views,
     segments,
@@ -100,6 +101,9 @@ urlpatterns = [
         name="audit-external-export",
     ),
     path(audit + "bots/", bots_views.audit_bots, name="audit-bots"),
+    path(audit + "changes/", change_views.audit_changes, name="audit-changes"),
+    path(audit + "changes/baseline/", change_views.audit_changes_baseline, name="audit-changes-baseline"),
+    path(audit + "changes/export.<slug:fmt>", change_views.audit_changes_export, name="audit-changes-export"),
     path(audit + "performance/", views.audit_performance, name="audit-performance"),
     path(audit + "performance/<uuid:result_id>/report.json", views.lighthouse_report, name="lighthouse-report"),
     path(

@@ -26,6 +26,7 @@ from audits.errors import AuditRefused
 from audits.models import Audit
 from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment, segment_choices
 from audits.selectors import audits as audit_reads
+from audits.selectors import changes as change_reads
 from audits.selectors import issues as issue_reads
 from audits.selectors import links as link_reads
 from audits.selectors import pages as page_reads
@@ -601,6 +602,8 @@ def audit_compare(request, audit_id):
             audit=audit, previous=previous, pages_q=segment.pages_q if segment is not None else None
         )
         context["settings_differ"] = comparison.settings_differences(audit=audit, previous=previous)
+        if previous.id == audit.baseline_id:  # the Changes view's baseline: its per-URL changes, counted per field
+            context["change_counts"] = change_reads.change_counts(audit=audit, segment=segment)
         kind, issue_type = request.GET.get("kind"), request.GET.get("type")
         if kind in comparison.COMPARE_KINDS and issue_type:
             issues = comparison.comparison_issues(

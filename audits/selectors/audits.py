@@ -14,6 +14,7 @@ from audits.comparison import comparison_pages, comparison_summary, settings_dif
 from audits.errors import AuditRefused
 from audits.models import Audit, AuditEvent, Issue, Page
 from audits.segments import SegmentChoice
+from audits.selectors.changes import change_counts
 from audits.selectors.issues import issues_by_type
 from audits.stats import page_stats
 
@@ -317,4 +318,6 @@ def audit_comparison(*, audit: Audit, base: Audit, segment: SegmentChoice | None
         "by_type": rows,
         "pages": comparison_pages(audit=audit, previous=base, pages_q=segment.pages_q if segment else None),
         "settings_differ": [vars(d) for d in settings_differences(audit=audit, previous=base)],
+        # The per-URL changes are measured against the audit's baseline only (audits.selectors.changes).
+        "changes": change_counts(audit=audit, segment=segment).as_dict() if base.id == audit.baseline_id else None,
     }

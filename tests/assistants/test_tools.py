@@ -30,6 +30,7 @@ READ_ONLY = {
     "check_gate",
 }  # fmt: skip
 WRITES = {"create_project", "start_audit", "cancel_audit", "verify_fix"}  # start, cancel or change something
+READ_ONLY |= {"list_changes"}  # issue 28
 
 
 @pytest.fixture

@@ -272,3 +272,82 @@ def test_workbook_has_the_external_sheets_when_the_audit_has_targets(audit, tmp_
     assert overview[header + 2][1:3] == (7, "External link pages")
     # an issue type can never take an external sheet's name
     assert exports.xlsx_sheet_names(["external links"])["external links"] == "external links~2"
+
+
+# --- changes against the baseline (issue 28) ----------------------------------------------------------------
+
+
+def _changed(audit):
+    from tests.support.page_changes import changes_world
+
+    baseline = finished_audit(audit.project, days_ago=7)
+    rows, _pages, _old = changes_world(audit, baseline)
+    return rows
+
+
+def test_changes_one_row_per_url_and_field_filtered_like_the_screen(audit):
+    from tests.factories import PageChangeFactory
+    from tests.support.page_changes import CHANGES, LONG_TITLE
+
+    rows = _changed(audit)
+    every = list(csv.DictReader(io.StringIO("".join(exports.changes_csv_rows(audit)))))
+    assert list(every[0]) == ["url", "field", "direction", "before", "after"] and len(every) == len(CHANGES)
+    assert [r["url"] for r in every] == sorted(r["url"] for r in every)
+    title = next(r for r in every if r["field"] == "title")
+    assert (title["before"], title["after"]) == ("First post", LONG_TITLE)
+    objects = json.loads("".join(exports.changes_json_chunks(audit, direction="removed")))
+    assert objects == [
+        {"url": rows["removed"].url, "field": "removed", "direction": "removed", "before": "200", "after": ""}
+    ]
+    PageChangeFactory(audit=audit, baseline=rows["title"].baseline, url=SITE + "/x", before="=HYPERLINK(1)")
+    titles = list(csv.DictReader(io.StringIO("".join(exports.changes_csv_rows(audit, field="title")))))
+    formula = next(r for r in titles if r["url"] == SITE + "/x")
+    assert formula["before"] == "'=HYPERLINK(1)"  # a crawled title is never a formula
+
+
+def test_workbook_has_a_changes_sheet_when_the_audit_has_changes(audit, tmp_path):
+    from tests.support.page_changes import CHANGES
+
+    assert "Changes" not in read_workbook(audit, tmp_path).sheetnames  # none: no sheet
+    rows = _changed(audit)
+    book = read_workbook(audit, tmp_path)
+    assert book.sheetnames[-1] == "Changes"
+    sheet = sheet_rows(book["Changes"])
+    assert sheet[0] == ("url", "field", "direction", "before", "after") and len(sheet) == len(CHANGES) + 1
+    assert (rows["noindex"].url, "indexability", "down", "indexable", "non-indexable: noindex") in sheet
+    overview = sheet_rows(book["Overview"])
+    header = [r[0] for r in overview].index("Changes against the baseline (whole site)")
+    assert overview[header + 1][:3] == ("URL and field changes", len(CHANGES), "Changes")
+    assert exports.xlsx_sheet_names(["changes"])["changes"] == "changes~2"  # never an issue type's
+
+
+@pytest.mark.slow
+def test_changes_csv_memory_stays_bounded_as_rows_grow():
+    """A cursor and chunks: twice the changes, about the same peak (Python's allocations, traced)."""
+    from audits.models import PageChange, page_change_id_for
+
+    peaks = []
+    for n in (10_000, 20_000):
+        audit = finished_audit(ProjectFactory(owner=UserFactory()))
+        PageChange.objects.bulk_create(
+            (
+                PageChange(
+                    id=page_change_id_for(audit.id, f"{SITE}/p{i}", "title"),
+                    audit=audit,
+                    url=f"{SITE}/p{i}",
+                    field="title",
+                    direction="changed",
+                    before=f"An old product title that ran for a while, number {i}",
+                    after=f"A new product title that runs for a while longer, number {i}",
+                )
+                for i in range(n)
+            ),
+            batch_size=5000,
+        )
+        tracemalloc.start()
+        lines = sum(chunk.count("\n") for chunk in exports.changes_csv_rows(audit))
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert lines == n + 1
+    print(f"changes CSV peaks {peaks} bytes")
+    assert peaks[1] < peaks[0] * 1.5, f"peak grew with the rows: {peaks}"

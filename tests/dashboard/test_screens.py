@@ -26,7 +26,7 @@ from django.urls import URLPattern, reverse
 from django.utils import timezone
 
 from audits.checks.registry import PAGE_TYPES
-from audits.models import Audit, AuditEvent, Issue, Page
+from audits.models import Audit, AuditEvent, Issue, Page, PageChange
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from audits.segments import segment_create
@@ -39,6 +39,7 @@ from tests.factories import (
     IssueFactory,
     LighthouseResultFactory,
     LinkEdgeFactory,
+    PageChangeFactory,
     PageFactory,
     ProjectFactory,
     UserFactory,
@@ -106,6 +107,9 @@ SCREENS: list[Screen] = [
     Screen("external-none", "audit-external", lambda w: [w.previous.id]),
     Screen("external-link", "audit-external-link", lambda w: [w.audit.id, w.external_link.id]),
     Screen("bots", "audit-bots", lambda w: [w.audit.id]),
+    Screen("changes", "audit-changes", lambda w: [w.audit.id]),  # issue 28
+    Screen("changes-first", "audit-changes", lambda w: [w.previous.id]),
+    Screen("changes-indexability", "audit-changes", lambda w: [w.audit.id], query="?field=indexability"),
     Screen("page-detail", "page-detail", lambda w: [w.audit.id, w.page.id]),
     Screen("page-detail-render", "page-detail", lambda w: [w.audit.id, w.rendered.id]),  # Issue 27 render
     Screen("performance", "audit-performance", lambda w: [w.audit.id]),
@@ -138,6 +142,8 @@ NOT_SCREENS = {
     "audit-report-pdf",
     "audit-share-revoke",
     "audit-issue-verify",  # POST only: the "Verify fix" button of the issue-type screen
+    "audit-changes-export",
+    "audit-changes-baseline",  # POST only
 }
 
 
@@ -196,6 +202,30 @@ def _external_links(audit: Audit, pages: list[Page]):
             anchor = f"Read more on {url.split('/')[2]}" if n else ""
             LinkEdgeFactory(audit=audit, source_page=page, target_url=url, anchor_text=anchor, internal=False)
     return max(rows, key=lambda r: r.linking_pages)
+
+
+def _page_changes(audit: Audit, previous: Audit) -> None:
+    """Changes against the previous crawl as the changes stage leaves them, long values included, when the two crawls
+    of one site left none (issue 28)."""
+    if PageChange.objects.filter(audit=audit).exists():
+        return
+    home = audit.start_url
+    long_title = "A title that grew much longer in the new release, " + "with more and more words " * 5
+    rows = [
+        (home, "title", "changed", "Home", long_title),
+        (home + "about", "indexability", "down", "indexable", "non-indexable: noindex"),
+        (home + "catalogue/" + "a-long-category-name/" * 5 + "item", "status", "changed", "200", "404"),
+        (home + "robots.txt", "robots_txt", "added", "", "Disallow: /search/" + "filter-by-colour-and-size/" * 4),
+    ]
+    for url, field_, direction, before, after in rows:
+        PageChangeFactory(
+            audit=audit, baseline=previous, url=url, field=field_, direction=direction, before=before, after=after
+        )
+    counts = {field_: 1 for _url, field_, *_rest in rows}
+    Audit.objects.filter(id=audit.id).update(
+        baseline=previous, stats={**audit.stats, "changes": {**counts, "baseline": str(previous.id)}}
+    )
+    audit.refresh_from_db()
 
 
 def _verification(audit: Audit) -> Audit:
@@ -287,6 +317,7 @@ def _world(owner, base: str, media_root: Path) -> SimpleNamespace:
     )
     _link, share_token = share_link_create(audit=audit, created_by=owner, label="Client")
     segment = segment_create(project=project, name="Below the home page", kind="regex", value="^/.+")
+    _page_changes(audit, previous)
     verification = _verification(audit)
     return SimpleNamespace(
         verification=verification,
