@@ -121,6 +121,8 @@ SCREENS: list[Screen] = [
     Screen("report-preview", "audit-report-preview", lambda w: [w.audit.id]),
     Screen("shared-report", path=lambda w: reverse("shared-report", args=[w.share_token]), signed_in=False),
     Screen("fix-verification", "audit-verification", lambda w: [w.verification.id]),  # Issue 28
+    Screen("alerts", "project-alerts", lambda w: [w.project.id]),  # Issue 28: rules, channels, deliveries
+    Screen("notifications", "notifications"),
 ]
 
 # Routes of dashboard/urls.py that are not screens: downloads, fragments, health, POST-only actions.
@@ -144,6 +146,12 @@ NOT_SCREENS = {
     "audit-issue-verify",  # POST only: the "Verify fix" button of the issue-type screen
     "audit-changes-export",
     "audit-changes-baseline",  # POST only
+    "notification-open",  # marks it read and redirects to what it points at
+    "notifications-read",  # POST only
+    "project-alert-channel-add",  # POST only, like the channel's toggle, test and delete
+    "project-alert-channel-delete",
+    "project-alert-channel-test",
+    "project-alert-channel-toggle",
 }
 
 
