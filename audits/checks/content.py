@@ -387,10 +387,12 @@ def text_similarity(words_dice, pair_dice, min_similarity: float):
 
 def lsh_bands(min_similarity: float) -> tuple[int, int]:
     """(bands, rows per band) datasketch's MinHashLSH picks over the word pairs' PAIR_PERMUTATIONS values, for the
-    pairs' Jaccard a little under the lowest a near duplicate may read on them (`text_similarity`). Banded on the
-    pairs, not the words: texts that share their words but not their order (a small vocabulary) would otherwise
-    share band buckets by thousands and be verified in vain."""
-    pair_dice = 2 * (min_similarity - PAIR_SLACK) - 1  # words_same_from_pairs inverted
+    pairs' Jaccard a little under what a text min_similarity the same reads on them (its words replaced here and
+    there). Banded on the pairs, not the words: texts that share their words but not their order (a small
+    vocabulary) would otherwise share band buckets by thousands and be verified in vain. Not down to PAIR_SLACK
+    under it: the 10,000-page benchmark site's 5,000-word pages from ~130 words share a third of their pairs, and
+    bands that loose made a tenth of all its pairs candidates."""
+    pair_dice = 2 * min_similarity - 1  # words_same_from_pairs inverted
     threshold = max(jaccard_from_dice(max(pair_dice, 0.0)) - LSH_SLACK, LSH_THRESHOLD_FLOOR)
     return _optimal_bands(round(threshold, 12), PAIR_PERMUTATIONS)
 
