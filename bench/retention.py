@@ -265,8 +265,10 @@ def print_crawl(t: CrawlTiming) -> None:
 
 def print_prune(p: PruneTiming) -> None:
     state = "finished" if p.finished else "stopped when the crawl ended"
+    # A stopped prune prints no summary: its rows are counted from the database, its batches are not known.
+    batches = f"{p.batches} batches" if p.finished else "batches not counted"
     print(
-        f"prune: {p.rows} rows in {p.batches} batches, {p.seconds:.1f}s ({p.rows_per_s:.0f} rows/s), "
+        f"prune: {p.rows:,} rows in {batches}, {p.seconds:.1f}s ({p.rows_per_s:.0f} rows/s), "
         f"{p.overlap_s:.1f}s of it beside the crawl, {state}"
     )
 
