@@ -378,6 +378,9 @@ class Page(models.Model):
     inlinks_count = models.PositiveIntegerField(
         null=True, blank=True, help_text="Links to this URL from the audit's crawled pages; counted at finalize"
     )
+    inlink_pages_count = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Crawled pages linking to this URL; counted at finalize"
+    )
     issues_count = models.PositiveIntegerField(
         null=True, blank=True, help_text="Issue rows of this page; counted at finalize"
     )

@@ -7,7 +7,7 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from audits.models import Issue, Page
-from audits.selectors.links import page_inlinks_subquery
+from audits.selectors.links import inlink_pages_subquery, page_inlinks_subquery
 from scratchpad.models import LinkEdge
 
 
@@ -32,6 +32,7 @@ def page_counts_store(*, audit_id) -> int:
     if connection.vendor != "postgresql":
         return Page.objects.filter(audit_id=audit_id).update(
             inlinks_count=Coalesce(page_inlinks_subquery(), Value(0)),
+            inlink_pages_count=inlink_pages_subquery(),
             issues_count=Coalesce(_issues_subquery(), Value(0)),
         )
     pages, edges, issues = Page._meta.db_table, LinkEdge._meta.db_table, Issue._meta.db_table
@@ -39,10 +40,12 @@ def page_counts_store(*, audit_id) -> int:
         cursor.execute(
             f"""
             WITH counts AS (
-                SELECT p.id, COALESCE(l.n, 0) AS inlinks, COALESCE(i.n, 0) AS issues
+                SELECT p.id, COALESCE(l.n, 0) AS inlinks, COALESCE(l.sources, 0) AS inlink_pages,
+                       COALESCE(i.n, 0) AS issues
                 FROM {pages} p
                 LEFT JOIN (
-                    SELECT target_url, SUM(link_count) AS n FROM {edges} WHERE audit_id = %(audit)s GROUP BY target_url
+                    SELECT target_url, SUM(link_count) AS n, COUNT(*) AS sources
+                    FROM {edges} WHERE audit_id = %(audit)s GROUP BY target_url
                 ) l ON l.target_url = p.url
                 LEFT JOIN (
                     SELECT page_id, COUNT(*) AS n FROM {issues}
@@ -50,7 +53,8 @@ def page_counts_store(*, audit_id) -> int:
                 ) i ON i.page_id = p.id
                 WHERE p.audit_id = %(audit)s
             )
-            UPDATE {pages} p SET inlinks_count = c.inlinks, issues_count = c.issues FROM counts c WHERE p.id = c.id
+            UPDATE {pages} p SET inlinks_count = c.inlinks, inlink_pages_count = c.inlink_pages, issues_count = c.issues
+            FROM counts c WHERE p.id = c.id
             """,
             {"audit": audit_id},
         )
