@@ -60,10 +60,12 @@ Typical session: list_projects (or create_project), start_audit, poll audit_stat
 then audit_summary, list_issues / issue_evidence for one type, list_pages and get_page for one URL,
 list_external_links for the site's outbound links (problems_only=true: the broken or unreachable ones),
 list_changes for what changed on each URL since the previous audit (field="indexability", direction="down": pages
-that became non-indexable).
+that became non-indexable), check_gate to judge a release (rules "new-critical,score-drop=5,became-noindex"),
+verify_fix then fix_verification to re-check the URLs of one issue type after a fix.
 Explain a finding with the resource sitewarden://checks/{type} (severity, explanation, how to fix).
 Errors carry a stable `code` (not_found, validation_error, audit_already_running, throttled, ...).
-A read-only token reads everything; create_project, start_audit and cancel_audit then answer token_read_only."""
+A read-only token reads everything; create_project, start_audit, cancel_audit and verify_fix then answer
+token_read_only."""
 
 PageNumber = Annotated[
     int, Field(ge=1, le=PAGE_NUMBER_MAX, description=f"1 for the first page (at most {PAGE_NUMBER_MAX})")
