@@ -49,6 +49,7 @@ def test_a_worker_killed_mid_send_still_delivers_exactly_once(pair, workers):
         assert (delivery.status, delivery.attempts) == (AlertDelivery.Status.SENDING, 1)
 
         first.kill()  # SIGKILL, the whole process group, while the server holds its answer
+        assert smtp.wait_for_hangup(WAIT_S), "the killed worker's connection never closed"
         smtp.release()
         time.sleep(1)
         assert smtp.messages == [], "a message whose sender died before the answer must not count as delivered"

@@ -221,6 +221,7 @@ def test_a_worker_killed_while_sending_still_delivers_exactly_once():
             assert report_email_sweep() == 1
             assert smtp.wait_for_data(90), "the worker never reached DATA"
             first.kill()
+            assert smtp.wait_for_hangup(90), "the killed worker's connection never closed"
         finally:
             first.stop()
         smtp.release()

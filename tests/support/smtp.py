@@ -1,7 +1,9 @@
 """A real SMTP server on 127.0.0.1 for the mail tests (alerts, scheduled reports): aiosmtpd in a thread, keeping
 each message it accepted. `stall` makes it hold the answer to DATA (the moment a message is accepted) until
-released, so a test can kill a worker while it is sending."""
+released, so a test can kill a worker while it is sending, and `wait_for_hangup` tells the test when the server
+has seen that client go (a killed process's socket closes a moment after the process is reaped)."""
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +14,8 @@ from email.message import EmailMessage
 from aiosmtpd.controller import Controller
 
 from tests.support.web import free_port
+
+STALL_POLL_S = 0.02
 
 
 @dataclass
@@ -40,15 +44,20 @@ class _Handler:
     received: list[Received] = field(default_factory=list)
     data_seen: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
+    hangup: threading.Event = field(default_factory=threading.Event)
     stall: bool = False
 
     async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
         self.data_seen.set()
         if self.stall:
-            # Hold the answer in a thread so the event loop keeps serving other connections.
-            import asyncio  # why: only a stalled server needs it
-
-            await asyncio.get_running_loop().run_in_executor(None, self.release.wait)
+            # Hold the answer without blocking the event loop; aiosmtpd cancels this coroutine when the client
+            # goes, which is how a hang-up is seen.
+            try:
+                while not self.release.is_set():
+                    await asyncio.sleep(STALL_POLL_S)
+            except asyncio.CancelledError:
+                self.hangup.set()
+                raise
             if server.transport is None or server.transport.is_closing():
                 # The client went away before we answered: it never learnt the message was accepted, so (as
                 # RFC 5321 lets a server do) it is dropped rather than delivered behind the sender's back.
@@ -79,6 +88,7 @@ class SmtpServer:
         """Hold every DATA answer from now until `release()`."""
         self._handler.release.clear()
         self._handler.data_seen.clear()
+        self._handler.hangup.clear()
         self._handler.stall = True
 
     def release(self) -> None:
@@ -88,6 +98,10 @@ class SmtpServer:
     def wait_for_data(self, timeout_s: float) -> bool:
         """True once a client has sent a message's data (with `stall`, it is now waiting for our answer)."""
         return self._handler.data_seen.wait(timeout_s)
+
+    def wait_for_hangup(self, timeout_s: float) -> bool:
+        """True once a client held at DATA by `stall` has closed its connection without an answer."""
+        return self._handler.hangup.wait(timeout_s)
 
     def settings(self) -> dict:
         """The Django settings that send through this server (for `settings` fixtures or a worker's environment)."""
