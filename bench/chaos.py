@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from bench.private_services import PrivatePostgres, PrivateRabbitMQ, PrivateRedis, ServiceError
 from bench.serve import serve_best
 from bench.sitegen import generate_site
 
@@ -57,175 +57,13 @@ PG_DOWN_S = 40  # within the issue's 25-60 s
 READ_ONLY_S = 20
 ZOMBIE_SETTLE_S = 20  # after SIGCONT: time for the resumed chunk to (try to) write
 CANCEL_SETTLE_S = 15
-SERVICE_START_TIMEOUT_S = 90
+SERVICE_START_TIMEOUT_S = 90  # a worker's ready line
 AUDIT_START_TIMEOUT_S = 120
 POLL_S = 0.25
 BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 
 
-class ChaosError(Exception):
-    pass
-
-
-# ---------------------------------------------------------------- private services
-
-
-def _as_user(user: str, cmd: list[str]) -> list[str]:
-    """Run `cmd` as `user` when we are root (PostgreSQL and RabbitMQ refuse to run as root)."""
-    return ["runuser", "-u", user, "--", *cmd] if os.geteuid() == 0 else cmd
-
-
-def _wait_port(port: int, timeout_s: float = SERVICE_START_TIMEOUT_S, up: bool = True) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            if up:
-                return
-        except OSError:
-            if not up:
-                return
-        time.sleep(0.2)
-    raise ChaosError(f"port {port} did not go {'up' if up else 'down'} in {timeout_s}s")
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) != 0
-
-
-class PrivatePostgres:
-    def __init__(self, root: Path):
-        versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
-        if not versions:
-            raise ChaosError("no /usr/lib/postgresql/*/bin/pg_ctl")
-        self.bin = versions[-1].parent
-        self.root = root
-        self.data = root / "data"
-        self.log = root / "postgres.log"
-
-    def _ctl(self, *args: str) -> None:
-        cmd = [str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), *args]
-        subprocess.run(_as_user("postgres", cmd), check=True, capture_output=True, timeout=SERVICE_START_TIMEOUT_S)
-
-    def init(self) -> None:
-        if not _port_free(PG_PORT):
-            raise ChaosError(f"port {PG_PORT} is taken: another chaos run?")
-        self.root.mkdir(parents=True)
-        if os.geteuid() == 0:
-            shutil.chown(self.root, "postgres", "postgres")
-        cmd = [str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync"]
-        subprocess.run(_as_user("postgres", cmd), check=True, capture_output=True)
-
-    def start(self) -> None:
-        opts = f"-p {PG_PORT} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-        self._ctl("-o", opts, "-w", "start")
-
-    def stop(self) -> None:
-        self._ctl("-m", "fast", "-w", "stop")
-
-    def restart(self) -> None:
-        self._ctl("-m", "fast", "-w", "restart")
-
-    def sql(self, *statements: str, dbname: str = "postgres") -> None:
-        import psycopg  # why: the driver is only needed once the cluster runs
-
-        with psycopg.connect(host="127.0.0.1", port=PG_PORT, user="postgres", dbname=dbname, autocommit=True) as c:
-            for statement in statements:
-                c.execute(statement)
-
-    def cut_connections(self) -> None:
-        self.sql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            f"WHERE datname = '{DB_NAME}' AND pid <> pg_backend_pid()"
-        )
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.stop()
-
-
-class PrivateRedis:
-    def __init__(self, root: Path):
-        self.root = root
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        if not _port_free(REDIS_PORT):
-            raise ChaosError(f"port {REDIS_PORT} is taken")
-        self.root.mkdir(parents=True, exist_ok=True)
-        cmd = ["redis-server", "--port", str(REDIS_PORT), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        log = open(self.root / "redis.log", "ab")  # noqa: SIM115 - the child holds it
-        self.proc = subprocess.Popen(cmd, cwd=self.root, stdout=log, stderr=log, start_new_session=True)
-        _wait_port(REDIS_PORT)
-
-    def restart_without_persistence(self) -> None:
-        """`shutdown nosave`: every queued message, result and chord counter is gone."""
-        subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "shutdown", "nosave"], capture_output=True)
-        if self.proc:
-            self.proc.wait(timeout=30)
-        time.sleep(BROKER_DOWN_S)
-        self.start()
-
-    def close(self) -> None:
-        subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "shutdown", "nosave"], capture_output=True)
-
-
-class PrivateRabbitMQ:
-    def __init__(self, root: Path):
-        self.root = root
-        self.proc: subprocess.Popen | None = None
-
-    def _env(self) -> dict:
-        return {
-            **os.environ,
-            "RABBITMQ_NODENAME": RABBIT_NODE,
-            "RABBITMQ_NODE_PORT": str(RABBIT_PORT),
-            "RABBITMQ_DIST_PORT": str(RABBIT_DIST_PORT),
-            "RABBITMQ_MNESIA_BASE": str(self.root / "mnesia"),
-            "RABBITMQ_LOG_BASE": str(self.root / "log"),
-            "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.root / "enabled_plugins"),  # none: no management port
-            "RABBITMQ_CONFIG_FILE": str(self.root / "rabbitmq"),
-            "RABBITMQ_FEATURE_FLAGS_FILE": str(self.root / "mnesia" / "feature_flags"),
-            "RABBITMQ_PID_FILE": str(self.root / "pid"),
-        }
-
-    def _ctl(self, *args: str) -> None:
-        subprocess.run(
-            ["rabbitmqctl", "-q", "-n", RABBIT_NODE, *args], env=self._env(), check=True, capture_output=True
-        )
-
-    def start(self) -> None:
-        if shutil.which("rabbitmq-server") is None:
-            raise ChaosError("rabbitmq-server is not installed")
-        if not _port_free(RABBIT_PORT) or not _port_free(RABBIT_DIST_PORT):
-            raise ChaosError(f"port {RABBIT_PORT} or {RABBIT_DIST_PORT} is taken")
-        for sub in ("mnesia", "log"):
-            (self.root / sub).mkdir(parents=True, exist_ok=True)
-        (self.root / "enabled_plugins").write_text("[].\n")
-        if os.geteuid() == 0:  # the server script drops to the rabbitmq user
-            for path in [self.root, *self.root.rglob("*")]:
-                shutil.chown(path, "rabbitmq", "rabbitmq")
-        log = open(self.root / "server.out", "ab")  # noqa: SIM115 - the child holds it
-        self.proc = subprocess.Popen(
-            ["rabbitmq-server"], env=self._env(), stdout=log, stderr=log, start_new_session=True
-        )
-        _wait_port(RABBIT_PORT)
-
-    def restart(self) -> None:
-        """Stop and start the broker application (the Erlang VM stays): connections drop; durable queues and
-        persistent messages come back."""
-        self._ctl("stop_app")
-        time.sleep(BROKER_DOWN_S)
-        self._ctl("start_app")
-        _wait_port(RABBIT_PORT)
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._ctl("shutdown")
-        if self.proc and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
+ChaosError = ServiceError
 
 
 # ---------------------------------------------------------------- the product
@@ -586,9 +424,9 @@ def kill_worker(ctx: Ctx, audit_id) -> float:
 
 def broker_restart(ctx: Ctx, audit_id) -> float:
     if ctx.broker == "redis":
-        ctx.redis.restart_without_persistence()
+        ctx.redis.restart_without_persistence(BROKER_DOWN_S)
     else:
-        ctx.rabbit.restart()
+        ctx.rabbit.restart(BROKER_DOWN_S)
     return time.time()
 
 
@@ -606,10 +444,10 @@ def pg_down(ctx: Ctx, audit_id) -> float:
 
 def pg_read_only(ctx: Ctx, audit_id) -> float:
     ctx.pg.sql(f"ALTER DATABASE {DB_NAME} SET default_transaction_read_only = on")
-    ctx.pg.cut_connections()
+    ctx.pg.cut_connections(DB_NAME)
     time.sleep(READ_ONLY_S)
     ctx.pg.sql(f"ALTER DATABASE {DB_NAME} RESET default_transaction_read_only")
-    ctx.pg.cut_connections()  # sessions opened read-only stay so
+    ctx.pg.cut_connections(DB_NAME)  # sessions opened read-only stay so
     return time.time()
 
 
@@ -689,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     root.chmod(0o755)  # the postgres and rabbitmq users work below it
     (root / "logs").mkdir()
     print(f"chaos: private PostgreSQL :{PG_PORT}, Redis :{REDIS_PORT}, RabbitMQ :{RABBIT_PORT}; work dir {root}")
-    pg, redis_, rabbit = PrivatePostgres(root / "pg"), PrivateRedis(root / "redis"), None
+    pg, redis_, rabbit = PrivatePostgres(root / "pg", port=PG_PORT), PrivateRedis(root / "redis", port=REDIS_PORT), None
     rows: list[Row] = []
     wanted = set(args.faults.split(","))
     try:
@@ -700,7 +538,9 @@ def main(argv: list[str] | None = None) -> int:
         brokers = [b for b in args.brokers.split(",") if b]
         if "rabbitmq" in brokers:
             try:
-                rabbit = PrivateRabbitMQ(root / "rabbitmq")
+                rabbit = PrivateRabbitMQ(
+                    root / "rabbitmq", port=RABBIT_PORT, dist_port=RABBIT_DIST_PORT, node=RABBIT_NODE
+                )
                 rabbit.start()
             except (ChaosError, subprocess.CalledProcessError) as exc:
                 print(f"chaos: no private RabbitMQ node ({exc}); RabbitMQ runs skipped")

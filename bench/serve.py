@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -86,6 +87,8 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
     dynamic: ClassVar[dict[str, bytes]] = {}
     base_url: bytes = b""
     placeholder = BASE_URL_PLACEHOLDER.encode()
+    delay_s: float = 0.0  # before each answer: a slower site (a test's crawl that must last a while)
+    served_to: Counter | None = None  # when set, requests counted per client address
 
     def version_string(self) -> str:
         return self.server_version
@@ -100,6 +103,10 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
         self._respond(send_body=False)
 
     def _respond(self, *, send_body: bool) -> None:
+        if self.served_to is not None:
+            self.served_to[self.client_address[0]] += 1
+        if self.delay_s:
+            time.sleep(self.delay_s)
         path = unquote(urlsplit(self.path).path)
         if path in self.redirects:
             self.send_response(301)
@@ -156,11 +163,14 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextlib.contextmanager
-def serve_site(root: Path, *, port: int = 0) -> Iterator[str]:
-    """Serve `root` from a thread of this process; yields "http://127.0.0.1:PORT"."""
+def serve_site(
+    root: Path, *, port: int = 0, host: str = "127.0.0.1", delay_s: float = 0.0, served_to: Counter | None = None
+) -> Iterator[str]:
+    """Serve `root` from a thread of this process on `host`; yields "http://HOST:PORT". `delay_s` holds each
+    answer; `served_to` counts requests per client address."""
     root = Path(root).resolve()
-    server = _Server(("127.0.0.1", port), SiteRequestHandler)
-    base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    server = _Server((host, port), SiteRequestHandler)
+    base_url = f"http://{host}:{server.server_address[1]}"
     handler = type(
         "BoundSiteRequestHandler",
         (SiteRequestHandler,),
@@ -169,6 +179,8 @@ def serve_site(root: Path, *, port: int = 0) -> Iterator[str]:
             "redirects": load_redirects(root),
             "dynamic": render_dynamic_files(root, base_url),
             "base_url": base_url.encode(),
+            "delay_s": delay_s,
+            "served_to": served_to,
         },
     )
     server.RequestHandlerClass = handler
