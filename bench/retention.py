@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -278,11 +279,11 @@ def print_summary(alone: list[CrawlTiming], beside: list[tuple[CrawlTiming, Prun
         return
     a = sorted(t.seconds for t in alone)
     b = sorted(t.seconds for t, _ in beside)
-    median_a, median_b = a[len(a) // 2], b[len(b) // 2]
+    median_a, median_b = statistics.median(a), statistics.median(b)  # of an even count: the middle two's mean
     print(
         f"\ncrawl alone: {median_a:.1f}s (runs {', '.join(f'{s:.1f}' for s in a)}); beside the prune: "
         f"{median_b:.1f}s (runs {', '.join(f'{s:.1f}' for s in b)}); ratio {median_b / median_a:.3f} "
-        "(beside / alone; 1.0 = not slowed)"
+        f"(beside / alone; 1.0 = not slowed; the runs alone spread {(a[-1] - a[0]) / median_a * 100:.0f} %)"
     )
     overlap = [p.overlap_s / t.seconds for t, p in beside if t.seconds]
     print(f"the prune ran beside {min(overlap) * 100:.0f}-{max(overlap) * 100:.0f} % of the crawl")

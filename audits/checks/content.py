@@ -21,8 +21,9 @@ At crawl time (`text_signature`) the words' 32-bit token hashes get 128 × 32-bi
 datasketch's "affine32" scheme, and the pairs' 64 more (seed + 1), made in bulk with numpy from the text's bytes;
 base64 on the Page row, prefixed with the scheme ("w2:"; a page signed under another scheme, "w1:" words only or
 "m3:", is left out of the comparison, never compared with values that mean something else).
-Finalize bands the word pairs' values the way datasketch's MinHashLSH does (its (bands, rows) choice for the lowest
-pairs' reading a near duplicate may have), one band at a time on one numpy array (banded on the words, the benchmark
+Finalize bands the word pairs' values the way datasketch's MinHashLSH does (its (bands, rows) choice for what a text
+at the threshold reads on its pairs, LSH_SLACK under it in Jaccard; a pair whose pairs read lower still, down to
+PAIR_SLACK, is reported only when a band finds it), one band at a time on one numpy array (banded on the words, the benchmark
 site's pages shared band buckets by thousands and finalize verified millions of pairs in vain), so each page is
 compared only with the few pages sharing a band with it, never all pairs: the work grows with the pages, not their
 square (bench/near_duplicates.py measures it on 100,000 pages). A bucket pairs each page with the next

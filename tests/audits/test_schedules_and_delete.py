@@ -32,6 +32,15 @@ def test_watchdog_install_is_idempotent_and_run_by_the_release_step():
     assert task.enabled and task.expire_seconds == 14 * 60
     assert (task.crontab.minute, task.crontab.hour) == ("*/15", "*")
     assert PeriodicTask.objects.filter(task="audits.reconcile_sweep").count() == 1
+    # the release step owns every periodic task the product needs: the heal sweep, the outbox sweeps, retention
+    installed = dict(PeriodicTask.objects.filter(enabled=True).values_list("name", "task"))
+    assert installed == {
+        "sitewarden-reconcile-watchdog": "audits.reconcile_sweep",
+        "sitewarden-heal-crawls": "audits.heal_sweep",
+        "sitewarden-alert-deliveries": "alerts.sweep_deliveries",
+        "sitewarden-report-emails": "dashboard.report_emails_sweep",
+        "sitewarden-prune-history": "audits.prune_history",
+    }
 
 
 @pytest.mark.parametrize("kind, cron, expected", [("daily", "", "0 3 * * *"), ("cron", "30 2 * * 1-5", "30 2 * * 1-5")])
