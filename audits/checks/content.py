@@ -23,10 +23,10 @@ base64 on the Page row, prefixed with the scheme ("w2:"; a page signed under ano
 "m3:", is left out of the comparison, never compared with values that mean something else).
 Finalize bands the word pairs' values the way datasketch's MinHashLSH does (its (bands, rows) choice for what a text
 at the threshold reads on its pairs, LSH_SLACK under it in Jaccard; a pair whose pairs read lower still, down to
-PAIR_SLACK, is reported only when a band finds it), one band at a time on one numpy array (banded on the words, the benchmark
-site's pages shared band buckets by thousands and finalize verified millions of pairs in vain), so each page is
-compared only with the few pages sharing a band with it, never all pairs: the work grows with the pages, not their
-square (bench/near_duplicates.py measures it on 100,000 pages). A bucket pairs each page with the next
+PAIR_SLACK, is reported only when a band finds it), one band at a time on one numpy array (banded on the words,
+the benchmark site's pages shared band buckets by thousands and finalize verified millions of pairs in vain), so
+each page is compared only with the few pages sharing a band with it, never all pairs: the work grows with the
+pages, not their square (bench/near_duplicates.py measures it on 100,000 pages). A bucket pairs each page with the next
 CANDIDATES_PER_PAGE_MAX of it only, and candidates and matches are numpy arrays, so one template copied on 10,000
 pages costs a few hundred verified pairs a page at most (CANDIDATE_BANDS_MAX), not 10,000 (before, a Python set of
 every pair and a list of every match per page took the worker to 3 GiB on the 10,000-page benchmark site).

@@ -303,11 +303,14 @@ EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=30)  # seconds; a stalled server must not hold a worker
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Sitewarden <sitewarden@localhost>")
 
-# Plans and capacity. New accounts get the default plan; the instance runs at most this many audits.
+# Plans and capacity. New accounts get the default plan; the instance runs at most this many audits. Plans are for
+# operators who host other accounts: by default a fresh install (and so the CLI's own user) may audit as many pages
+# as one audit can hold (audits.limits.MAX_PAGES_CEILING, which tests/accounts checks this equals), ten such audits
+# a month.
 DEFAULT_PLAN_NAME = env("DEFAULT_PLAN_NAME", default="standard")
-DEFAULT_PLAN_PAGES_PER_AUDIT = env.int("DEFAULT_PLAN_PAGES_PER_AUDIT", default=10_000)
+DEFAULT_PLAN_PAGES_PER_AUDIT = env.int("DEFAULT_PLAN_PAGES_PER_AUDIT", default=100_000)
 DEFAULT_PLAN_RUNNING_AUDITS = env.int("DEFAULT_PLAN_RUNNING_AUDITS", default=3)
-DEFAULT_PLAN_MONTHLY_UNITS = env.int("DEFAULT_PLAN_MONTHLY_UNITS", default=200_000)
+DEFAULT_PLAN_MONTHLY_UNITS = env.int("DEFAULT_PLAN_MONTHLY_UNITS", default=1_000_000)
 MAX_RUNNING_AUDITS = env.int("MAX_RUNNING_AUDITS", default=20)
 
 # Reconciler, the backstop: an audit is stale after this long without a heartbeat and with no live lease; one

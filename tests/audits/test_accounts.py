@@ -5,6 +5,7 @@ import pytest
 from accounts.models import CreditEntry
 from accounts.selectors import credits_used_this_month
 from audits.errors import AuditRefused
+from audits.limits import MAX_PAGES_CEILING
 from audits.models import Audit, AuditEvent
 from audits.pipeline.lifecycle import audit_cancel, audit_complete, audit_fail
 from audits.pipeline.start import audit_start
@@ -29,7 +30,15 @@ def _refusal(project, **kwargs) -> str:
 def test_page_limit_refused():
     project = ProjectFactory()
     plan = project.account.plan
+    plan.pages_per_audit = 10_000  # an operator's smaller plan (the default allows the whole ceiling)
+    plan.save()
     assert _refusal(project, max_pages=plan.pages_per_audit + 1) == "audit_page_limit_exceeded"
+
+
+def test_the_default_plan_takes_the_whole_ceiling():
+    """`manage.py audit URL --max-pages 20000` on a fresh install was refused by the default plan (issue 29)."""
+    audit = _start(ProjectFactory(), max_pages=MAX_PAGES_CEILING)
+    assert audit.max_pages == MAX_PAGES_CEILING
 
 
 def test_second_audit_of_a_running_project_refused():

@@ -1,0 +1,46 @@
+"""Migration accounts 0004_i29_default_plan_whole_ceiling: an install whose default plan still holds the old
+defaults gets the new ones; a plan an operator changed, or another plan, keeps its numbers."""
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from accounts.models import Plan
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BEFORE = "0003_i25_report_branding"
+OLD = {"pages_per_audit": 10_000, "monthly_units": 200_000, "running_audits": 3}
+
+
+def _migrate(target: str | None) -> None:
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([("accounts", target)] if target else executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.parametrize(
+    "name, numbers, raised",
+    [
+        ("standard", OLD, True),
+        ("standard", {**OLD, "pages_per_audit": 2_000}, False),  # an operator's choice
+        ("agency", OLD, False),  # not the default plan
+    ],
+)
+def test_only_an_untouched_default_plan_is_raised(settings, name, numbers, raised):
+    settings.DEFAULT_PLAN_NAME = "standard"
+    Plan.objects.all().delete()
+    _migrate(BEFORE)
+    try:
+        Plan.objects.create(name=name, **numbers)
+    finally:
+        _migrate(None)
+    plan = Plan.objects.get(name=name)
+    if raised:
+        assert (plan.pages_per_audit, plan.monthly_units, plan.running_audits) == (
+            settings.DEFAULT_PLAN_PAGES_PER_AUDIT,
+            settings.DEFAULT_PLAN_MONTHLY_UNITS,
+            settings.DEFAULT_PLAN_RUNNING_AUDITS,
+        )
+    else:
+        assert {k: getattr(plan, k) for k in numbers} == numbers
