@@ -38,6 +38,7 @@ def _states(row: dict) -> dict:
 
 
 def test_robots_groups_a_403_for_googlebot_and_another_title_for_gptbot_are_reported_exactly():
+    """Also served: Bingbot redirected home from the blog post, GPTBot refused the private report."""
     with serve_routes(bot_routes(planted=True)) as site:
         audit = _crawl(site)
         bots_judge(audit)
@@ -64,6 +65,8 @@ def test_robots_groups_a_403_for_googlebot_and_another_title_for_gptbot_are_repo
         ("llms-txt-broken-link", base + "/llms.txt"),
         ("bot-blocked", "Googlebot smartphone"),
         ("bot-cloaking", "GPTBot"),
+        ("bot-served-different-status-or-redirect", "Bingbot"),
+        ("ai-bot-blocked-by-server", "GPTBot"),
     }
     blocked = found[("search-bot-blocked-robots", "Googlebot")]
     assert blocked.severity == "critical"
@@ -79,6 +82,12 @@ def test_robots_groups_a_403_for_googlebot_and_another_title_for_gptbot_are_repo
     assert (refused.details["status_code"], refused.details["browser_status_code"]) == (403, 200)
     assert refused.details["reason"] == "HTTP 403"
     assert refused.details["browser"] == "Browser (mobile Chrome)"  # Googlebot smartphone beside a phone
+    redirected = found[("bot-served-different-status-or-redirect", "Bingbot")]
+    assert (redirected.severity, redirected.page_url) == ("warning", base + BLOG_PAGE)
+    assert (redirected.details["final_url"], redirected.details["browser_final_url"]) == (base + "/", base + BLOG_PAGE)
+    ai_refused = found[("ai-bot-blocked-by-server", "GPTBot")]
+    assert (ai_refused.severity, ai_refused.page_url) == ("info", base + PRIVATE_PAGE)
+    assert (ai_refused.details["status_code"], ai_refused.details["browser_status_code"]) == (403, 200)
     cloaked = found[("bot-cloaking", "GPTBot")]
     assert cloaked.page_url == base + DOCS_PAGE
     assert cloaked.details["differences"] == [
@@ -98,7 +107,7 @@ def test_robots_groups_a_403_for_googlebot_and_another_title_for_gptbot_are_repo
     browser = fetches.get(url=base + DOCS_PAGE, agent="browser")
     assert (browser.status_code, browser.title, browser.final_url) == (200, "Test page guide", base + DOCS_PAGE)
     assert browser.main_words > 0 and browser.main_text_hash
-    assert fetches.get(url=base + PRIVATE_PAGE, agent="gptbot").status_code == 200  # robots.txt is reported apart
+    assert fetches.get(url=base + PRIVATE_PAGE, agent="gptbot").status_code == 403  # its robots.txt block apart
 
 
 def test_the_clean_twin_gets_no_bot_issue_and_a_valid_llms_txt():

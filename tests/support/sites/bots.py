@@ -1,13 +1,14 @@
-"""The bot-access test sites: a site whose robots.txt has separate groups for several crawlers, whose server
-answers Googlebot's user agent with a 403 on one page and GPTBot's with another title on another, and whose
-llms.txt is malformed; and its clean twin (one group for everyone, the same page for every user agent, a valid
-llms.txt). Pages are answered by user agent, so the audit's own crawler sees what a browser sees."""
+"""The bot-access test sites: a site whose robots.txt has separate groups for several crawlers, whose server answers
+Googlebot's user agent with a 403 and Bingbot's with a redirect on one page, GPTBot's with another title on another
+and with a 403 on a third, and whose llms.txt is malformed; and its clean twin (one group for everyone, the same page
+for every user agent, a valid llms.txt). Pages are answered by user agent, so the audit's own crawler sees what a
+browser sees."""
 
 from tests.support.sites.pages import page
 
-BLOG_PAGE = "/blog/post-one"  # Googlebot's user agent gets a 403 here (planted site)
+BLOG_PAGE = "/blog/post-one"  # Googlebot's user agent gets a 403 here, Bingbot's a redirect home (planted site)
 DOCS_PAGE = "/docs/guide"  # GPTBot's user agent gets another title here (planted site)
-PRIVATE_PAGE = "/private/report"  # robots.txt keeps Googlebot out of /private/ (planted site)
+PRIVATE_PAGE = "/private/report"  # robots.txt keeps Googlebot out of /private/; GPTBot gets a 403 (planted site)
 GONE_LINK = "/gone"  # listed in the planted llms.txt, answers 404
 GPTBOT_TITLE = "Guide, for language models"
 
@@ -72,8 +73,16 @@ def _page_route(path: str, *, planted: bool):
 
     def respond(handler) -> None:
         user_agent = handler.headers.get("User-Agent", "")
-        if planted and path == BLOG_PAGE and "Googlebot" in user_agent:
+        if planted and (
+            (path == BLOG_PAGE and "Googlebot" in user_agent) or (path == PRIVATE_PAGE and "GPTBot" in user_agent)
+        ):
             _answer(handler, 403, "<html><head><title>Forbidden</title></head><body>Forbidden</body></html>")
+            return
+        if planted and path == BLOG_PAGE and "bingbot" in user_agent:
+            handler.send_response(301)
+            handler.send_header("Location", "/")
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
             return
         title = GPTBOT_TITLE if planted and path == DOCS_PAGE and "GPTBot" in user_agent else None
         _answer(handler, 200, page(name, links=links, **({"title": title} if title else {})))
