@@ -3,6 +3,8 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from api import export_views as e
+from api import result_views as r
 from api import views as v
 from config import converters  # noqa: F401  (registers <id:…>)
 
@@ -23,55 +25,55 @@ urlpatterns = [
     path("v1/audits/<uuid:pk>/cancel/", v.AuditCancel.as_view(), name="audit-cancel"),
     path("v1/audits/<uuid:pk>/compare/<uuid:base_pk>/", v.AuditCompare.as_view(), name="audit-compare"),
     path("v1/audits/<uuid:pk>/gate/", v.AuditGate.as_view(), name="audit-gate"),
-    path("v1/audits/<uuid:pk>/issues/", v.IssueList.as_view(), name="audit-issues"),
-    path("v1/audits/<uuid:pk>/bot-fetches/", v.AuditBotFetches.as_view(), name="audit-bot-fetches"),
+    path("v1/audits/<uuid:pk>/issues/", r.IssueList.as_view(), name="audit-issues"),
+    path("v1/audits/<uuid:pk>/bot-fetches/", r.AuditBotFetches.as_view(), name="audit-bot-fetches"),
     path("v1/audits/<uuid:pk>/segments/", v.AuditSegments.as_view(), name="audit-segments"),
-    path("v1/audits/<uuid:pk>/issues/summary/", v.IssueSummary.as_view(), name="audit-issue-summary"),
-    path("v1/audits/<uuid:pk>/pages/", v.PageList.as_view(), name="audit-pages"),
-    path("v1/audits/<uuid:pk>/pages/<uuid:page_pk>/", v.PageDetail.as_view(), name="audit-page-detail"),
-    path("v1/audits/<uuid:pk>/external-links/", v.ExternalLinkList.as_view(), name="audit-external-links"),
+    path("v1/audits/<uuid:pk>/issues/summary/", r.IssueSummary.as_view(), name="audit-issue-summary"),
+    path("v1/audits/<uuid:pk>/pages/", r.PageList.as_view(), name="audit-pages"),
+    path("v1/audits/<uuid:pk>/pages/<uuid:page_pk>/", r.PageDetail.as_view(), name="audit-page-detail"),
+    path("v1/audits/<uuid:pk>/external-links/", r.ExternalLinkList.as_view(), name="audit-external-links"),
     path(
         "v1/audits/<uuid:pk>/external-links/linking-pages/",
-        v.ExternalLinkPages.as_view(),
+        r.ExternalLinkPages.as_view(),
         name="audit-external-link-pages",
     ),
-    path("v1/audits/<uuid:pk>/changes/", v.ChangeList.as_view(), name="audit-changes"),
-    path("v1/audits/<uuid:pk>/changes/summary/", v.ChangeSummary.as_view(), name="audit-change-summary"),
-    path("v1/audits/<uuid:pk>/exports/changes.csv", v.ChangesCsvExport.as_view(), name="export-changes-csv"),
-    path("v1/audits/<uuid:pk>/exports/changes.json", v.ChangesJsonExport.as_view(), name="export-changes-json"),
-    path("v1/audits/<uuid:pk>/exports/issues.csv", v.IssuesCsvExport.as_view(), name="export-issues-csv"),
-    path("v1/audits/<uuid:pk>/exports/issues.json", v.IssuesJsonExport.as_view(), name="export-issues-json"),
-    path("v1/audits/<uuid:pk>/exports/issues.xlsx", v.IssuesXlsxExport.as_view(), name="export-issues-xlsx"),
-    path("v1/audits/<uuid:pk>/exports/pages.csv", v.PagesCsvExport.as_view(), name="export-pages-csv"),
-    path("v1/audits/<uuid:pk>/exports/pages.json", v.PagesJsonExport.as_view(), name="export-pages-json"),
+    path("v1/audits/<uuid:pk>/changes/", r.ChangeList.as_view(), name="audit-changes"),
+    path("v1/audits/<uuid:pk>/changes/summary/", r.ChangeSummary.as_view(), name="audit-change-summary"),
+    path("v1/audits/<uuid:pk>/exports/changes.csv", e.ChangesCsvExport.as_view(), name="export-changes-csv"),
+    path("v1/audits/<uuid:pk>/exports/changes.json", e.ChangesJsonExport.as_view(), name="export-changes-json"),
+    path("v1/audits/<uuid:pk>/exports/issues.csv", e.IssuesCsvExport.as_view(), name="export-issues-csv"),
+    path("v1/audits/<uuid:pk>/exports/issues.json", e.IssuesJsonExport.as_view(), name="export-issues-json"),
+    path("v1/audits/<uuid:pk>/exports/issues.xlsx", e.IssuesXlsxExport.as_view(), name="export-issues-xlsx"),
+    path("v1/audits/<uuid:pk>/exports/pages.csv", e.PagesCsvExport.as_view(), name="export-pages-csv"),
+    path("v1/audits/<uuid:pk>/exports/pages.json", e.PagesJsonExport.as_view(), name="export-pages-json"),
     path(
         "v1/audits/<uuid:pk>/exports/external-links.csv",
-        v.ExternalLinksCsvExport.as_view(),
+        e.ExternalLinksCsvExport.as_view(),
         name="export-external-links-csv",
     ),
     path(
         "v1/audits/<uuid:pk>/exports/external-links.json",
-        v.ExternalLinksJsonExport.as_view(),
+        e.ExternalLinksJsonExport.as_view(),
         name="export-external-links-json",
     ),
     path(
         "v1/audits/<uuid:pk>/exports/external-link-pages.csv",
-        v.ExternalLinkPagesCsvExport.as_view(),
+        e.ExternalLinkPagesCsvExport.as_view(),
         name="export-external-link-pages-csv",
     ),
     path(
         "v1/audits/<uuid:pk>/exports/external-link-pages.json",
-        v.ExternalLinkPagesJsonExport.as_view(),
+        e.ExternalLinkPagesJsonExport.as_view(),
         name="export-external-link-pages-json",
     ),
     path(
         "v1/audits/<uuid:pk>/issues/<str:issue_type>/export.csv",
-        v.IssueTypeCsvExport.as_view(),
+        e.IssueTypeCsvExport.as_view(),
         name="export-issue-type-csv",
     ),
     path(
         "v1/audits/<uuid:pk>/issues/<str:issue_type>/export.json",
-        v.IssueTypeJsonExport.as_view(),
+        e.IssueTypeJsonExport.as_view(),
         name="export-issue-type-json",
     ),
     path("v1/audits/<uuid:pk>/issues/<str:issue_type>/verify/", v.IssueTypeVerify.as_view(), name="audit-issue-verify"),
