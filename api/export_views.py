@@ -173,7 +173,7 @@ def _changes_export_view(fmt: str):
 ChangesCsvExport = _changes_export_view("csv")
 ChangesJsonExport = _changes_export_view("json")
 
-ISSUE_TYPE_EXPORTS = {  # the dashboard's per-type exports (dashboard.views.audit_issue_type_export)
+ISSUE_TYPE_EXPORTS = {  # the dashboard's per-type exports (dashboard.issue_views.audit_issue_type_export)
     "csv": (exports.issue_type_csv_rows, exports.CSV_CONTENT_TYPE),
     "json": (exports.issue_type_json_chunks, exports.JSON_CONTENT_TYPE),
 }
