@@ -1,11 +1,13 @@
 """An audit's report as Markdown (the `sitewarden://audits/{id}/report.md` resource): what a person would
-paste into a ticket. The numbers are the shared report's (dashboard.report) and the priority order is the one
-rule of audits.priority, so the assistant, the dashboard, the share page and the PDF say the same thing."""
+paste into a ticket. The numbers are the shared report's (audits.selectors.reports, which dashboard.report reads)
+and the priority order is the one rule of audits.priority, so the assistant, the dashboard, the share page and the
+PDF say the same thing."""
 
-from audits.checks.score import score_breakdown
+from audits.checks.score import SCORE_FORMULA_WORDS, score_breakdown
 from audits.models import Audit
+from audits.priority import PRIORITY_RULE
 from audits.selectors.audits import error_explanation
-from dashboard.report import report_summary
+from audits.selectors.reports import report_figures
 
 
 def _cell(text) -> str:
@@ -13,7 +15,7 @@ def _cell(text) -> str:
 
 
 def audit_report_markdown(*, audit: Audit) -> str:
-    data = report_summary(audit=audit)
+    data = report_figures(audit=audit)
     counts = data["severity_counts"]
     score = data["score"] if data["score"] is not None else "—"
     breakdown = score_breakdown(audit=audit) if audit.health_score is not None else None
@@ -26,7 +28,7 @@ def audit_report_markdown(*, audit: Audit) -> str:
         + (f", finished {audit.completed_at:%Y-%m-%d %H:%M} UTC" if audit.completed_at else ""),
         f"- Pages crawled: {data['pages']}",
         f"- Health score: {breakdown.words if breakdown else f'{score} / 100'}",
-        f"- How the score is calculated: {data['health_formula']}",
+        f"- How the score is calculated: {SCORE_FORMULA_WORDS}",
         f"- Issues: {counts['critical']} critical, {counts['warning']} warnings, {counts['info']} notices",
         "",
     ]
@@ -39,7 +41,7 @@ def audit_report_markdown(*, audit: Audit) -> str:
     lines += [
         "## Top issues by priority",
         "",
-        f"_{data['priority_rule']}_",
+        f"_{PRIORITY_RULE}_",
         "",
         "| # | severity | issue | pages | what it means | how to fix |",
         "|---|---|---|---|---|---|",

@@ -26,10 +26,11 @@ from audits.report_pdfs import (
     report_pdf_request,
 )
 from audits.segments import SEGMENT_PARAM, SegmentChoice, UnknownSegment, resolve_segment
+from audits.selectors.reports import report_segments
 from audits.services import SHARE_EXPIRY_DAYS, share_link_create, share_link_resolve, share_link_revoke
 from audits.services import share_links_for_audit as links_for_audit
 from dashboard import pdf
-from dashboard.report import report_segments, report_summary
+from dashboard.report import report_summary
 from dashboard.selectors import audit_for_account
 from dashboard.throttling import client_ident, first_refusal
 from dashboard.views import dashboard_view, request_segment, segment_query_string
@@ -244,7 +245,7 @@ def _unknown_section(request, exc: UnknownSegment, *, back_url: str) -> HttpResp
 
 
 def _section_links(audit: Audit, base_url: str, segment: SegmentChoice | None) -> list[dict]:
-    """The whole site and each segment of it with pages (dashboard.report.report_segments), as links to the
+    """The whole site and each segment of it with pages (audits.selectors.reports.report_segments), as links to the
     shared report read for it."""
     rows = [{"name": "Whole site", "url": base_url, "current": segment is None}]
     rows += [

@@ -25,9 +25,10 @@ from audits.checks.score import score_breakdown
 from audits.models import Audit, Page, ReportPdf
 from audits.report_pdfs import report_pdf_open, report_pdf_request, report_pdf_store
 from audits.segments import resolve_segment
+from audits.selectors.reports import EXAMPLE_URLS, TOP_ISSUES
 from audits.sharing import share_link_create
 from dashboard import pdf
-from dashboard.report import EXAMPLE_URLS, TOP_ISSUES, report_summary
+from dashboard.report import report_summary
 from dashboard.tasks import render_report_pdf
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory
