@@ -9,6 +9,8 @@ from audits.priority import PRIORITY_RULE
 from audits.selectors.audits import error_explanation
 from audits.selectors.reports import report_figures
 
+REPORT_URI = "sitewarden://audits/{audit_id}/report.md"  # the resource assistants.server serves this report at
+
 
 def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")

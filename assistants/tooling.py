@@ -1,19 +1,28 @@
 """How a function becomes an MCP tool: `tool(...)` registers `fn(caller, **arguments)` in TOOLS, and each call
-gets a fresh database connection, the caller's token as a `Caller` and the API's throttles. The tools themselves
-are in assistants.server."""
+gets a fresh database connection, the caller's token as a `Caller` and the API's throttles. And what the tools
+share: their paging and id arguments, and the caller's project or audit (another account's is `not_found`). The
+tools themselves are in assistants.audit_tools and assistants.result_tools; assistants.server serves them."""
 
 import inspect
 from dataclasses import dataclass
+from typing import Annotated
+from uuid import UUID
 
 from django.db import close_old_connections
 from mcp.server.mcpserver import Context
 from mcp_types import ToolAnnotations
+from pydantic import Field
 
 from accounts.models import ApiToken
 from api.permissions import READ_ONLY_SENTENCE
-from assistants.errors import CodedTool, Refused
+from assistants.errors import VALIDATION_ERROR, CodedTool, Refused, not_found
 from assistants.identity import caller_token, stdio_caller, throttle
+from audits.checks.registry import CHECKS_BY_TYPE
 from audits.errors import ErrorCode
+from audits.models import Audit, Project
+from audits.selectors import audits as audit_reads
+from audits.selectors.projects import project_list_for
+from config.inputs import ID_MAX, ID_MIN, PAGE_NUMBER_MAX
 
 
 @dataclass(frozen=True)
@@ -74,3 +83,47 @@ def _base_url(ctx) -> str:
     if request is not None and hasattr(request, "base_url"):
         return str(request.base_url).rstrip("/")
     return stdio_caller.base_url.rstrip("/")
+
+
+# --- what the tools share: their paging and id arguments, the caller's objects -----------------------------
+
+PAGE_SIZE_DEFAULT = 50  # rows per page of every list a tool answers
+PAGE_SIZE_MAX = 200  # an assistant's context is the scarce resource, not the database
+
+PageNumber = Annotated[
+    int, Field(ge=1, le=PAGE_NUMBER_MAX, description=f"1 for the first page (at most {PAGE_NUMBER_MAX})")
+]
+PageSize = Annotated[int, Field(ge=1, le=PAGE_SIZE_MAX, description=f"Rows per page, at most {PAGE_SIZE_MAX}")]
+ProjectId = Annotated[int, Field(ge=ID_MIN, le=ID_MAX, description="The project's id (list_projects)")]
+AuditId = Annotated[UUID, Field(description="An audit's id (from start_audit or list_audits)")]
+
+
+def _paged(queryset, page: int, page_size: int) -> tuple[int, list, bool]:
+    count = queryset.count()
+    start = (page - 1) * page_size
+    rows = list(queryset[start : start + page_size])
+    return count, rows, start + len(rows) < count
+
+
+def _project(caller: Caller, project_id: int) -> Project:
+    project = project_list_for(caller.user).filter(pk=project_id).first()
+    if project is None:
+        raise not_found("project", "list_projects")
+    return project
+
+
+def _audit(caller: Caller, audit_id: UUID) -> Audit:
+    audit = audit_reads.audit_list_for(caller.user).select_related("project").filter(pk=audit_id).first()
+    if audit is None:
+        raise not_found("audit", "list_audits")
+    return audit
+
+
+def _issue_type(value: str, field: str = "issue_type") -> str:
+    if value not in CHECKS_BY_TYPE:
+        raise Refused(
+            VALIDATION_ERROR,
+            f"Unknown issue type {value!r}. The resource sitewarden://checks lists every type.",
+            field=field,
+        )
+    return value
