@@ -27,14 +27,7 @@ from audits.checks.score import score_breakdown
 from audits.errors import AuditRefused, ErrorCode
 from audits.gate import gate_evaluate, gate_rules_parse
 from audits.models import Audit, Project, Schedule, Segment
-from audits.segments import (
-    SEGMENT_PARAM,
-    SegmentChoice,
-    resolve_segment,
-    segment_create,
-    segment_delete,
-    segment_update,
-)
+from audits.segments import SEGMENT_PARAM, SegmentChoice, resolve_segment
 from audits.selectors.audits import audit_comparison, audit_list_for, audit_urls_skipped
 from audits.selectors.issues import issues_by_type
 from audits.selectors.projects import project_list_for
@@ -53,6 +46,9 @@ from audits.services import (
     schedule_clear,
     schedule_report_recipients_set,
     schedule_set,
+    segment_create,
+    segment_delete,
+    segment_update,
 )
 from webhooks.models import Webhook, WebhookDelivery
 from webhooks.services import webhook_create, webhook_delete, webhook_update

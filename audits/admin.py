@@ -4,7 +4,7 @@ the services (audits.services, the front door), as the dashboard and the API do:
 - audits are started (re-run), cancelled, reconciled and deleted, never saved from a form (a stale form would
   overwrite what the workers wrote);
 - projects are judged and saved, schedules set and cleared (so the beat task follows), there too; a project's
-  segments (an inline on the project) by audits.segments.
+  segments (an inline on the project) too, judged by audits.segments.
 
 Plans, accounts, credits and API tokens are in accounts/admin.py; webhooks in webhooks/admin.py.
 """
@@ -19,7 +19,7 @@ from django.utils.html import format_html, format_html_join
 from audits.errors import AuditRefused
 from audits.events import event_sentence
 from audits.models import Audit, AuditEvent, Issue, Page, Project, ReportEmail, Schedule, Segment
-from audits.segments import SegmentInvalid, segment_create, segment_delete, segment_update, segment_validate
+from audits.segments import SegmentInvalid, segment_validate
 from audits.selectors.retention import SPACE_METHOD, keep_page_rows_for, kept_words, project_space
 from audits.services import (
     PASSWORD_CLEARED_MESSAGE,
@@ -36,6 +36,9 @@ from audits.services import (
     schedule_report_recipients_set,
     schedule_set,
     schedule_validate,
+    segment_create,
+    segment_delete,
+    segment_update,
 )
 from config.admin import INLINE_ROWS, URL_FIELDS_HTTPS, ReadOnlyAdmin, ReadOnlyInline
 from config.forms import SafeJSONField
@@ -105,7 +108,7 @@ SEGMENT_FIELDS = ("name", "kind", "value", "extractor", "position")
 
 class SegmentInlineForm(forms.ModelForm):
     """A segment row: audits.segments judges it (segment_validate, so a refusal shows on its row) and ProjectAdmin
-    saves it through segment_create/segment_update/segment_delete."""
+    saves it through the front door's segment_create/segment_update/segment_delete."""
 
     class Meta:
         model = Segment

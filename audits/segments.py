@@ -8,10 +8,11 @@ those defaults. A page belongs to every segment it matches. Matching is a Q, eva
 SQLite alike (the URL path cut out of the URL with SUBSTR/STRPOS, `LIKE`, the database's regular expressions, a
 JSON lookup): nothing loops over pages in Python. Site-wide findings (no page) belong to no segment.
 
-Services (writes; the dashboard form, the API and the admin all call them): segment_create, segment_update,
-segment_delete; refusals are SegmentInvalid (an AuditRefused with the field it is about).
-Selectors (reads): segment_list, segment_choices, resolve_segment (the `?segment=` parameter; an unknown value is
-UnknownSegment, never ignored), segment_table (the overview's per-segment figures), segment_preview_count.
+This module only reads and checks. Selectors: segment_list, segment_choices, resolve_segment (the `?segment=`
+parameter; an unknown value is UnknownSegment, never ignored), segment_table (the overview's per-segment figures),
+segment_preview_count. Checks: segment_validate, whose refusals are SegmentInvalid (an AuditRefused with the field
+it is about). The writes (segment_create, segment_update, segment_delete) are audits.segment_writes, which the
+dashboard form, the API and the admin call through audits.services.
 """
 
 import hashlib
@@ -19,8 +20,8 @@ import re
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db import DatabaseError, IntegrityError, connection, transaction
-from django.db.models import BooleanField, Count, Exists, F, Func, IntegerField, Max, OuterRef, Q, QuerySet, Sum, Value
+from django.db import DatabaseError, connection, transaction
+from django.db.models import BooleanField, Count, Exists, F, Func, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import StrIndex, Substr
 from django.db.models.lookups import Regex, StartsWith
 
@@ -347,7 +348,7 @@ def segment_preview_count(*, project: Project, kind: str, value: str, extractor:
     return audit, Page.objects.filter(audit=audit).filter(q).count()
 
 
-# --- services --------------------------------------------------------------------------------------------------
+# --- checks: what the writes (audits.segment_writes) and the preview judge a segment's fields by ---------------
 
 
 def _regex_refusal(pattern: str) -> str | None:
@@ -447,52 +448,3 @@ def segment_validate(
     if taken.exists():
         raise SegmentInvalid("segment_name_taken", f"This project already has a segment named “{name}”.", field="name")
     return {"name": name, "kind": kind, "value": value, "extractor": extractor, "position": position}
-
-
-@transaction.atomic
-def segment_create(*, project: Project, name, kind, value, extractor="", position=None) -> Segment:
-    """A new segment of the project, last in its order unless `position` says otherwise."""
-    Project.objects.select_for_update().filter(id=project.id).first()  # one count-and-insert at a time
-    if Segment.objects.filter(project=project).count() >= MAX_SEGMENTS_PER_PROJECT:
-        raise SegmentInvalid(
-            "invalid_segment", f"A project has at most {MAX_SEGMENTS_PER_PROJECT} segments.", field="name"
-        )
-    fields = segment_validate(
-        project=project, name=name, kind=kind, value=value, extractor=extractor, position=position
-    )
-    if fields["position"] is None:
-        last = Segment.objects.filter(project=project).aggregate(m=Max("position", output_field=IntegerField()))["m"]
-        fields["position"] = 0 if last is None else last + 1
-    try:
-        with transaction.atomic():
-            return Segment.objects.create(project=project, **fields)
-    except IntegrityError:
-        raise SegmentInvalid(
-            "segment_name_taken", f"This project already has a segment named “{fields['name']}”.", field="name"
-        ) from None
-
-
-@transaction.atomic
-def segment_update(*, segment: Segment, **changes) -> Segment:
-    """The segment with `changes` (any of name, kind, value, extractor, position) applied, checked as a whole."""
-    unknown = set(changes) - {"name", "kind", "value", "extractor", "position"}
-    if unknown:
-        raise SegmentInvalid("invalid_segment", f"Unknown fields: {', '.join(sorted(unknown))}.", field=None)
-    current = {k: getattr(segment, k) for k in ("name", "kind", "value", "extractor", "position")}
-    fields = segment_validate(project=segment.project, instance=segment, **{**current, **changes})
-    if fields["position"] is None:
-        fields["position"] = segment.position
-    for key, value in fields.items():
-        setattr(segment, key, value)
-    try:
-        with transaction.atomic():
-            segment.save()
-    except IntegrityError:
-        raise SegmentInvalid(
-            "segment_name_taken", f"This project already has a segment named “{fields['name']}”.", field="name"
-        ) from None
-    return segment
-
-
-def segment_delete(*, segment: Segment) -> None:
-    segment.delete()

@@ -1,11 +1,12 @@
 """The front door of audits: the one module the faces (API views, dashboard views, MCP tools, management
 commands, admin) call to start, cancel, delete, refresh, reconcile and run audits, to create, change and delete
-projects, to set and clear schedules and to make and revoke share links. Reads go through the selectors.
+projects and their segments, to set and clear schedules and to make and revoke share links. Reads go through the
+selectors.
 
 Beneath it, the implementation: audits.pipeline (start, lifecycle, reconcile, inline), audits.projects,
-audits.schedules and audits.sharing. A function that already is the right public write is re-exported here
-under its own name (go-to-definition lands on it); a function defined here names a use case of its own.
-An import-linter contract keeps the faces out of those modules.
+audits.segment_writes, audits.schedules and audits.sharing. A function that already is the right public write is
+re-exported here under its own name (go-to-definition lands on it); a function defined here names a use case of its
+own. An import-linter contract keeps the faces out of those modules.
 """
 
 from pathlib import Path
@@ -45,6 +46,7 @@ from audits.report_emails import (
 )
 from audits.retention import RETENTION_NAME, audits_prune, retention_install
 from audits.schedules import HEAL_NAME, heal_install, schedule_clear, schedule_set, schedule_validate, watchdog_install
+from audits.segment_writes import segment_create, segment_delete, segment_update
 from audits.selectors.verification import verification_targets
 from audits.sharing import (
     SHARE_EXPIRY_DAYS,
@@ -84,6 +86,10 @@ __all__ = [
     "project_update",
     "project_get_or_create",
     "project_delete",
+    # Segments: a project's named parts of its site; the reads and segment_validate are audits.segments
+    "segment_create",
+    "segment_update",
+    "segment_delete",
     # Schedules and the periodic tasks of the watchdog and the heal sweep
     "schedule_validate",
     "schedule_set",

@@ -15,14 +15,12 @@ from audits.segments import (
     SEGMENT_REGEX_MAX_CHARS,
     SEGMENT_VALUE_MAX_CHARS,
     last_completed_audit,
-    segment_create,
-    segment_delete,
     segment_description,
     segment_list,
     segment_preview_count,
     segment_table,
-    segment_update,
 )
+from audits.services import segment_create, segment_delete, segment_update
 from dashboard import selectors as dashboard
 from dashboard.views import dashboard_view
 

@@ -17,6 +17,7 @@ from audits.models import Audit, Page, Segment
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from audits.priority import issue_summary
+from audits.segment_writes import segment_create, segment_delete, segment_update
 from audits.segments import (
     MAX_SEGMENTS_PER_PROJECT,
     OTHER_KEY,
@@ -25,11 +26,8 @@ from audits.segments import (
     UnknownSegment,
     resolve_segment,
     segment_choices,
-    segment_create,
-    segment_delete,
     segment_preview_count,
     segment_table,
-    segment_update,
 )
 from tests.factories import AuditFactory, IssueFactory, PageFactory, ProjectFactory, SegmentFactory
 from tests.support.sites.pages import html_route, page, serve

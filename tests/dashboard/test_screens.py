@@ -29,7 +29,7 @@ from audits.checks.registry import PAGE_TYPES
 from audits.models import Audit, AuditEvent, Issue, Page, PageChange
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
-from audits.segments import segment_create
+from audits.services import segment_create
 from audits.sharing import share_link_create
 from tests.dashboard.conftest import PASSWORD
 from tests.factories import (

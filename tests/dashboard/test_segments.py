@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from audits.models import Segment
-from audits.segments import segment_create
+from audits.services import segment_create
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
 from tests.factories import ProjectFactory, SegmentFactory
 

@@ -5,7 +5,7 @@ scrolling, no serious or critical axe-core violation, the health score still on 
 import pytest
 from django.urls import reverse
 
-from audits.segments import segment_create
+from audits.services import segment_create
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
 from tests.dashboard.test_browser import SCREENSHOTS, sign_in
 from tests.factories import ProjectFactory
