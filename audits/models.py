@@ -3,6 +3,13 @@
 Plans, accounts and the credit ledger live in `accounts`, webhooks in `webhooks`.
 """
 
+# Why one module of over 600 lines: it is the audits app's schema, one class per table (fourteen models), and most
+# of its lines are field declarations with their help texts, constraints and indexes, read one class at a time.
+# The models point at each other by foreign key (a page's audit, an issue's page, a change's baseline) and keep
+# their deterministic id functions beside them; Django finds an app's models here, and a models/ package would
+# only spread the same declarations over files that import each other. The rules live in services and selectors
+# (a model has only `__str__` and two small properties).
+
 import uuid
 
 from django.conf import settings

@@ -18,6 +18,11 @@ method, a host saw more than 2 requests in flight (8 in all), or the pass overra
 BUDGET_GRACE_S.
 """
 
+# Why one module of over 600 lines: it is one script, read in the order it runs (the targets and their servers, the
+# audit written and measured in child processes, the figures, the orchestration) and re-entered by its own child
+# processes (`python -m bench.external --child generate|measure`); the servers count what the measurement then
+# judges, so the plan, the servers and the checks stay side by side. `make bench` runs it; only its test imports it.
+
 from __future__ import annotations
 
 import argparse
