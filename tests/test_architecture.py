@@ -1,5 +1,6 @@
 """The dependency direction holds (import-linter contracts in pyproject.toml), the project's modules import
-each other without a cycle, and no import hides in a function body unless a `why:` comment says why."""
+each other without a cycle, no import hides in a function body unless a `why:` comment says why, and no product
+module runs past 600 lines unless its top says why it is one module."""
 
 import ast
 import os
@@ -105,3 +106,25 @@ def _function_body_imports():
 def test_no_function_body_import_without_a_why_comment():
     unexplained = [f"{path}:{lineno}: {text}" for path, lineno, text, ok in _function_body_imports() if not ok]
     assert unexplained == [], "import at the top of the module, or say why not with a `# why: ...` comment"
+
+
+MODULE_LINES_MAX = 600  # issue 26: past this, a module says at its top why it is one module
+LONG_MODULE_MARKER = "Why one module of over 600 lines"
+NOT_PRODUCT = {".venv", "tests", "migrations", "node_modules"}
+
+
+def _long_modules_without_a_reason():
+    for path in sorted(REPO_ROOT.rglob("*.py")):
+        if NOT_PRODUCT & set(path.relative_to(REPO_ROOT).parts):
+            continue
+        lines = path.read_text().splitlines()
+        if len(lines) <= MODULE_LINES_MAX:
+            continue
+        first_import = next((i for i, line in enumerate(lines) if line.startswith(("import ", "from "))), len(lines))
+        if LONG_MODULE_MARKER not in "\n".join(lines[:first_import]):
+            yield f"{path.relative_to(REPO_ROOT)}: {len(lines)} lines"
+
+
+def test_a_module_over_600_lines_says_why_at_its_top():
+    unexplained = list(_long_modules_without_a_reason())
+    assert unexplained == [], f"split it, or say above its imports: “{LONG_MODULE_MARKER}: …”"
