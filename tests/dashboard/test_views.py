@@ -240,6 +240,9 @@ def test_cancel_requires_csrf(owner, results):
 )
 def test_start_refusals_are_shown_next_to_their_field(owner_client, owner, data, code, field):
     project = ProjectFactory(owner=owner, base_url="https://example.com/")
+    plan = project.account.plan
+    plan.pages_per_audit = 10_000  # an operator's plan below the ceiling (the default allows the whole of it)
+    plan.save()
     form = {"start_url": "https://example.com/", "max_pages": "10", **data}
     response = owner_client.post(reverse("audits:audit-new", args=[project.id]), form)
     assert response.status_code == 400
