@@ -97,12 +97,13 @@ class ExternalLinkFilter(django_filters.FilterSet):
 class ChangeFilter(django_filters.FilterSet):
     field = django_filters.ChoiceFilter(
         choices=PageChange.Field.choices,
-        help_text="Only changes of this field (added/removed: URLs only one audit crawled)",
+        help_text="Only changes of this field (added/removed: URLs only one audit crawled; robots_txt: lines of "
+        "robots.txt; sitemap: sitemap documents found or gone, fixed or now failing)",
     )
     direction = django_filters.ChoiceFilter(
         choices=PageChange.Direction.choices,
-        help_text="added/removed: a value, URL or robots.txt line that appeared or went; changed; up/down: a number "
-        "grew or fell, a page became indexable or non-indexable",
+        help_text="added/removed: a value, URL, robots.txt line or sitemap that appeared or went; changed; up/down: "
+        "a number grew or fell, a page became indexable or non-indexable",
     )
 
     class Meta:

@@ -127,8 +127,8 @@ class ExternalLinkSerializer(serializers.ModelSerializer):
 
 
 class PageChangeSerializer(serializers.ModelSerializer):
-    """One thing that differs on one URL between the audit and its baseline (or a URL only one of them crawled, or a
-    robots.txt line added or removed)."""
+    """One thing that differs on one URL between the audit and its baseline (or a URL only one of them crawled, a
+    robots.txt line added or removed, or a sitemap document found, gone or read differently)."""
 
     field_label = serializers.CharField(source="get_field_display", read_only=True, help_text="The field in words")
     before = serializers.CharField(help_text="The baseline's value as text (empty: none)")

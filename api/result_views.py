@@ -234,9 +234,10 @@ class ExternalLinkPages(ApiMixin, generics.ListAPIView):
 class ChangeList(ApiMixin, generics.ListAPIView):
     """What changed on each URL between the audit and its baseline (GET .../changes/summary/ names the baseline and
     counts them per field): one row per URL and field that differs, a URL only one of them crawled (field added or
-    removed), a robots.txt line added or removed; by URL; keyset pages (`next`/`previous` links with a cursor). With
-    `segment`, the changes on the segment's pages (a removed URL: the baseline's page); robots.txt lines are in no
-    segment."""
+    removed), a robots.txt line added or removed, a sitemap document found, gone or read differently (field sitemap,
+    url: the sitemap's; before/after: "read" or "error: …"); by URL; keyset pages (`next`/`previous` links with a
+    cursor). With `segment`, the changes on the segment's pages (a removed URL: the baseline's page); robots.txt lines
+    and sitemaps are in no segment."""
 
     serializer_class = s.PageChangeSerializer
     filterset_class = filters.ChangeFilter

@@ -370,7 +370,8 @@ def list_changes(
 ) -> shapes.ChangePage:
     """What changed on each URL since the audit's baseline (the project's previous completed audit unless another
     was chosen): status, redirect, indexability, canonical, robots directives, title, description, H1, word count,
-    depth, inlinks, structured data, hreflang, main text, sitemap, URLs added or removed, robots.txt lines. By URL."""
+    depth, inlinks, structured data, hreflang, main text, in a sitemap, URLs added or removed, robots.txt lines,
+    sitemap documents found, gone or now failing (field="sitemap"). By URL."""
     audit = _audit(caller, audit_id)
     chosen = resolve_segment(audit=audit, param=segment) if segment else None
     counts = change_reads.change_counts(audit=audit, segment=chosen)

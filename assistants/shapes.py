@@ -208,7 +208,8 @@ class ChangeRow(BaseModel):
     url: str
     field: str = Field(
         description="status, indexability, canonical, title, ... ; added/removed: a URL only one "
-        "audit crawled; robots_txt: a line of robots.txt"
+        "audit crawled; robots_txt: a line of robots.txt; sitemap: a sitemap document (url: the sitemap's) found or "
+        "gone, fixed or now failing (before/after: read, or error: …)"
     )
     field_label: str = Field(description="The field in words")
     direction: str = Field(description="added | removed | changed | up | down (indexability: up = became indexable)")

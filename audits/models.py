@@ -547,7 +547,8 @@ def page_change_id_for(audit_id, url: str, field: str, key: str = "") -> uuid.UU
 
 class PageChange(models.Model):
     """One thing that differs on one URL between an audit and its baseline (audits/pipeline/changes.py), or a URL
-    only one of them crawled, or a line of robots.txt. Kept when retention prunes the audit's pages."""
+    only one of them crawled, or a line of robots.txt, or a sitemap document found, gone or read differently. Kept
+    when retention prunes the audit's pages."""
 
     class Field(models.TextChoices):
         ADDED = "added", "URL added"
@@ -568,6 +569,7 @@ class PageChange(models.Model):
         CONTENT = "content", "Main text"
         IN_SITEMAP = "in_sitemap", "In a sitemap"
         ROBOTS_TXT = "robots_txt", "robots.txt"
+        SITEMAP = "sitemap", "Sitemap"  # a sitemap document (url: the sitemap's), not a page's presence in one
 
     class Direction(models.TextChoices):
         ADDED = "added"  # a URL, a value or a line that was not there

@@ -1,5 +1,6 @@
 """Stage of finalize: what changed on each URL between the audit and its baseline, stored as PageChange rows (one per
-URL and field; a URL only one audit crawled; a line of robots.txt) and counted into Audit.stats["changes"]
+URL and field; a URL only one audit crawled; a line of robots.txt; a sitemap document found, gone or read
+differently) and counted into Audit.stats["changes"]
 (audits.stats.change_stats_count). Also the baseline's rules: the default (the project's previous completed audit
 of the same mode), the checks a chosen one passes, and choosing another later (recomputed by a task).
 
@@ -31,6 +32,7 @@ from audits.checks.robots import robots_directives
 from audits.dispatch import CHANGES_COMPUTE, task_send
 from audits.errors import AuditRefused, ErrorCode
 from audits.models import Audit, Page, PageChange, page_change_id_for
+from audits.pipeline.discovery import SITEMAP_ERRORS_KEPT, SITEMAPS_KEPT
 from audits.pipeline.start import Mode, audit_mode, baseline_checked
 from audits.stats import change_stats_count
 
@@ -48,6 +50,10 @@ INLINKS_CHANGE_MIN_RATIO = 0.20
 INLINKS_CHANGE_MIN_LINKS = 10
 CHANGE_STREAM_ROWS = 2000  # compared pages fetched (and their change rows written) per batch
 ROBOTS_TXT_CHANGES_MAX = 500  # robots.txt lines added or removed, stored at most (a rewritten 500 KiB file)
+# Sitemap documents added, removed or changed, stored at most. Discovery keeps 50 sitemaps and 20 errors per audit, so
+# two audits name at most 140: a guard, like the robots.txt one, should discovery ever keep more.
+SITEMAP_CHANGES_MAX = 100
+SITEMAP_READ = "read"  # a sitemap's state when discovery read it without an error (else "error: <message>")
 MAIN_TEXT_HASH_SHOWN_CHARS = 8  # of the main text's sha1, beside its word count in before/after
 
 # The columns the fields read, in the order the comparison selects them for each side.
@@ -218,6 +224,7 @@ def _changes(audit: Audit, baseline: Audit) -> Iterator[tuple[str, str, str, str
         for field, direction, before, after in page_changes(now, then):
             yield url, field, direction, before, after, ""
     yield from _robots_txt_changes(audit, baseline)
+    yield from _sitemap_changes(audit, baseline)
 
 
 def _only_in(audit_id, other_id, field: str) -> Iterator[tuple]:
@@ -469,3 +476,71 @@ def robots_txt_change_key(direction: str, line_index: int) -> str:
     """The id key of a robots.txt line's change: page_change_id_for(audit, robots.txt URL, "robots_txt", key), the
     line's index among the non-blank lines of the file it is in (the baseline's when removed)."""
     return f"{direction}|{line_index}"
+
+
+# --- sitemaps --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SitemapReading:
+    """What one audit's discovery stored of its sitemap documents: URL -> state (SITEMAP_READ or "error: <message>"),
+    and how far the stored lists, capped by discovery, can be taken as the whole story."""
+
+    states: dict[str, str]
+    all_errors: bool  # the errors list is below its cap: a sitemap without a stored error was read
+    all_found: bool  # neither list is at its cap: a sitemap absent from both was not found
+
+
+def sitemap_reading(discovery) -> SitemapReading | None:
+    """The sitemaps of Audit.discovery: those found ("sitemaps") and those that failed ("sitemap_errors", "URL:
+    message"; one not in "sitemaps", such as an index's child nested too deep, counts as found with its error).
+    None when the audit read no sitemap (a URL list)."""
+    if not isinstance(discovery, dict) or not isinstance(discovery.get("sitemaps"), list):
+        return None
+    found = [str(url) for url in discovery["sitemaps"]]
+    errors = [str(error) for error in discovery.get("sitemap_errors") or []]
+    states = dict.fromkeys(found, SITEMAP_READ)
+    failed: dict[str, list[str]] = {}
+    for error in errors:
+        url, _sep, message = error.partition(": ")  # a URL holds no ": " (a space is escaped)
+        failed.setdefault(url, []).append(message)
+    for url, messages in failed.items():
+        states[url] = "error: " + "; ".join(messages)
+    all_errors = len(errors) < SITEMAP_ERRORS_KEPT
+    return SitemapReading(states=states, all_errors=all_errors, all_found=all_errors and len(found) < SITEMAPS_KEPT)
+
+
+def _sitemap_changes(audit: Audit, baseline: Audit) -> Iterator[tuple]:
+    """One row per sitemap document (url: the sitemap's) found by one audit only (added with its state now, removed
+    with its state then) or found by both in another state (changed: read <-> an error, or another error), by URL,
+    at most SITEMAP_CHANGES_MAX. Only when both read sitemaps, the same way: a URL list reads none, and a sitemap
+    audit only its sitemap, where a crawl reads robots.txt's and /sitemap.xml. What the stored lists' caps may have
+    left out is not guessed: no added or removed row against a list at its cap, no "read" from a full errors list."""
+    mode = audit_mode(audit)
+    if mode == Mode.LIST or audit_mode(baseline) != mode:
+        return
+    now, then = sitemap_reading(audit.discovery), sitemap_reading(baseline.discovery)
+    if now is None or then is None:  # one of them stored no list of sitemaps
+        return
+    rows = 0
+    for url in sorted(now.states.keys() | then.states.keys()):
+        before, after = then.states.get(url), now.states.get(url)
+        if before == after:
+            continue
+        if before is None:
+            if not then.all_found:
+                continue
+            direction, before = Direction.ADDED, ""
+        elif after is None:
+            if not now.all_found:
+                continue
+            direction, after = Direction.REMOVED, ""
+        elif (before == SITEMAP_READ and not then.all_errors) or (after == SITEMAP_READ and not now.all_errors):
+            continue
+        else:
+            direction = Direction.CHANGED
+        if rows >= SITEMAP_CHANGES_MAX:
+            return
+        rows += 1
+        # One row per sitemap and field: the URL alone keys its id (page_change_id_for), as a page's fields do.
+        yield url, Field.SITEMAP, direction, before, after, ""

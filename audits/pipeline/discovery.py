@@ -18,6 +18,10 @@ from scratchpad.services import NewURL, frontier_seed
 
 Source = Frontier.Source
 
+# What Audit.discovery keeps of the sitemaps (audits.pipeline.changes compares these lists between audits).
+SITEMAPS_KEPT = 50  # sitemap document URLs, in the order discovery found them
+SITEMAP_ERRORS_KEPT = 20  # "URL: message" strings, one per sitemap that failed
+
 
 def audit_discover(*, audit_id) -> bool:
     """Resolve the start URL, read robots.txt and sitemaps, seed the frontier. False when the audit ended."""
@@ -76,12 +80,12 @@ def audit_discover(*, audit_id) -> bool:
     frontier_seed(audit_id=audit.id, urls=seeds)
     discovery = {
         **audit.discovery,
-        "sitemaps": sitemaps.sitemaps_found[:50],
+        "sitemaps": sitemaps.sitemaps_found[:SITEMAPS_KEPT],
         "sitemap_documents": sitemaps.documents_fetched,
         "sitemap_urls": len(sitemaps.urls),
         "sitemap_urls_out_of_scope": skipped,
         "sitemap_capped": sitemaps.capped,
-        "sitemap_errors": sitemaps.errors[:20],
+        "sitemap_errors": sitemaps.errors[:SITEMAP_ERRORS_KEPT],
         "crawl_delay_s": scope.robots.crawl_delay_s(),
         # Stored patterns RE2 cannot run (saved before patterns were checked for it): the crawl goes on
         # without them and says so here instead of failing.
@@ -124,12 +128,12 @@ def _seed_listed(audit: Audit, scope: CrawlScope, *, config_urls: list[str], sit
     }
     if in_sitemap:
         discovery |= {
-            "sitemaps": sitemaps.sitemaps_found[:50],
+            "sitemaps": sitemaps.sitemaps_found[:SITEMAPS_KEPT],
             "sitemap_documents": sitemaps.documents_fetched,
             "sitemap_urls": len(sitemaps.urls),
             "sitemap_urls_out_of_scope": off_site + len(refused),
             "sitemap_capped": sitemaps.capped,
-            "sitemap_errors": sitemaps.errors[:20],
+            "sitemap_errors": sitemaps.errors[:SITEMAP_ERRORS_KEPT],
         }
     if not seeds:
         Audit.objects.filter(id=audit.id).update(discovery=discovery)  # what was refused, for the person

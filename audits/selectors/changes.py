@@ -1,13 +1,13 @@
-"""Reads of an audit's changes against its baseline (PageChange: one row per URL and field that differs, a URL only
-one of the two audits crawled, a robots.txt line; written at finalize by audits.pipeline.changes): the rows with
-filters by field, direction and segment in keyset pages, the counts per field, where the audit stands (no
-baseline, being computed, nothing changed) and the exports' rows. Shared by the dashboard's Changes screen, the
-API, the MCP server, the exports and the comparison screen.
+"""Reads of an audit's changes against its baseline (PageChange: one row per URL and field that differs, a URL only one
+of the two audits crawled, a robots.txt line, a sitemap document; written at finalize by audits.pipeline.changes): the
+rows with filters by field, direction and segment in keyset pages, the counts per field, where the audit stands (no
+baseline, being computed, nothing changed) and the exports' rows. Shared by the dashboard's Changes screen, the API, the
+MCP server, the exports and the comparison screen.
 
-Every list is ordered by (url, id): the index (audit, url, id) serves it, and with a field, (audit, field, url,
-id) does, the field being fixed. A segment's changes are those whose URL is one of the segment's pages in the
-audit or, for a URL this audit no longer has (removed), in the baseline; robots.txt lines belong to no segment,
-like site-wide findings."""
+Every list is ordered by (url, id): the index (audit, url, id) serves it, and with a field, (audit, field, url, id)
+does, the field being fixed. A segment's changes are those whose URL is one of the segment's pages in the audit or, for
+a URL this audit no longer has (removed), in the baseline; robots.txt lines and sitemaps belong to no segment, like
+site-wide findings."""
 
 from dataclasses import dataclass
 
@@ -84,8 +84,8 @@ def change_cursor_tag(audit_id) -> str:
 
 def changes_with_pages(rows) -> list[PageChange]:
     """`rows` (a screen of changes) with `page_id` set: the audit's page of the URL, or for a URL it no longer has,
-    the baseline's (`page_audit_id` says whose), None when neither crawled it (a robots.txt line). Two queries on
-    the (audit, url) unique index, whatever the screen's size."""
+    the baseline's (`page_audit_id` says whose), None when neither crawled it (a robots.txt line, a sitemap). Two
+    queries on the (audit, url) unique index, whatever the screen's size."""
     rows = list(rows)
     urls = {row.url for row in rows}
     audit_ids = {row.audit_id for row in rows} | {row.baseline_id for row in rows if row.baseline_id}

@@ -62,6 +62,8 @@ def test_the_list_by_url_with_each_field_before_and_after(api, world):
         ({"segment": "/blog/"}, ["title", "description", "noindex", "removed"]),
         ({"segment": "/docs/", "direction": "up"}, ["words"]),
         ({"field": "h1"}, []),
+        ({"field": "sitemap"}, ["sitemap"]),  # a sitemap document (its URL), in no segment
+        ({"field": "sitemap", "segment": "/blog/"}, []),
     ],
 )
 def test_filters(api, world, query, expected):
@@ -142,5 +144,6 @@ def test_the_comparison_with_the_baseline_counts_changes(api, world):
     audit, baseline, _rows = world
     body = api.get(f"/api/v1/audits/{audit.id}/compare/{baseline.id}/").json()
     assert body["changes"]["title"] == 1 and sum(body["changes"].values()) == len(CHANGES)
+    assert body["changes"]["sitemap"] == 1 and body["changes"]["robots_txt"] == 1
     other = finished_audit(audit.project, pages={}, issues=[], ago_min=120)
     assert api.get(f"/api/v1/audits/{audit.id}/compare/{other.id}/").json()["changes"] is None

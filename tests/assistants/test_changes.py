@@ -47,9 +47,10 @@ def _in_order(rows, names) -> list[str]:
 def test_list_changes_names_the_baseline_counts_and_filters(world):
     audit, baseline, rows = world
     audit_id = str(audit.id)
-    every, by_field, noindexed, blog, paged = calls(
+    every, by_field, sitemap, noindexed, blog, paged = calls(
         ("list_changes", {"audit_id": audit_id}),
         ("list_changes", {"audit_id": audit_id, "field": "title"}),
+        ("list_changes", {"audit_id": audit_id, "field": "sitemap"}),
         ("list_changes", {"audit_id": audit_id, "field": "indexability", "direction": "down"}),
         ("list_changes", {"audit_id": audit_id, "segment": "/blog/"}),
         ("list_changes", {"audit_id": audit_id, "page": 2, "page_size": 3}),
@@ -67,9 +68,14 @@ def test_list_changes_names_the_baseline_counts_and_filters(world):
         "before": "First post",
         "after": LONG_TITLE,
     }
+    (changed,) = sitemap.structured_content["changes"]
+    assert changed["url"] == rows["sitemap"].url and changed["field_label"] == "Sitemap"
+    assert (changed["direction"], changed["before"], changed["after"]) == ("changed", "read", "error: HTTP 404")
+    assert body["counts_by_field"]["sitemap"] == 1
     assert _names(noindexed, rows) == ["noindex"]
     assert _names(blog, rows) == _in_order(rows, ["title", "description", "noindex", "removed"])
     assert blog.structured_content["counts_by_field"]["robots_txt"] == 0
+    assert blog.structured_content["counts_by_field"]["sitemap"] == 0
     assert _names(paged, rows) == _in_order(rows, CHANGES)[3:6] and paged.structured_content["has_more"]
 
 

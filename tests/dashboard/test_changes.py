@@ -54,7 +54,8 @@ def test_the_screen_names_the_baseline_counts_fields_and_lists_each_change(owner
     assert sorted(_shown(response, rows)) == sorted(CHANGES)
     assert "Measured against the audit of" in html and reverse("audits:audit-detail", args=[baseline.id]) in html
     assert f'value="{baseline.id}" selected' in html  # the picker shows the current baseline
-    assert '<span class="n">8</span> All fields' in html and '<span class="n">1</span> Title' in html
+    assert f'<span class="n">{len(CHANGES)}</span> All fields' in html and '<span class="n">1</span> Title' in html
+    assert '<span class="n">1</span> Sitemap</a>' in html and "error: HTTP 404" in html  # a sitemap now failing
     assert "H1</a>" not in html  # a field that did not change is not offered as a filter
     assert LONG_TITLE in html and "First post" in html  # before and after, whole
     assert "became non-indexable" in html and "URL gone" in html and "new URL" in html
@@ -74,6 +75,7 @@ def test_the_screen_names_the_baseline_counts_fields_and_lists_each_change(owner
         ("?field=indexability&direction=down", ["noindex"]),
         ("?segment=/blog/", ["title", "description", "noindex", "removed"]),
         ("?segment=/blog/&field=removed", ["removed"]),
+        ("?field=sitemap", ["sitemap"]),
         ("?field=no-such-field", []),
         ("?direction=sideways", []),
     ],

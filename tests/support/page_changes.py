@@ -1,7 +1,7 @@
 """An audit with changes against its baseline of every kind the faces show (a title, a description, a page
-noindexed, a canonical moved, words up, a URL added and one removed, a robots.txt line), for the tests of the
-selectors, dashboard, exports, API and MCP: rows made directly, as audits.pipeline.changes leaves them at finalize
-(PageChange rows, Audit.baseline, Audit.stats["changes"])."""
+noindexed, a canonical moved, words up, a URL added and one removed, a robots.txt line, a sitemap that now fails),
+for the tests of the selectors, dashboard, exports, API and MCP: rows made directly, as audits.pipeline.changes
+leaves them at finalize (PageChange rows, Audit.baseline, Audit.stats["changes"])."""
 
 from collections import Counter
 
@@ -29,6 +29,7 @@ CHANGES = {
     "added": ("/new", Field.ADDED, Direction.ADDED, "", "200"),
     "removed": ("/blog/gone", Field.REMOVED, Direction.REMOVED, "200", ""),
     "robots": ("/robots.txt", Field.ROBOTS_TXT, Direction.ADDED, "", "Disallow: /private/"),
+    "sitemap": ("/sitemap-blog.xml", Field.SITEMAP, Direction.CHANGED, "read", "error: HTTP 404"),
 }
 AUDIT_PATHS = ("/blog/a", "/blog/b", "/docs/x", "/new")
 BASELINE_PATHS = ("/blog/a", "/blog/b", "/docs/x", "/blog/gone")

@@ -9,12 +9,14 @@ from audits.errors import AuditRefused
 from audits.models import Audit, Page, PageChange, page_change_id_for
 from audits.pipeline.changes import (
     INLINKS_CHANGE_MIN_LINKS,
+    SITEMAP_CHANGES_MAX,
     WORDS_CHANGE_MIN_WORDS,
     baseline_default,
     changes_store,
     indexability_text,
     robots_txt_change_key,
 )
+from audits.pipeline.discovery import SITEMAP_ERRORS_KEPT, SITEMAPS_KEPT
 from audits.pipeline.finalize import audit_finalize
 from audits.pipeline.inline import pipeline_crawl_inline
 from audits.pipeline.start import audit_start
@@ -58,8 +60,11 @@ def test_the_second_version_lists_exactly_what_changed_and_an_unchanged_rerun_no
     assert second.baseline_id == first.id
     assert _rows(second) == expected
     assert second.stats["changes"] == {"baseline": str(first.id), **_counts(expected)}
+    robots_lines = [line.strip() for line in second.robots_txt.splitlines() if line.strip()]
     for change in PageChange.objects.filter(audit=second):
-        key = robots_txt_change_key(change.direction, 2) if change.field == "robots_txt" else ""  # its third line
+        key = ""
+        if change.field == "robots_txt":  # its index among the non-blank lines: the third and the fourth
+            key = robots_txt_change_key(change.direction, robots_lines.index(change.after))
         assert change.id == page_change_id_for(second.id, change.url, change.field, key)
         assert change.baseline_id == first.id
 
@@ -238,6 +243,112 @@ def test_robots_txt_lines_added_and_removed(pair):
         ("robots_txt", "https://example.com/robots.txt", "removed", "Disallow: /a/", ""),
         ("robots_txt", "https://example.com/robots.txt", "added", "", "Disallow: /c/"),
     }
+
+
+SITEMAP = "https://example.com/sitemap.xml"
+BLOG_SITEMAP = "https://example.com/sitemap-blog.xml"
+NEWS_SITEMAP = "https://example.com/sitemap-news.xml"
+
+
+def _sitemap_rows(pair, before: dict, after: dict, mode: str | None = None) -> set[tuple[str, str, str, str]]:
+    """The sitemap rows of `after` (the audit's Audit.discovery) against `before` (the baseline's)."""
+    baseline, audit = pair
+    config = {"mode": mode} if mode else {}
+    Audit.objects.filter(id=baseline.id).update(discovery=before, config=config)
+    Audit.objects.filter(id=audit.id).update(discovery=after, config=config)
+    audit.refresh_from_db()
+    changes_store(audit)
+    return set(
+        PageChange.objects.filter(audit=audit, field="sitemap").values_list("url", "direction", "before", "after")
+    )
+
+
+def test_a_sitemap_found_now_is_added_and_one_gone_is_removed_with_its_state(pair):
+    before = {"sitemaps": [SITEMAP, NEWS_SITEMAP], "sitemap_errors": [f"{NEWS_SITEMAP}: HTTP 500"]}
+    after = {"sitemaps": [SITEMAP, BLOG_SITEMAP], "sitemap_errors": []}
+    assert _sitemap_rows(pair, before, after) == {
+        (BLOG_SITEMAP, "added", "", "read"),
+        (NEWS_SITEMAP, "removed", "error: HTTP 500", ""),
+    }
+
+
+def test_a_sitemap_that_now_fails_or_fails_otherwise_is_changed_and_an_error_alone_counts_as_found(pair):
+    before = {"sitemaps": [SITEMAP, BLOG_SITEMAP], "sitemap_errors": [f"{BLOG_SITEMAP}: HTTP 404"]}
+    after = {
+        "sitemaps": [SITEMAP, BLOG_SITEMAP],
+        "sitemap_errors": [
+            f"{SITEMAP}: not XML: Document is empty",
+            f"{BLOG_SITEMAP}: HTTP 500",
+            f"{NEWS_SITEMAP}: sitemap index nested deeper than 2",
+        ],
+    }
+    assert _sitemap_rows(pair, before, after) == {
+        (SITEMAP, "changed", "read", "error: not XML: Document is empty"),
+        (BLOG_SITEMAP, "changed", "error: HTTP 404", "error: HTTP 500"),
+        (NEWS_SITEMAP, "added", "", "error: sitemap index nested deeper than 2"),
+    }
+
+
+def test_the_same_sitemaps_in_another_order_give_no_row_and_a_rerun_the_same_rows(pair):
+    discovery = {"sitemaps": [SITEMAP, BLOG_SITEMAP], "sitemap_errors": [f"{BLOG_SITEMAP}: HTTP 404"]}
+    reordered = {"sitemaps": [BLOG_SITEMAP, SITEMAP], "sitemap_errors": [f"{BLOG_SITEMAP}: HTTP 404"]}
+    assert _sitemap_rows(pair, discovery, reordered) == set()
+    fixed = {"sitemaps": [SITEMAP, BLOG_SITEMAP], "sitemap_errors": []}
+    assert _sitemap_rows(pair, discovery, fixed) == {(BLOG_SITEMAP, "changed", "error: HTTP 404", "read")}
+    _baseline, audit = pair
+    stored = sorted(PageChange.objects.filter(audit=audit).values_list("id", "url", "field", "before", "after"))
+    assert [row[0] for row in stored] == [page_change_id_for(audit.id, BLOG_SITEMAP, "sitemap")]
+    changes_store(audit)
+    assert sorted(PageChange.objects.filter(audit=audit).values_list("id", "url", "field", "before", "after")) == (
+        stored
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "mode"),
+    [
+        ({"sitemaps": [SITEMAP]}, {"mode": "list", "listed_urls": 3}, None),  # the audit read no sitemap
+        ({"robots_fetched": True}, {"sitemaps": [SITEMAP]}, None),  # nor did its baseline
+        ({"sitemaps": [SITEMAP]}, {"sitemaps": [BLOG_SITEMAP]}, "list"),  # lists compare no sitemaps
+    ],
+)
+def test_sitemaps_are_compared_only_when_both_audits_read_them(pair, before, after, mode):
+    assert _sitemap_rows(pair, before, after, mode) == set()
+
+
+def test_a_sitemap_audit_against_a_crawl_compares_no_sitemaps(pair):
+    baseline, audit = pair
+    Audit.objects.filter(id=baseline.id).update(discovery={"sitemaps": [SITEMAP, BLOG_SITEMAP]})
+    Audit.objects.filter(id=audit.id).update(
+        discovery={"sitemaps": [BLOG_SITEMAP]},
+        config={"mode": "sitemap", "sitemap_url": BLOG_SITEMAP},
+        baseline=baseline,
+    )
+    audit.refresh_from_db()
+    changes_store(audit)
+    assert not PageChange.objects.filter(audit=audit, field="sitemap").exists()
+
+
+def test_what_the_stored_lists_caps_left_out_is_not_guessed_and_the_rows_are_bounded(pair):
+    many = [f"https://example.com/sitemap-{n:03}.xml" for n in range(SITEMAPS_KEPT)]
+    # The audit's list is full: a sitemap of the baseline's not in it may be past the cap, not gone; its own new
+    # ones are added against the baseline's complete list.
+    rows = _sitemap_rows(pair, {"sitemaps": [SITEMAP]}, {"sitemaps": many})
+    assert len(rows) == SITEMAPS_KEPT and {row[1] for row in rows} == {"added"}
+    # The baseline's errors list is full: a sitemap it has no error for may have had one past the cap.
+    errors = [f"https://example.com/broken-{n:02}.xml: HTTP 404" for n in range(SITEMAP_ERRORS_KEPT)]
+    full = {"sitemaps": [SITEMAP], "sitemap_errors": errors}
+    rows = _sitemap_rows(pair, full, {"sitemaps": [SITEMAP], "sitemap_errors": [f"{SITEMAP}: HTTP 500"]})
+    assert (SITEMAP, "changed", "read", "error: HTTP 500") not in rows
+    assert rows == {(error.partition(": ")[0], "removed", "error: HTTP 404", "") for error in errors}
+    # Two audits whose lists are just below their caps, nothing in common: SITEMAP_CHANGES_MAX rows, the first by URL.
+    other = [f"https://example.com/other-{n:03}.xml" for n in range(SITEMAPS_KEPT)]
+    other_errors = [f"https://example.com/other-broken-{n:02}.xml: HTTP 404" for n in range(SITEMAP_ERRORS_KEPT)]
+    before = {"sitemaps": many[:-1], "sitemap_errors": errors[:-1]}
+    after = {"sitemaps": other[:-1], "sitemap_errors": other_errors[:-1]}
+    rows = _sitemap_rows(pair, before, after)
+    named = sorted(many[:-1] + other[:-1] + [error.partition(": ")[0] for error in errors[:-1] + other_errors[:-1]])
+    assert len(named) > SITEMAP_CHANGES_MAX and {row[0] for row in rows} == set(named[:SITEMAP_CHANGES_MAX])
 
 
 # --- the baseline ----------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The crawled test site: a home page linking every crawlable page case and the site-check situations (redirect
 chains and loops, sitemap-only pages, duplicates, hreflang, broken targets, canonicals, content, pagination, images)."""
 
-from tests.support.sites.pages import Case, html_route, page, redirect
+from tests.support.sites.pages import Case, html_route, page, redirect, sitemap_route
 
 # --- the crawled site: every page case plus the site-check situations ------------------------------
 
@@ -149,16 +149,7 @@ def site_check_routes(base: str) -> dict:
             {"Content-Type": "text/plain"},
             f"User-agent: *\nDisallow: /private/\nthis line is not valid\nSitemap: {base}/sitemap.xml\n".encode(),
         ),
-        "/sitemap.xml": (
-            200,
-            {"Content-Type": "application/xml"},
-            (
-                '<?xml version="1.0" encoding="UTF-8"?>'
-                '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-                + "".join(f"<url><loc>{base}{p}</loc></url>" for p in SITEMAP_PATHS)
-                + "</urlset>"
-            ).encode(),
-        ),
+        "/sitemap.xml": sitemap_route([base + path for path in SITEMAP_PATHS]),
     }
     for n, path in enumerate(DEEP_CHAIN):
         links = [("/", "Home page")] + ([(DEEP_CHAIN[n + 1], "Next deep page")] if n + 1 < len(DEEP_CHAIN) else [])

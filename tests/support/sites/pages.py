@@ -81,6 +81,16 @@ def redirect(location: str, status: int = 301) -> tuple[int, dict, bytes]:
     return status, {"Location": location, "Content-Type": "text/html"}, b""
 
 
+def sitemap_route(urls: list[str]) -> tuple[int, dict, bytes]:
+    """An XML sitemap (a urlset) listing `urls`, absolute as the protocol wants them."""
+    locs = "".join(f"<url><loc>{url}</loc></url>" for url in urls)
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+    )
+    return 200, {"Content-Type": "application/xml"}, body.encode()
+
+
 def slow(body: str, delay_s: float) -> Callable:
     def respond(handler) -> None:
         time.sleep(delay_s)  # before the headers: what slow-response measures

@@ -19,6 +19,9 @@ Version 2 differs from version 1 by exactly these, each on its own page (paths b
 - ADDED: a new blog post, linked from the blog's <nav> (so no other page's main text changes).
 - robots.txt gains ROBOTS_RULE_ADDED, which disallows BLOCKED: a page linked from home that version 1 let the
   crawl fetch and version 2 keeps it from (the audit no longer has it: a URL removed).
+- Both serve /sitemap.xml (found at the default location, not declared) listing the home page; version 2's
+  robots.txt also gains a `Sitemap:` line (`sitemap_line(site.url)`) declaring SITEMAP_ADDED, which lists IN_SITEMAP, a
+  page both audits crawl: a sitemap added, a robots.txt line added, and that page now in a sitemap.
 
 Nothing else differs: every page keeps its exact word count (tests.support.sites.pages.page pads to it), and
 no links are added or dropped except the one to ADDED (in a <nav>, outside the main text), so inlinks and depths
@@ -34,7 +37,7 @@ from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
 from tests.support.sites import RoutedSite, serve_routes
-from tests.support.sites.pages import html_route, page, redirect
+from tests.support.sites.pages import html_route, page, redirect, sitemap_route
 
 TITLE_CHANGED = "/about"
 OLD_TITLE = "About Acme"
@@ -49,8 +52,11 @@ REDIRECT_TARGET = "/about"
 ADDED = "/blog/spring-launch"
 BLOCKED = "/drafts/autumn"
 ROBOTS_RULE_ADDED = "Disallow: /drafts/"
+SITEMAP = "/sitemap.xml"
+SITEMAP_ADDED = "/sitemap-blog.xml"
+IN_SITEMAP = "/blog/autumn-notes"
 ROBOTS_V1 = "User-agent: *\nDisallow: /admin/\n"
-ROBOTS_V2 = f"User-agent: *\nDisallow: /admin/\n{ROBOTS_RULE_ADDED}\n"
+ROBOTS_V2 = f"User-agent: *\nDisallow: /admin/\n{ROBOTS_RULE_ADDED}\n"  # then sitemap_line(base)
 
 VERSIONS = (1, 2)
 
@@ -65,15 +71,22 @@ _HOME_LINKS = [
 ]
 _SHOP_LINKS = [("/", "Home page"), ("/shop/lamp", "Lamp"), ("/shop/lamp-classic", "Classic lamp"),
                (CANONICAL_MOVED, "Print view")]  # fmt: skip
-_BLOG_LINKS = [("/", "Home page"), (REMOVED, "Winter sale"), ("/blog/autumn-notes", "Autumn notes")]
+_BLOG_LINKS = [("/", "Home page"), (REMOVED, "Winter sale"), (IN_SITEMAP, "Autumn notes")]
 
 
-def _pages(version: int) -> dict:
-    """path -> route of one version."""
+def sitemap_line(base: str) -> str:
+    """The `Sitemap:` line version 2's robots.txt ends with (`base`: the site's URL, as in VersionedSite.url)."""
+    return f"Sitemap: {base}{SITEMAP_ADDED}"
+
+
+def _pages(version: int, base: str) -> dict:
+    """path -> route of one version, served at `base`."""
     new = version == 2
     blog_nav = f'<nav><a href="{ADDED}">Spring launch</a></nav>' if new else ""
+    robots = f"{ROBOTS_V2}{sitemap_line(base)}\n" if new else ROBOTS_V1
     routes = {
-        "/robots.txt": (200, {"Content-Type": "text/plain"}, (ROBOTS_V2 if new else ROBOTS_V1).encode()),
+        "/robots.txt": (200, {"Content-Type": "text/plain"}, robots.encode()),
+        SITEMAP: sitemap_route([base + "/"]),
         "/": html_route(page("home", links=_HOME_LINKS)),
         "/about": html_route(page("about", title=NEW_TITLE if new else OLD_TITLE)),
         REDIRECTED: redirect(REDIRECT_TARGET) if new else html_route(page("team")),
@@ -85,13 +98,14 @@ def _pages(version: int) -> dict:
             page("lamp-print", head=f'<link rel="canonical" href="{CANONICAL_AFTER if new else CANONICAL_BEFORE}">')
         ),
         "/blog": html_route(page("blog", links=_BLOG_LINKS, body=blog_nav)),
-        "/blog/autumn-notes": html_route(page("autumn-notes")),
+        IN_SITEMAP: html_route(page("autumn-notes")),
         BLOCKED: html_route(page("autumn-draft")),
     }
     if not new:
         routes[REMOVED] = html_route(page("winter-sale"))  # version 2: the server's 404
     else:
         routes[ADDED] = html_route(page("spring-launch"))
+        routes[SITEMAP_ADDED] = sitemap_route([base + IN_SITEMAP])
     return routes
 
 
@@ -111,7 +125,7 @@ class VersionedSite:
     def version(self, version: int) -> None:
         if version not in VERSIONS:
             raise ValueError(f"the site has versions {VERSIONS}, not {version!r}")
-        routes = _pages(version)
+        routes = _pages(version, self.url)
         self._routed.routes.clear()  # the server reads this dict on each request
         self._routed.routes.update(routes)
         self._version = version
@@ -141,6 +155,9 @@ def expected_changes(site: "VersionedSite") -> set[tuple[str, str, str, str, str
         ("added", url(ADDED), "added", "", "200"),
         ("removed", url(BLOCKED), "removed", "200", ""),
         ("robots_txt", url("/robots.txt"), "added", "", ROBOTS_RULE_ADDED),
+        ("robots_txt", url("/robots.txt"), "added", "", sitemap_line(site.url)),
+        ("sitemap", url(SITEMAP_ADDED), "added", "", "read"),
+        ("in_sitemap", url(IN_SITEMAP), "added", "no", "yes"),
     }
 
 
