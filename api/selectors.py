@@ -41,6 +41,7 @@ def audit_segments(*, audit: Audit) -> list[dict]:
             "pages": row.pages,
             "issues": row.issues,
             "pages_with_errors": row.pages_with_errors,
+            "score": row.score,
         }
         for row in segment_table(audit=audit)
     ]

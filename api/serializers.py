@@ -344,6 +344,11 @@ class AuditSegmentSerializer(serializers.Serializer):
     pages = serializers.IntegerField(help_text="The audit's pages in the segment")
     issues = serializers.IntegerField(help_text="Issues on those pages (site-wide findings belong to no segment)")
     pages_with_errors = serializers.IntegerField(help_text="Pages with at least one critical finding")
+    score = serializers.IntegerField(
+        allow_null=True,
+        help_text="The audit's health score formula on the segment's pages (null: no page; see the audit's "
+        "score_formula)",
+    )
 
 
 class VerificationUrlSerializer(serializers.Serializer):

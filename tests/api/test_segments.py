@@ -8,11 +8,16 @@ import io
 import pytest
 from django.urls import reverse
 
+from audits.checks.score import DEDUCTION_POINTS, SCORE_MAX_POINTS
 from audits.models import Segment
 from tests.api.conftest import finished_audit
 from tests.factories import SegmentFactory
 
 pytestmark = pytest.mark.django_db
+
+# The score formula on a segment's pages: /blog/'s one page has a warning (every page of it), /docs/' none.
+SCORE_OF_BLOG = SCORE_MAX_POINTS - DEDUCTION_POINTS["warning"]
+SCORE_OF_DOCS = SCORE_MAX_POINTS
 
 
 @pytest.fixture
@@ -85,10 +90,10 @@ def test_an_unknown_segment_answers_400_unknown_segment(api, audits):
 def test_audit_segments_lists_the_folders_then_the_projects_own(api, audits, project):
     audit, _before = audits
     rows = api.get(_url("audit-segments", audit)).json()
-    assert [(r["key"], r["pages"], r["issues"], r["default"]) for r in rows] == [
-        ("/blog/", 1, 1, True),
-        ("/docs/", 1, 0, True),
-        ("other", 1, 0, True),
+    assert [(r["key"], r["pages"], r["issues"], r["default"], r["score"]) for r in rows] == [
+        ("/blog/", 1, 1, True, SCORE_OF_BLOG),
+        ("/docs/", 1, 0, True, SCORE_OF_DOCS),
+        ("other", 1, 0, True, SCORE_OF_DOCS),
     ]
     created = api.post(
         reverse("api:project-segments", args=[project.id]),
