@@ -26,12 +26,21 @@ from audits.models import (
     ShareLink,
 )
 from audits.priority import issue_summary
-from audits.retention import PRUNED_TABLES, audit_prune, audits_due, audits_prune, comparison_counts
+from audits.retention import (
+    PRUNE_PAUSE_FACTOR,
+    PRUNE_PAUSE_FACTOR_WHILE_AUDITING,
+    PRUNED_TABLES,
+    audit_prune,
+    audits_due,
+    audits_prune,
+    comparison_counts,
+    prune_pause_factor,
+)
 from audits.selectors.issues import issues_by_severity, issues_by_type
 from audits.selectors.retention import comparison_kept, project_space
 from audits.tasks import prune_history
 from dashboard.selectors import health_history
-from tests.factories import PageChangeFactory, ProjectFactory
+from tests.factories import AuditFactory, PageChangeFactory, ProjectFactory
 from tests.support.retention import SITE, audit_with_rows
 from tests.support.waits import wait_until
 from tests.support.workers import REPO_ROOT, subprocess_env
@@ -262,3 +271,18 @@ def test_fix_checks_take_no_place_in_the_window_and_go_with_the_audit_they_verif
     result = audits_prune(project=project)
     assert set(result.audits) == {old.id, old_check.id}  # latest stays whole though a fix check is newer
     assert Page.objects.filter(audit__in=[latest, latest_check]).count() == 4
+
+
+def test_the_prune_pauses_longer_while_an_audit_runs():
+    """A batch's DELETE is PostgreSQL's CPU, which a crawl shares: beside a running audit the pause after each batch
+    is PRUNE_PAUSE_FACTOR_WHILE_AUDITING times the batch, not PRUNE_PAUSE_FACTOR (bench.retention measures the
+    crawl's time)."""
+    assert PRUNE_PAUSE_FACTOR_WHILE_AUDITING > PRUNE_PAUSE_FACTOR
+    project = ProjectFactory(base_url=SITE + "/")
+    finished = AuditFactory(project=project, status=Audit.Status.COMPLETED)
+    assert prune_pause_factor() == PRUNE_PAUSE_FACTOR
+    running = AuditFactory(project=project, status=Audit.Status.RUNNING)
+    assert prune_pause_factor() == PRUNE_PAUSE_FACTOR_WHILE_AUDITING
+    running.status = Audit.Status.COMPLETED
+    running.save(update_fields=["status"])
+    assert prune_pause_factor() == PRUNE_PAUSE_FACTOR and finished.status == Audit.Status.COMPLETED
