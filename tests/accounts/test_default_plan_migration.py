@@ -1,6 +1,8 @@
 """Migration accounts 0004_i29_default_plan_whole_ceiling: an install whose default plan still holds the old
 defaults gets the new ones; a plan an operator changed, or another plan, keeps its numbers."""
 
+import uuid
+
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -20,16 +22,17 @@ def _migrate(target: str | None) -> None:
 
 
 @pytest.mark.parametrize(
-    "name, numbers, raised",
+    "default, numbers, raised",
     [
-        ("standard", OLD, True),
-        ("standard", {**OLD, "pages_per_audit": 2_000}, False),  # an operator's choice
-        ("agency", OLD, False),  # not the default plan
+        (True, OLD, True),
+        (True, {**OLD, "pages_per_audit": 2_000}, False),  # an operator's choice
+        (False, OLD, False),  # not the default plan
     ],
 )
-def test_only_an_untouched_default_plan_is_raised(settings, name, numbers, raised):
-    settings.DEFAULT_PLAN_NAME = "standard"
-    Plan.objects.all().delete()
+def test_only_an_untouched_default_plan_is_raised(settings, default, numbers, raised):
+    # Names of this test's own: rows other tests' module fixtures leave (plans their accounts still use) stay apart.
+    settings.DEFAULT_PLAN_NAME = f"standard-{uuid.uuid4().hex[:8]}"
+    name = settings.DEFAULT_PLAN_NAME if default else f"agency-{uuid.uuid4().hex[:8]}"
     _migrate(BEFORE)
     try:
         Plan.objects.create(name=name, **numbers)
