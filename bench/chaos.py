@@ -31,7 +31,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.private_services import PrivatePostgres, PrivateRabbitMQ, PrivateRedis, ServiceError
+from bench.private_services import (
+    PrivatePostgres,
+    PrivateRabbitMQ,
+    PrivateRedis,
+    ServiceError,
+    process_groups_stop,
+)
 from bench.serve import serve_best
 from bench.sitegen import generate_site
 
@@ -58,6 +64,7 @@ READ_ONLY_S = 20
 ZOMBIE_SETTLE_S = 20  # after SIGCONT: time for the resumed chunk to (try to) write
 CANCEL_SETTLE_S = 15
 SERVICE_START_TIMEOUT_S = 90  # a worker's ready line
+PROCESS_STOP_TIMEOUT_S = 20  # a worker or beat asked to stop, before SIGKILL
 AUDIT_START_TIMEOUT_S = 120
 POLL_S = 0.25
 BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
@@ -148,18 +155,7 @@ class Fleet:
         self.workers[i].wait(timeout=30)
 
     def stop(self) -> None:
-        procs = [p for p in [*self.workers, self.beat] if p is not None]
-        for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGCONT)
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=20)
+        process_groups_stop([p for p in [*self.workers, self.beat] if p is not None], PROCESS_STOP_TIMEOUT_S)
 
 
 # ---------------------------------------------------------------- reading the outcome (Django in this process)

@@ -27,6 +27,22 @@ class ServiceError(Exception):
     """A private service could not be started or reached."""
 
 
+def process_groups_stop(procs: list[subprocess.Popen], timeout_s: float) -> None:
+    """Stop processes each started in its own session (a worker and its pool): SIGCONT (a frozen one cannot exit)
+    and SIGTERM to every group first, then wait for each, SIGKILLing a group that outlives `timeout_s`."""
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGCONT)
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=timeout_s)
+
+
 def as_user(user: str, cmd: list[str]) -> list[str]:
     """Run `cmd` as `user` when we are root (PostgreSQL and RabbitMQ refuse to run as root)."""
     return ["runuser", "-u", user, "--", *cmd] if os.geteuid() == 0 else cmd

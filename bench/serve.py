@@ -89,6 +89,7 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
     placeholder = BASE_URL_PLACEHOLDER.encode()
     delay_s: float = 0.0  # before each answer: a slower site (a test's crawl that must last a while)
     served_to: Counter | None = None  # when set, requests counted per client address
+    served_to_lock = threading.Lock()
 
     def version_string(self) -> str:
         return self.server_version
@@ -104,7 +105,8 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
 
     def _respond(self, *, send_body: bool) -> None:
         if self.served_to is not None:
-            self.served_to[self.client_address[0]] += 1
+            with self.served_to_lock:  # one handler thread per connection: += is a read, then a write
+                self.served_to[self.client_address[0]] += 1
         if self.delay_s:
             time.sleep(self.delay_s)
         path = unquote(urlsplit(self.path).path)

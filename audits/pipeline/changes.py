@@ -22,6 +22,7 @@ import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from urllib.parse import urlsplit
 
 from django.db import connection, transaction
@@ -223,8 +224,8 @@ def _changes(audit: Audit, baseline: Audit) -> Iterator[tuple[str, str, str, str
     for url, now, then in _compared_pages(audit.id, baseline.id):
         for field, direction, before, after in page_changes(now, then):
             yield url, field, direction, before, after, ""
-    yield from _robots_txt_changes(audit, baseline)
-    yield from _sitemap_changes(audit, baseline)
+    yield from islice(_robots_txt_changes(audit, baseline), ROBOTS_TXT_CHANGES_MAX)
+    yield from islice(_sitemap_changes(audit, baseline), SITEMAP_CHANGES_MAX)
 
 
 def _only_in(audit_id, other_id, field: str) -> Iterator[tuple]:
@@ -454,11 +455,9 @@ def _robots_lines(text: str | None) -> list[str]:
 
 
 def _robots_txt_changes(audit: Audit, baseline: Audit) -> Iterator[tuple]:
-    """One row per non-blank line removed or added (in order: a line moved to another group is both), at most
-    ROBOTS_TXT_CHANGES_MAX."""
+    """One row per non-blank line removed or added (in order: a line moved to another group is both)."""
     before, after = _robots_lines(baseline.robots_txt), _robots_lines(audit.robots_txt)
     url = robots_txt_url(audit)
-    rows = 0
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     for op, b1, b2, a1, a2 in matcher.get_opcodes():
         if op == "equal":
@@ -466,9 +465,6 @@ def _robots_txt_changes(audit: Audit, baseline: Audit) -> Iterator[tuple]:
         lines = [(Direction.REMOVED, i, before[i], "") for i in range(b1, b2)]
         lines += [(Direction.ADDED, i, "", after[i]) for i in range(a1, a2)]
         for direction, index, old, new in lines:
-            if rows >= ROBOTS_TXT_CHANGES_MAX:
-                return
-            rows += 1
             yield url, Field.ROBOTS_TXT, direction, old, new, robots_txt_change_key(direction, index)
 
 
@@ -512,8 +508,8 @@ def sitemap_reading(discovery) -> SitemapReading | None:
 
 def _sitemap_changes(audit: Audit, baseline: Audit) -> Iterator[tuple]:
     """One row per sitemap document (url: the sitemap's) found by one audit only (added with its state now, removed
-    with its state then) or found by both in another state (changed: read <-> an error, or another error), by URL,
-    at most SITEMAP_CHANGES_MAX. Only when both read sitemaps, the same way: a URL list reads none, and a sitemap
+    with its state then) or found by both in another state (changed: read <-> an error, or another error), by URL.
+    Only when both read sitemaps, the same way: a URL list reads none, and a sitemap
     audit only its sitemap, where a crawl reads robots.txt's and /sitemap.xml. What the stored lists' caps may have
     left out is not guessed: no added or removed row against a list at its cap, no "read" from a full errors list."""
     mode = audit_mode(audit)
@@ -522,7 +518,6 @@ def _sitemap_changes(audit: Audit, baseline: Audit) -> Iterator[tuple]:
     now, then = sitemap_reading(audit.discovery), sitemap_reading(baseline.discovery)
     if now is None or then is None:  # one of them stored no list of sitemaps
         return
-    rows = 0
     for url in sorted(now.states.keys() | then.states.keys()):
         before, after = then.states.get(url), now.states.get(url)
         if before == after:
@@ -539,8 +534,5 @@ def _sitemap_changes(audit: Audit, baseline: Audit) -> Iterator[tuple]:
             continue
         else:
             direction = Direction.CHANGED
-        if rows >= SITEMAP_CHANGES_MAX:
-            return
-        rows += 1
         # One row per sitemap and field: the URL alone keys its id (page_change_id_for), as a page's fields do.
         yield url, Field.SITEMAP, direction, before, after, ""

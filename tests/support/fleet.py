@@ -10,22 +10,22 @@ deployment's database is not the test session's Django database."""
 import hashlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from contextlib import ExitStack, suppress
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
 
-from bench.private_services import PrivatePostgres, PrivateRabbitMQ
+from bench.private_services import PrivatePostgres, PrivateRabbitMQ, process_groups_stop
 from bench.serve import serve_site
 from bench.sitegen import generate_site
-from tests.support.netns import Host, HostNetwork, host_network
+from tests.support.netns import Host, HostNetwork, host_network, unavailable_reason
 from tests.support.waits import wait_until
 from tests.support.web import free_port
 
@@ -38,21 +38,6 @@ PROCESS_STOP_TIMEOUT_S = 20
 CLI_START_TIMEOUT_S = 120
 MANAGE_TIMEOUT_S = 600
 POLL_S = 0.5
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM the process group (SIGCONT first: a frozen one cannot exit), SIGKILL past the timeout."""
-    if proc.poll() is not None:
-        return
-    with suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGCONT)
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=PROCESS_STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=PROCESS_STOP_TIMEOUT_S)
 
 
 @dataclass
@@ -145,8 +130,7 @@ class Deployment:
         )  # fmt: skip
 
     def stop_processes(self) -> None:
-        for proc in [*self.workers.values(), *([self.beat] if self.beat else [])]:
-            _stop(proc)
+        process_groups_stop([*self.workers.values(), *([self.beat] if self.beat else [])], PROCESS_STOP_TIMEOUT_S)
         self.workers.clear()
         self.beat = None
 
@@ -179,17 +163,18 @@ class Deployment:
         return status, crawled
 
     def crawl(self, audit_id: str) -> Crawl:
-        status, crawled = self.state(audit_id)
-        pages = self.query("SELECT url, status_code, depth FROM audits_page WHERE audit_id = %s", (audit_id,))
-        issues = self.query(
-            "SELECT type, page_url, count(*) FROM audits_issue WHERE audit_id = %s GROUP BY type, page_url",
-            (audit_id,),
-        )
-        full = self.query("SELECT p.* FROM audits_page p WHERE audit_id = %s ORDER BY url", (audit_id,)) + self.query(
-            "SELECT i.* FROM audits_issue i WHERE audit_id = %s ORDER BY id", (audit_id,)
-        )
-        ((edges,),) = self.query("SELECT count(*) FROM scratchpad_linkedge WHERE audit_id = %s", (audit_id,))
-        ((frontier,),) = self.query("SELECT count(*) FROM scratchpad_frontier WHERE audit_id = %s", (audit_id,))
+        with self._connect() as conn:  # one connection for the whole read
+
+            def rows(sql: str) -> list[tuple]:
+                return conn.execute(sql, (audit_id,)).fetchall()
+
+            ((status, crawled),) = rows("SELECT status, pages_crawled FROM audits_audit WHERE id = %s")
+            pages = rows("SELECT url, status_code, depth FROM audits_page WHERE audit_id = %s")
+            issues = rows("SELECT type, page_url, count(*) FROM audits_issue WHERE audit_id = %s GROUP BY 1, 2")
+            full = rows("SELECT * FROM audits_page WHERE audit_id = %s ORDER BY url")
+            full += rows("SELECT * FROM audits_issue WHERE audit_id = %s ORDER BY id")
+            ((edges,),) = rows("SELECT count(*) FROM scratchpad_linkedge WHERE audit_id = %s")
+            ((frontier,),) = rows("SELECT count(*) FROM scratchpad_frontier WHERE audit_id = %s")
         return Crawl(
             status=status,
             pages_crawled=crawled,
@@ -202,13 +187,14 @@ class Deployment:
         )
 
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
-        with psycopg.connect(self.pg.url(DB_NAME, host="127.0.0.1"), autocommit=True) as conn:
+        with self._connect() as conn:
             return conn.execute(sql, params).fetchall()
+
+    def _connect(self) -> psycopg.Connection:
+        return psycopg.connect(self.pg.url(DB_NAME, host="127.0.0.1"), autocommit=True)
 
 
 def fleet_unavailable_reason() -> str | None:
-    from tests.support.netns import unavailable_reason  # why: probing makes a namespace; only when asked
-
     if reason := unavailable_reason():
         return reason
     if shutil.which("rabbitmq-server") is None:
@@ -218,64 +204,54 @@ def fleet_unavailable_reason() -> str | None:
     return None
 
 
-class deployment:  # noqa: N801 - used as a context manager, like contextlib's
+@contextmanager
+def deployment(*, hosts: int, pages: int, answer_delay_s: float, settings: dict[str, str]) -> Iterator[Deployment]:
     """Build the whole deployment (namespaces, services, schema, site, beat) and tear it down, whatever happened.
     `settings` are extra environment variables for every host (shorter leases for a test)."""
+    with ExitStack() as stack:
+        yield _deployment_build(stack, hosts=hosts, pages=pages, answer_delay_s=answer_delay_s, settings=settings)
 
-    def __init__(self, *, hosts: int, pages: int, answer_delay_s: float, settings: dict[str, str]):
-        self.hosts, self.pages, self.answer_delay_s, self.settings = hosts, pages, answer_delay_s, settings
-        self.stack = ExitStack()
 
-    def __enter__(self) -> Deployment:
-        try:
-            return self._build()
-        except BaseException:
-            self.stack.close()
-            raise
-
-    def __exit__(self, *exc) -> None:
-        self.stack.close()
-
-    def _build(self) -> Deployment:
-        root = Path(tempfile.mkdtemp(prefix="sitewarden-fleet-"))
-        root.chmod(0o755)  # the postgres and rabbitmq users work below it
-        (root / "logs").mkdir()
-        self.stack.callback(shutil.rmtree, root, ignore_errors=True)
-        network = self.stack.enter_context(host_network(self.hosts))
-        pg = PrivatePostgres(
-            root / "pg", port=free_port(), hosts=("127.0.0.1", network.address), trusted_networks=(network.cidr,)
-        )
-        pg.init()
-        pg.start()
-        self.stack.callback(pg.close)
-        pg.sql(f"CREATE DATABASE {DB_NAME}")
-        rabbit = PrivateRabbitMQ(
-            root / "rabbitmq",
-            port=free_port(),
-            dist_port=free_port(),
-            node=f"sitewarden-fleet-{root.name[-8:]}@localhost",
-            host=network.address,
-        )
-        self.stack.callback(rabbit.close)
-        rabbit.start()
-        manifest = generate_site(root / "site", pages=self.pages, seed=29, page_kb=4)
-        served_to: Counter = Counter()
-        site = self.stack.enter_context(
-            serve_site(root / "site", host=network.address, delay_s=self.answer_delay_s, served_to=served_to)
-        )
-        world = Deployment(
-            root=root,
-            network=network,
-            pg=pg,
-            rabbit=rabbit,
-            site=site,
-            expected_urls=len(manifest.expected_urls(site)),
-            served_to=served_to,
-            settings=self.settings,
-        )
-        self.stack.callback(world.stop_processes)
-        for step in (("migrate", "--noinput"), ("install_watchdog",)):
-            done = world.manage(*step)
-            assert done.returncode == 0, f"manage.py {' '.join(step)}: {done.stderr[-3000:]}"
-        world.start_beat()
-        return world
+def _deployment_build(stack: ExitStack, *, hosts: int, pages: int, answer_delay_s: float, settings: dict) -> Deployment:
+    root = Path(tempfile.mkdtemp(prefix="sitewarden-fleet-"))
+    root.chmod(0o755)  # the postgres and rabbitmq users work below it
+    (root / "logs").mkdir()
+    stack.callback(shutil.rmtree, root, ignore_errors=True)
+    network = stack.enter_context(host_network(hosts))
+    pg = PrivatePostgres(
+        root / "pg", port=free_port(), hosts=("127.0.0.1", network.address), trusted_networks=(network.cidr,)
+    )
+    pg.init()
+    pg.start()
+    stack.callback(pg.close)
+    pg.sql(f"CREATE DATABASE {DB_NAME}")
+    rabbit = PrivateRabbitMQ(
+        root / "rabbitmq",
+        port=free_port(),
+        dist_port=free_port(),
+        node=f"sitewarden-fleet-{root.name[-8:]}@localhost",
+        host=network.address,
+    )
+    stack.callback(rabbit.close)
+    rabbit.start()
+    manifest = generate_site(root / "site", pages=pages, seed=29, page_kb=4)
+    served_to: Counter = Counter()
+    site = stack.enter_context(
+        serve_site(root / "site", host=network.address, delay_s=answer_delay_s, served_to=served_to)
+    )
+    world = Deployment(
+        root=root,
+        network=network,
+        pg=pg,
+        rabbit=rabbit,
+        site=site,
+        expected_urls=len(manifest.expected_urls(site)),
+        served_to=served_to,
+        settings=settings,
+    )
+    stack.callback(world.stop_processes)
+    for step in (("migrate", "--noinput"), ("install_watchdog",)):
+        done = world.manage(*step)
+        assert done.returncode == 0, f"manage.py {' '.join(step)}: {done.stderr[-3000:]}"
+    world.start_beat()
+    return world
