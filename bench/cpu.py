@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Self
 
 import psutil
@@ -49,6 +49,9 @@ class CpuUse:
     machine_s: float
     own_s: float
     cores: int
+    # Named parts of "the rest" measured on their own (process trees, or this process's children waited for
+    # within the span), CPU seconds each: where the machine's CPU beyond the measured part went.
+    parts: dict[str, float] = field(default_factory=dict)
 
     def busy_share(self, seconds: float) -> float:
         """How busy the machine's cores were, on average, over `seconds` of wall time (0-1)."""
@@ -60,27 +63,64 @@ class CpuUse:
             return 0.0, 0.0
         return self.machine_s * MS_PER_S / pages, self.own_s * MS_PER_S / pages
 
+    def parts_per_page_ms(self, pages: int) -> dict[str, float]:
+        """Each named part's CPU milliseconds a page."""
+        return {name: seconds * MS_PER_S / pages for name, seconds in self.parts.items()} if pages > 0 else {}
+
+
+def postgres_server_pid(conninfo: str) -> int | None:
+    """The PostgreSQL server's (postmaster's) pid, the parent of the backend a connection to `conninfo` gets;
+    None when it is not on this machine or cannot be read. Its process tree, with the backends it has waited for,
+    is the server's whole CPU."""
+    import psycopg  # why: only the benches that split the server's CPU out need it
+
+    try:
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        return psutil.Process(backend).ppid()
+    except (psycopg.Error, psutil.Error):
+        return None
+
 
 class CpuMeter:
     """`with CpuMeter(pid) as cpu: …` then `cpu.use`: the machine's busy CPU seconds over the block and those of
     process `pid`'s tree; with `pid` None, those of this process's children waited for within the block (a
-    subprocess.run)."""
+    subprocess.run).
 
-    def __init__(self, pid: int | None = None):
+    `parts` names other process trees to measure over the block (e.g. {"PostgreSQL": its server's pid});
+    `waited_part` names, when given, the CPU of this process's children waited for within the block (a CLI run
+    by subprocess while `pid`'s tree is measured)."""
+
+    def __init__(self, pid: int | None = None, *, parts: dict[str, int] | None = None, waited_part: str = ""):
         self._proc = psutil.Process(pid) if pid is not None else None
+        self._parts: dict[str, psutil.Process] = {}
+        for name, part_pid in (parts or {}).items():
+            with contextlib.suppress(psutil.Error):
+                self._parts[name] = psutil.Process(part_pid)
+        self._waited_part = waited_part
         self._machine = self._own = 0.0
+        self._parts_start: dict[str, float] = {}
         self.use: CpuUse | None = None
+
+    def _parts_seconds(self) -> dict[str, float]:
+        seconds = {name: tree_cpu_seconds(proc) for name, proc in self._parts.items()}
+        if self._waited_part:
+            seconds[self._waited_part] = waited_children_cpu_seconds()
+        return seconds
 
     def _own_seconds(self) -> float:
         return tree_cpu_seconds(self._proc) if self._proc is not None else waited_children_cpu_seconds()
 
     def __enter__(self) -> Self:
         self._machine, self._own = machine_busy_seconds(), self._own_seconds()
+        self._parts_start = self._parts_seconds()
         return self
 
     def __exit__(self, *exc) -> None:
+        parts_end = self._parts_seconds()
         self.use = CpuUse(
             machine_s=machine_busy_seconds() - self._machine,
             own_s=self._own_seconds() - self._own,
             cores=os.cpu_count() or 1,
+            parts={name: parts_end[name] - start for name, start in self._parts_start.items()},
         )

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.baseline import BaselineResult
-from bench.cpu import CpuMeter, CpuUse
+from bench.cpu import CpuMeter, CpuUse, postgres_server_pid
 from bench.finalize import FinalizeBenchError, print_finalize, run_finalize_bench
 from bench.rss import RssSampler
 from bench.serve import serve_best
@@ -266,7 +266,7 @@ def product_audit(
     with (
         celery_worker(concurrency, worker_log) as worker,
         RssSampler(worker.pid, interval_s=RSS_SAMPLE_INTERVAL_S) as rss,
-        CpuMeter(worker.pid) as cpu,
+        CpuMeter(worker.pid, parts=_server_parts(), waited_part=CLI_PART) as cpu,
     ):
         started = time.perf_counter()
         returncode, stdout = _run_cli(command, cli_log, worker_log, timeout_s=timeout_s, stall_s=stall_timeout_s)
@@ -295,6 +295,18 @@ def product_audit(
             f"stderr: {_tail(cli_log, 1500)}\nworker log: {_tail(worker_log, 1500)}"
         )
     return result
+
+
+CLI_PART = "CLI"
+POSTGRES_PART = "PostgreSQL"
+TARGET_CPU_RATIO = 2.0  # the product's CPU a page over the bare baseline's, all the machine's CPU, at most (issue 29)
+
+
+def _server_parts() -> dict[str, int]:
+    """The services whose CPU `make bench` splits out of "the rest": the PostgreSQL server (all its databases,
+    so nothing else should use it during a run)."""
+    pid = postgres_server_pid(f"{PG_SERVER_URL}/postgres")
+    return {POSTGRES_PART: pid} if pid is not None else {}
 
 
 def _verdict(ok: bool) -> str:
@@ -338,10 +350,19 @@ def print_cpu(result: SizeResult) -> None:
         return
     b_machine, b_own = b_cpu.per_page_ms(b.pages)
     p_machine, p_own = p.cpu.per_page_ms(p.pages)
+    parts = p.cpu.parts_per_page_ms(p.pages)
+    named = "".join(f", {name} {ms:.2f}" for name, ms in parts.items())
+    rest = p_machine - p_own - sum(parts.values())
+    unnamed = ", ".join(n for n in (POSTGRES_PART, "Redis", CLI_PART, "site server, kernel") if n not in parts)
     print(
         f"  CPU ms a page, all {b_cpu.cores} cores: baseline {b_machine:.2f} (its crawler {b_own:.2f}, the rest "
-        f"{b_machine - b_own:.2f}: site server, kernel); sitewarden {p_machine:.2f} (workers {p_own:.2f}, the rest "
-        f"{p_machine - p_own:.2f}: PostgreSQL, Redis, CLI, site server)"
+        f"{b_machine - b_own:.2f}: site server, kernel); sitewarden {p_machine:.2f} (workers {p_own:.2f}{named}, "
+        f"the rest {rest:.2f}: {unnamed})"
+    )
+    cpu_ratio = p_machine / b_machine if b_machine else 0.0
+    print(
+        f"  CPU a page ours/baseline: {cpu_ratio:.2f}x (target <= {TARGET_CPU_RATIO}) "
+        f"{_verdict(cpu_ratio <= TARGET_CPU_RATIO)}"
     )
     ceiling = p.cpu.cores * 1000 / p_machine if p_machine else 0.0
     needed = p.cpu.cores * 1000 / b.pages_per_s if b.pages_per_s else 0.0
@@ -361,6 +382,12 @@ def print_summary(results: list[SizeResult]) -> None:
             f"  throughput ratio at {r.size} pages: {ratio:.2f} (target >= {TARGET_THROUGHPUT_RATIO}) "
             f"{_verdict(ratio >= TARGET_THROUGHPUT_RATIO)}"
         )
+        if r.product.cpu is not None and r.baseline_cpu is not None and r.product.pages and r.baseline.pages:
+            cpu_ratio = r.product.cpu.per_page_ms(r.product.pages)[0] / r.baseline_cpu.per_page_ms(r.baseline.pages)[0]
+            print(
+                f"  CPU a page ratio at {r.size} pages: {cpu_ratio:.2f}x (target <= {TARGET_CPU_RATIO}) "
+                f"{_verdict(cpu_ratio <= TARGET_CPU_RATIO)}"
+            )
     if len(measured) >= 2:
         large = max(measured, key=lambda r: r.size)
         small = min(measured, key=lambda r: r.size)

@@ -3,10 +3,13 @@ process tree's count includes its children, alive or already waited for."""
 
 import subprocess
 import sys
+import time
 
+import psutil
 import pytest
 
-from bench.cpu import CpuMeter
+from bench.cpu import CpuMeter, postgres_server_pid
+from bench.run import PG_SERVER_URL
 
 BURN_S = 0.4  # CPU seconds the child process spends in a busy loop
 BURN = f"import time\nend = time.process_time() + {BURN_S}\nwhile time.process_time() < end: pass"
@@ -40,3 +43,32 @@ def test_a_process_tree_counts_its_children():
         assert tree.use.per_page_ms(10) == pytest.approx((tree.use.machine_s * 100, tree.use.own_s * 100))
     finally:
         proc.communicate("\n", timeout=30)
+
+
+def test_named_parts_count_their_own_tree_and_the_waited_children():
+    # A part is measured apart from the main tree: a burning process named as a part is counted there and not as
+    # the tree's; the waited part holds a subprocess run inside the span.
+    idle = subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE, text=True)
+    burner = subprocess.Popen([sys.executable, "-c", f"input()\n{BURN}\ninput()"], stdin=subprocess.PIPE, text=True)
+    try:
+        with CpuMeter(idle.pid, parts={"burner": burner.pid}, waited_part="cli") as meter:
+            burner.stdin.write("\n")
+            burner.stdin.flush()
+            subprocess.run([sys.executable, "-c", BURN], check=True)
+            while sum(psutil.Process(burner.pid).cpu_times()[:2]) < BURN_S * 0.9:  # user + system, as process_time
+                time.sleep(0.05)
+        parts = meter.use.parts
+        assert parts["burner"] >= BURN_S * 0.9
+        assert parts["cli"] >= BURN_S
+        assert meter.use.own_s < BURN_S / 2
+        assert meter.use.parts_per_page_ms(4)["cli"] == pytest.approx(parts["cli"] * 250)
+    finally:
+        idle.communicate("\n", timeout=30)
+        burner.communicate("\n", timeout=30)
+
+
+def test_the_postgresql_server_pid_is_the_parent_of_a_backend():
+    pid = postgres_server_pid(f"{PG_SERVER_URL}/postgres")
+    assert pid is not None
+    assert "postgres" in psutil.Process(pid).name()
+    assert postgres_server_pid("postgres://nobody@127.0.0.1:1/none") is None  # nothing listens there
