@@ -111,6 +111,7 @@ def run(pages: int, *, repeat: int = 1, seed: int = 0, page_kb: int = 40) -> dic
              (("parse", parse), ("checks", checks), ("signature", signature))}  # fmt: skip
     parts["other"] = total - sum(parts.values())  # by difference: within the noise when small (can be < 0)
     base = _cpu_ms_per_page(baseline, site, repeat)
+    compiled = _compiled_parsers(site, repeat)
     issues = sum(len(r.issues) for r in records.values())
     # What the pages came out as (parsed data, signature, issues, edges): equal before and after a speed-up, or the
     # speed-up changed a finding.
@@ -128,10 +129,39 @@ def run(pages: int, *, repeat: int = 1, seed: int = 0, page_kb: int = 40) -> dic
         "breakdown_ms": {k: round(v, 3) for k, v in parts.items()},
         "baseline_cpu_ms_per_page": round(base, 3),
         "ratio_to_baseline": round(total / base, 2) if base else None,
+        "compiled_parsers_ms": {k: round(v, 3) for k, v in compiled.items()},
         "issues": issues,
         "edges": sum(len(r.edges) for r in records.values()),
         "fingerprint": digest.hexdigest()[:16],
     }
+
+
+# What the lexbor text costs is measured on: the body without the subtrees page_text leaves out (its own word rules
+# are not applied: an estimate of the compiled walk's cost, not its output).
+_LEXBOR_INVISIBLE = "script, style, noscript, template, svg"
+
+
+def _compiled_parsers(site: list[tuple[str, bytes]], repeat: int) -> dict[str, float]:
+    """CPU ms a page of the tree our parse builds (lxml, crawler.parse.document) and, when selectolax is installed
+    (requirements/bench.txt), of lexbor's tree and its visible text on the same bodies: issue 29's "a compiled
+    parser where it pays", measured against lxml on the same pages."""
+    from crawler.parse.document import parse_document  # why: after django.setup(), with the product's modules
+
+    found = {"lxml_tree": _cpu_ms_per_page(lambda url, body: parse_document(body, "utf-8"), site, repeat)}
+    try:
+        from selectolax.lexbor import LexborHTMLParser  # why: optional, a bench-only dependency
+    except ImportError:
+        return found
+
+    def lexbor_text(url, body):
+        tree = LexborHTMLParser(body)
+        for node in tree.css(_LEXBOR_INVISIBLE):
+            node.decompose()
+        return tree.body.text(separator=" ") if tree.body is not None else ""
+
+    found["lexbor_tree"] = _cpu_ms_per_page(lambda url, body: LexborHTMLParser(body), site, repeat)
+    found["lexbor_tree_and_text"] = _cpu_ms_per_page(lexbor_text, site, repeat)
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,6 +183,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<10} {ms:6.2f} ms  ({100 * ms / out['cpu_ms_per_page']:.0f} %)")
     print(f"baseline parse (parsel): {out['baseline_cpu_ms_per_page']:.2f} ms CPU per page; "
           f"ours / baseline = {out['ratio_to_baseline']}")  # fmt: skip
+    compiled = out["compiled_parsers_ms"]
+    print(f"tree alone: lxml (our parse's first step) {compiled['lxml_tree']:.2f} ms CPU per page", end="")
+    if "lexbor_tree" in compiled:
+        print(f"; lexbor (selectolax) {compiled['lexbor_tree']:.2f}, with the visible text "
+              f"{compiled['lexbor_tree_and_text']:.2f}")  # fmt: skip
+    else:
+        print("; lexbor: selectolax not installed (pip install -r requirements/bench.txt)")
     return 0
 
 

@@ -10,5 +10,6 @@ def test_pagecpu_runs_the_page_path_and_its_fingerprint_is_repeatable():
     assert first["pages"] >= 12 and first["edges"] > first["pages"]  # every generated page links to several
     assert first["cpu_ms_per_page"] > 0 and first["baseline_cpu_ms_per_page"] > 0
     assert set(first["breakdown_ms"]) == {"parse", "checks", "signature", "other"}
+    assert first["compiled_parsers_ms"]["lxml_tree"] > 0  # lexbor's lines only where selectolax is installed
     assert run(12)["fingerprint"] == first["fingerprint"]
     assert run(12, seed=1)["fingerprint"] != first["fingerprint"]  # other pages, another fingerprint
