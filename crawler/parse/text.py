@@ -73,7 +73,9 @@ class _WordStream:
 
     def _emit(self, lowered: str, count: int) -> None:
         """`count` words, lower-cased and joined by one space (lower-casing them one by one gives the same)."""
-        self._hash.update(((" " if self.count else "") + lowered).encode("utf-8"))
+        if self.count:
+            self._hash.update(b" ")  # hashed in two updates: no copy of the step's text with a space before it
+        self._hash.update(lowered.encode("utf-8"))
         self.count += count
 
     @property
@@ -132,7 +134,13 @@ _CODE_TAGS = frozenset(("pre", "code", "kbd", "samp", "textarea"))
 _SPILL_PIECES = 512
 _BOILERPLATE_TAGS = frozenset(("nav", "header", "footer", "aside"))
 _BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary"))
-_X_MAIN = "//main[not(ancestor::main)] | //*[@role='main'][not(ancestor::main)][not(ancestor::*[@role='main'])]"
+# Main elements not inside another. The role=main ones are found from their attribute (`//@role[.='main']/parent::*`):
+# libxml2 tests the attribute axis faster than a predicate on every element (`//*[@role='main']`), half the
+# query's CPU on the benchmark's pages (0.13 -> 0.065 ms a page); the same elements in the same (document) order.
+_X_MAIN = (
+    "//main[not(ancestor::main)]"
+    " | //@role[.='main']/parent::*[not(ancestor::main)][not(ancestor::*[@role='main'])]"
+)
 
 
 def page_text(root, page: PageData, url: str) -> None:
