@@ -129,8 +129,9 @@ _LOREM = re.compile(r"\blorem\s+ipsum\b")
 _LOREM_AS_WRITTEN = re.compile(r"\blorem\s+ipsum\b", re.IGNORECASE)
 # Code samples and form fields: their wording is the subject or the reader's input, not the page's own text.
 _CODE_TAGS = frozenset(("pre", "code", "kbd", "samp", "textarea"))
-# The walk asks a stream to measure what it gathered once it holds this many pieces (a piece is an element's text
-# or tail, or a space): a step is TEXT_STEP_CHARS, measured in bulk rather than piece by piece.
+# The walk asks the visible stream to measure what it gathered each time this many more pieces came (a piece is an
+# element's text or tail, or a space), and hands the main text its run so far then: a step is TEXT_STEP_CHARS,
+# measured in bulk rather than piece by piece.
 _SPILL_PIECES = 512
 _BOILERPLATE_TAGS = frozenset(("nav", "header", "footer", "aside"))
 _BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary"))
