@@ -194,57 +194,82 @@ def _fmix64(x: np.ndarray) -> np.ndarray:
 
 def _word_hashes(text: str) -> np.ndarray:
     """One 64-bit hash per word of `text` (words separated by one space), equal words equal hashes."""
+    if not text:
+        return np.empty(0, dtype=np.uint64)
     raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     if len(raw) > SIGNED_TEXT_MAX_BYTES:
         raw = raw[:SIGNED_TEXT_MAX_BYTES]
         cut = np.flatnonzero(raw == _SPACE)
         raw = raw[: cut[-1]] if cut.size else raw[:0]  # whole words only
+    size = len(raw)
     spaces = np.flatnonzero(raw == _SPACE)
     starts = np.empty(len(spaces) + 1, dtype=np.intp)
-    starts[0], starts[1:] = 0, spaces + 1
+    starts[0] = 0
+    np.add(spaces, 1, out=starts[1:])
     ends = np.empty_like(starts)
-    ends[:-1], ends[-1] = spaces, len(raw)
+    ends[:-1], ends[-1] = spaces, size
     powers, inverses = _word_hash_powers()
-    prefix = np.zeros(len(raw) + 1, dtype=np.uint64)
-    np.cumsum(raw * powers[: len(raw)], out=prefix[1:])
-    return _fmix64((prefix[ends] - prefix[starts]) * inverses[starts])
+    # Prefix sums made in place in one array: a 35 KB text's ~280 KB temporaries cost page faults of their own.
+    prefix = np.empty(size + 1, dtype=np.uint64)
+    prefix[0] = 0
+    np.multiply(raw, powers[:size], out=prefix[1:])
+    np.cumsum(prefix[1:], out=prefix[1:])
+    hashes = prefix[ends]
+    hashes -= prefix[starts]
+    hashes *= inverses[starts]
+    return _fmix64(hashes)
 
 
 def _occurrence_tokens(hashes: np.ndarray) -> np.ndarray:
     """One 32-bit token per item of `hashes`: the k-th occurrence of a value is its own token (the value and k
     mixed), so a multiset becomes a set that MinHash takes unchanged."""
-    if not len(hashes):
+    size = len(hashes)
+    if not size:
         return np.empty(0, dtype=np.uint32)
     ordered = np.sort(hashes)
-    run_start = np.empty(len(ordered), dtype=bool)
+    run_start = np.empty(size, dtype=bool)
     run_start[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=run_start[1:])
-    positions = np.arange(len(ordered))
-    # How many equal values came before each one: its position less its run's start.
-    occurrence = positions - np.maximum.accumulate(np.where(run_start, positions, 0))
+    positions = np.arange(size, dtype=np.uint64)
+    # How many equal values came before each one, plus one: its position less its run's start, plus one.
+    occurrence = np.where(run_start, positions, np.uint64(0))
+    np.maximum.accumulate(occurrence, out=occurrence)
+    np.subtract(positions, occurrence, out=occurrence)
+    occurrence += np.uint64(1)
     k1, k2 = _TOKEN_MULTIPLIERS
-    tokens = _fmix64((ordered * k1) ^ ((occurrence.astype(np.uint64) + np.uint64(1)) * k2))
+    occurrence *= k2
+    ordered *= k1  # ordered is np.sort's own copy
+    ordered ^= occurrence
+    tokens = _fmix64(ordered)
     # Distinct by construction (a 32-bit collision inside one text is as rare as it is harmless: MinHash keeps
     # minima, which a repeated value does not change), so no second sort.
-    return (tokens >> _HASH_HIGH_BITS).astype(np.uint32)
+    tokens >>= _HASH_HIGH_BITS
+    return tokens.astype(np.uint32)
 
 
 def word_token_hashes(text: str) -> np.ndarray:
     """One 32-bit hash per word occurrence of `text` (lower-cased words joined by one space): the
     k-th occurrence of a word is its own token, so the tokens stand for the text's words counted with their
     repeats (empty for an empty text)."""
-    return _occurrence_tokens(_word_hashes(text) if text else np.empty(0, dtype=np.uint64))
+    return _occurrence_tokens(_word_hashes(text))
 
 
 def word_pair_token_hashes(text: str) -> np.ndarray:
     """One 32-bit hash per word of `text` paired with the word before it (the first with the text's start),
     counted with their repeats: the words in their order, which `word_token_hashes` leaves aside."""
-    h = _word_hashes(text) if text else np.empty(0, dtype=np.uint64)
-    if not len(h):
+    return _pair_tokens(_word_hashes(text))
+
+
+def _pair_tokens(hashes: np.ndarray) -> np.ndarray:
+    """word_pair_token_hashes from the text's word hashes (text_signature has them already)."""
+    if not len(hashes):
         return np.empty(0, dtype=np.uint32)
-    before = np.empty_like(h)
-    before[0], before[1:] = _TEXT_START, h[:-1]
-    return _occurrence_tokens(_fmix64((before * _PAIR_MULTIPLIER) ^ h))
+    pairs = np.empty_like(hashes)
+    pairs[0] = _TEXT_START
+    pairs[1:] = hashes[:-1]
+    pairs *= _PAIR_MULTIPLIER
+    pairs ^= hashes
+    return _occurrence_tokens(_fmix64(pairs))
 
 
 def _minima(tokens: np.ndarray, permutations: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -259,12 +284,11 @@ def text_signature(text: str, *, characters: bool = False) -> str:
     text has no word: SIGNATURE_PERMUTATIONS minima over its words counted with their repeats
     (`word_token_hashes`), then PAIR_PERMUTATIONS minima over its word pairs (`word_pair_token_hashes`). With
     `characters` (a page counted in characters, PageData.word_unit), each Chinese or Japanese character is a word."""
-    spaced = cjk_spaced(text) if characters else text
-    words = word_token_hashes(spaced)
-    if not words.size:
+    hashes = _word_hashes(cjk_spaced(text) if characters else text)  # once, for the words and their pairs
+    if not len(hashes):
         return ""
     values = np.concatenate(
-        [_minima(words, _permutations()), _minima(word_pair_token_hashes(spaced), _pair_permutations())]
+        [_minima(_occurrence_tokens(hashes), _permutations()), _minima(_pair_tokens(hashes), _pair_permutations())]
     )
     return SIGNATURE_PREFIX + base64.b64encode(values.tobytes()).decode("ascii")
 
