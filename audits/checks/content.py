@@ -35,6 +35,11 @@ Similarity is the share of words two texts have in common (Dice on the multisets
 both have over their average length); MinHash estimates Jaccard J, and Dice = 2J / (1 + J). The project's
 threshold (`near-duplicate-content` min_similarity_pct, 90 by default) is in these units: a 96 % pair is reported
 with 4 points to spare (the estimate's spread is about ±1.3 points there), a 70 % pair never.
+
+Why one module of over 600 lines: the crawl-time signature and finalize's banding and grouping are the two halves
+of one MinHash scheme (the values' layout and prefix, the permutations, the bands read from them must agree, and
+the text above explains both), and the soft-404 wording here is read by the page check and the finalize check
+alike. The split to make next is that wording (`soft_404_reason` and its phrases) into a module of its own.
 """
 
 import base64
