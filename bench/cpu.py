@@ -16,6 +16,7 @@ from typing import Self
 import psutil
 
 MS_PER_S = 1000
+PG_CONNECT_TIMEOUT_S = 5  # postgres_server_pid gives up on a server that does not answer
 
 
 def machine_busy_seconds() -> float:
@@ -75,7 +76,7 @@ def postgres_server_pid(conninfo: str) -> int | None:
     import psycopg  # why: only the benches that split the server's CPU out need it
 
     try:
-        with psycopg.connect(conninfo, autocommit=True) as conn:
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=PG_CONNECT_TIMEOUT_S) as conn:
             backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
         return psutil.Process(backend).ppid()
     except (psycopg.Error, psutil.Error):

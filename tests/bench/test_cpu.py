@@ -7,9 +7,9 @@ import time
 
 import psutil
 import pytest
+from django.db import connection
 
 from bench.cpu import CpuMeter, postgres_server_pid
-from bench.run import PG_SERVER_URL
 
 BURN_S = 0.4  # CPU seconds the child process spends in a busy loop
 BURN = f"import time\nend = time.process_time() + {BURN_S}\nwhile time.process_time() < end: pass"
@@ -67,8 +67,15 @@ def test_named_parts_count_their_own_tree_and_the_waited_children():
         burner.communicate("\n", timeout=30)
 
 
+@pytest.mark.django_db
 def test_the_postgresql_server_pid_is_the_parent_of_a_backend():
-    pid = postgres_server_pid(f"{PG_SERVER_URL}/postgres")
-    assert pid is not None
+    # The test database's own server, reached as the suite reaches it: its backends are the found pid's children.
+    db = connection.settings_dict
+    conninfo = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    pid = postgres_server_pid(conninfo)
+    assert pid == psutil.Process(backend).ppid()
     assert "postgres" in psutil.Process(pid).name()
     assert postgres_server_pid("postgres://nobody@127.0.0.1:1/none") is None  # nothing listens there
