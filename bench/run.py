@@ -342,6 +342,16 @@ def print_size(result: SizeResult) -> None:
     )
 
 
+def _cpu_ratio(result: SizeResult) -> float | None:
+    """The whole machine's CPU a page of the audit over the baseline's, both measured in this run; None when
+    either was not measured."""
+    b, p, b_cpu = result.baseline, result.product, result.baseline_cpu
+    if b_cpu is None or p is None or p.cpu is None or not b.pages or not p.pages:
+        return None
+    b_machine = b_cpu.per_page_ms(b.pages)[0]
+    return p.cpu.per_page_ms(p.pages)[0] / b_machine if b_machine else None
+
+
 def print_cpu(result: SizeResult) -> None:
     """CPU milliseconds a page, the whole machine's and the crawlers' own, and the product's ceiling: the pages a
     second its CPU per page allows on this machine's cores, however well they are kept busy."""
@@ -359,11 +369,12 @@ def print_cpu(result: SizeResult) -> None:
         f"{b_machine - b_own:.2f}: site server, kernel); sitewarden {p_machine:.2f} (workers {p_own:.2f}{named}, "
         f"the rest {rest:.2f}: {unnamed})"
     )
-    cpu_ratio = p_machine / b_machine if b_machine else 0.0
-    print(
-        f"  CPU a page ours/baseline: {cpu_ratio:.2f}x (target <= {TARGET_CPU_RATIO}) "
-        f"{_verdict(cpu_ratio <= TARGET_CPU_RATIO)}"
-    )
+    cpu_ratio = _cpu_ratio(result)
+    if cpu_ratio is not None:
+        print(
+            f"  CPU a page ours/baseline: {cpu_ratio:.2f}x (target <= {TARGET_CPU_RATIO}) "
+            f"{_verdict(cpu_ratio <= TARGET_CPU_RATIO)}"
+        )
     ceiling = p.cpu.cores * 1000 / p_machine if p_machine else 0.0
     needed = p.cpu.cores * 1000 / b.pages_per_s if b.pages_per_s else 0.0
     print(
@@ -382,8 +393,8 @@ def print_summary(results: list[SizeResult]) -> None:
             f"  throughput ratio at {r.size} pages: {ratio:.2f} (target >= {TARGET_THROUGHPUT_RATIO}) "
             f"{_verdict(ratio >= TARGET_THROUGHPUT_RATIO)}"
         )
-        if r.product.cpu is not None and r.baseline_cpu is not None and r.product.pages and r.baseline.pages:
-            cpu_ratio = r.product.cpu.per_page_ms(r.product.pages)[0] / r.baseline_cpu.per_page_ms(r.baseline.pages)[0]
+        cpu_ratio = _cpu_ratio(r)
+        if cpu_ratio is not None:
             print(
                 f"  CPU a page ratio at {r.size} pages: {cpu_ratio:.2f}x (target <= {TARGET_CPU_RATIO}) "
                 f"{_verdict(cpu_ratio <= TARGET_CPU_RATIO)}"
