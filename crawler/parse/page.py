@@ -166,12 +166,7 @@ def _page_nofollow(meta_robots: str) -> bool:
 
 def _anchor_text(el) -> str:
     """A link's visible text, collapsed, else the alt of its first <img> that has one; an <area>'s alt."""
-    if el.tag == "area":
-        anchor = collapse(el.get("alt"))
-    elif len(el) == 0:
-        anchor = collapse(el.text)  # the common link, text only: no subtree to walk
-    else:
-        anchor = collapse("".join(el.itertext()))  # what text_content() gives, without an XPath call per link
+    anchor = collapse(el.get("alt") if el.tag == "area" else _text_content(el))
     if not anchor and len(el):
         for img in el.iter("img"):
             anchor = collapse(img.get("alt"))

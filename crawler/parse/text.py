@@ -139,8 +139,7 @@ _BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "compleme
 # libxml2 tests the attribute axis faster than a predicate on every element (`//*[@role='main']`), half the
 # query's CPU on the benchmark's pages (0.13 -> 0.065 ms a page); the same elements in the same (document) order.
 _X_MAIN = (
-    "//main[not(ancestor::main)]"
-    " | //@role[.='main']/parent::*[not(ancestor::main)][not(ancestor::*[@role='main'])]"
+    "//main[not(ancestor::main)] | //@role[.='main']/parent::*[not(ancestor::main)][not(ancestor::*[@role='main'])]"
 )
 
 
