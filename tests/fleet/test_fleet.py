@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.support.fleet import Crawl, Deployment, deployment, fleet_unavailable_reason
+from tests.support.fleet import WORKER_CONCURRENCY, Crawl, Deployment, deployment, fleet_unavailable_reason
 from tests.support.netns import sweep_leftovers
 from tests.support.waits import wait_until
 
@@ -25,7 +25,13 @@ PAGES = 240  # the generated site's pages (plus its feature pages)
 ANSWER_DELAY_S = 0.05  # the site answers this slowly, so the crawl lasts long enough to cut a host mid-way
 LEASE_S = 20  # shorter than the default 60 s so the test takes minutes, not ten
 LEASE_RENEW_EVERY_S = 5
-SETTINGS = {"CRAWL_LEASE_DURATION_S": str(LEASE_S), "CRAWL_LEASE_RENEW_EVERY_S": str(LEASE_RENEW_EVERY_S)}
+# docs/DEPLOY.md: chunks a round = about twice the fleet's crawl processes, so every host has chunks in a round
+CHUNKS_PER_ROUND = 2 * HOSTS * WORKER_CONCURRENCY
+SETTINGS = {
+    "CRAWL_LEASE_DURATION_S": str(LEASE_S),
+    "CRAWL_LEASE_RENEW_EVERY_S": str(LEASE_RENEW_EVERY_S),
+    "CRAWL_CHUNKS_PER_ROUND": str(CHUNKS_PER_ROUND),
+}
 CUT_S = 60  # the partition
 CUT_AT_SHARE = 0.25  # of the expected pages crawled
 AUDIT_TIMEOUT_S = 240

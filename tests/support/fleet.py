@@ -38,6 +38,9 @@ PROCESS_STOP_TIMEOUT_S = 20
 CLI_START_TIMEOUT_S = 120
 MANAGE_TIMEOUT_S = 600
 POLL_S = 0.5
+# Far above the site's pages, as a person sets it. A round has at most one chunk per CHUNK_TARGET_PAGES of the page
+# budget: a budget of a few hundred pages would make rounds of two chunks, too few to spread over three hosts.
+AUDIT_MAX_PAGES = 10_000
 
 
 @dataclass
@@ -140,7 +143,7 @@ class Deployment:
         """`manage.py audit` as a person runs it (it waits for the end); returns it and the audit's id."""
         started = time.time()
         cmd = [
-            sys.executable, "manage.py", "audit", self.site + "/", "--max-pages", str(self.expected_urls + 100),
+            sys.executable, "manage.py", "audit", self.site + "/", "--max-pages", str(AUDIT_MAX_PAGES),
             "--no-inline", "--json", "--project", project, "--no-external-links",
         ]  # fmt: skip
         out = open(self.log(f"cli-{project}"), "w")  # noqa: SIM115 - the child holds it
