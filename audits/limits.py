@@ -58,7 +58,12 @@ STEP_RETRY_JITTER_FRACTION = 0.2
 FAILURE_RECORD_RETRY_WINDOW_S = 24 * 3600
 
 DEFAULT_MAX_PAGES = 500
-MAX_PAGES_CEILING = 100_000
+# The most pages one audit may crawl (Screaming Frog's database mode defaults to 5 million URLs). bench.scale
+# takes the page count as an argument to check how an audit's memory, finalize and bytes a page grow towards it.
+MAX_PAGES_CEILING = 5_000_000
+# The per-shape cap's top value, which means "no cap" (the default). It is its own number, not the page ceiling:
+# projects store it, and it kept meaning "off" when the ceiling rose from 100,000.
+PATTERN_CAP_OFF = 100_000
 # List mode: URLs one audit takes as a list (a migration's or spot check's list, not a whole site)
 MAX_LIST_URLS = 10_000
 LIST_ERRORS_SHOWN = 20  # invalid lines named in one refusal; the count says how many more

@@ -62,7 +62,7 @@ class Project(models.Model):
     render_budget_pages = models.PositiveIntegerField(default=200, help_text="Pages rendered at most per audit")
     max_depth = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: no limit")
     # Endless URL spaces are refused by their signs (crawler/traps.py); these raise the rules' bounds. The
-    # per-shape cap is off by default (the ceiling): a 100,000-product catalogue is one shape.
+    # per-shape cap is off by default (audits.limits.PATTERN_CAP_OFF): a 100,000-product catalogue is one shape.
     max_urls_per_pattern = models.PositiveIntegerField(
         default=100_000, help_text="URLs crawled per path shape (digits, dates and ids collapsed); default: no cap"
     )

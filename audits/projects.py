@@ -26,6 +26,7 @@ from audits.limits import (
     EXTERNAL_LINKS_BUDGET_MAX_S,
     EXTERNAL_LINKS_MAX_CEILING,
     MAX_PAGES_CEILING,
+    PATTERN_CAP_OFF,
 )
 from audits.models import Audit, Project
 from audits.patterns import compile_pattern
@@ -55,7 +56,7 @@ NUMBER_BOUNDS = {
     "min_request_interval_ms": (0, 60_000),
     "render_budget_pages": (0, MAX_PAGES_CEILING),
     "max_depth": (0, 1000),
-    "max_urls_per_pattern": (1, MAX_PAGES_CEILING),
+    "max_urls_per_pattern": (1, PATTERN_CAP_OFF),
     "max_path_segments": (1, 1000),
     "calendar_years_ahead": (0, 1000),
     "max_query_variants_per_path": (1, MAX_PAGES_CEILING),

@@ -42,9 +42,7 @@ PRODUCT_ENV = {
     "ALLOW_PRIVATE_TARGETS": "true",
     # As production workers run: with DEBUG on, Django keeps every query's SQL in memory.
     "DJANGO_DEBUG": "false",
-    # The default plan allows 10,000 pages an audit; --max-pages is the expected count plus a margin.
-    "DEFAULT_PLAN_PAGES_PER_AUDIT": "100000",
-    "DEFAULT_PLAN_MONTHLY_UNITS": "10000000",
+    # No plan settings: a fresh install's default plan allows the whole page ceiling, as the CLI's user needs.
 }
 
 TARGET_THROUGHPUT_RATIO = 1.0  # product pages/s over baseline pages/s, at least (issue 15: 10,000 and 1,000 pages)

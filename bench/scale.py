@@ -33,11 +33,9 @@ SCALE_ENV = {
     "DATABASE_URL": f"{bench_run.PG_SERVER_URL}/{SCALE_DB_NAME}",
     "CELERY_BROKER_URL": SCALE_REDIS_URL,
     "CELERY_RESULT_BACKEND": SCALE_REDIS_URL,
-    # The default plan allows 10,000 pages an audit; the bench's own database gets a plan that fits.
-    "DEFAULT_PLAN_PAGES_PER_AUDIT": "100000",
-    "DEFAULT_PLAN_MONTHLY_UNITS": "10000000",
 }
-# Every page is /p/{n}.html: one path shape, so the per-pattern cap must allow the whole site.
+# Every page is /p/{n}.html: one path shape, so the per-pattern cap is off: its top value (audits.limits.
+# PATTERN_CAP_OFF), whatever the page count.
 MAX_URLS_PER_PATTERN = 100_000
 MIB = 1024 * 1024
 

@@ -8,7 +8,7 @@ words what was skipped.
 
 from dataclasses import replace
 
-from audits.limits import MAX_PAGES_CEILING
+from audits.limits import PATTERN_CAP_OFF
 from audits.models import Page
 from crawler.limits import TRAP_IDENTICAL_PAGES_SHARE
 from crawler.shapes import path_key, url_pattern
@@ -17,9 +17,9 @@ from scratchpad.services import FrontierCaps, NewURL, ShapeCount, shape_texts_co
 
 
 def pattern_cap(value: int | None) -> int | None:
-    """The per-shape cap, None when off: unset, or at the ceiling (the default). Off means no count at all: a
+    """The per-shape cap, None when off: unset, or PATTERN_CAP_OFF (the default). Off means no count at all: a
     count per batch of every queued URL of a shape grows with the shape (50 ms a batch at 50,000 URLs)."""
-    return value if value and value < MAX_PAGES_CEILING else None
+    return value if value and value < PATTERN_CAP_OFF else None
 
 
 def trap_limits_for(config: dict) -> TrapLimits:

@@ -308,9 +308,9 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Sitewarden <sitewarden@l
 # as one audit can hold (audits.limits.MAX_PAGES_CEILING, which tests/accounts checks this equals), ten such audits
 # a month.
 DEFAULT_PLAN_NAME = env("DEFAULT_PLAN_NAME", default="standard")
-DEFAULT_PLAN_PAGES_PER_AUDIT = env.int("DEFAULT_PLAN_PAGES_PER_AUDIT", default=100_000)
+DEFAULT_PLAN_PAGES_PER_AUDIT = env.int("DEFAULT_PLAN_PAGES_PER_AUDIT", default=5_000_000)
 DEFAULT_PLAN_RUNNING_AUDITS = env.int("DEFAULT_PLAN_RUNNING_AUDITS", default=3)
-DEFAULT_PLAN_MONTHLY_UNITS = env.int("DEFAULT_PLAN_MONTHLY_UNITS", default=1_000_000)
+DEFAULT_PLAN_MONTHLY_UNITS = env.int("DEFAULT_PLAN_MONTHLY_UNITS", default=50_000_000)
 MAX_RUNNING_AUDITS = env.int("MAX_RUNNING_AUDITS", default=20)
 
 # Reconciler, the backstop: an audit is stale after this long without a heartbeat and with no live lease; one

@@ -125,7 +125,8 @@ def test_account_shows_plan_limits_and_credit_ledger(admin_client, project):
     audit = finished_audit(project, pages={"/": 200}, issues=[])
     credits_entry(audit=audit, kind="reserve", units=123)
     listing = admin_client.get("/admin/accounts/account/").content.decode()
-    assert project.account.name in listing and "10000" in listing.replace(",", "")
+    pages_per_audit = str(project.account.plan.pages_per_audit)  # the listing shows the plan's limit
+    assert project.account.name in listing and pages_per_audit in listing.replace(",", "")
     detail = admin_client.get(f"/admin/accounts/account/{project.account_id}/change/").content.decode()
     assert "123" in detail and "reserve" in detail
     assert admin_client.get("/admin/accounts/creditentry/?kind__exact=reserve").status_code == 200

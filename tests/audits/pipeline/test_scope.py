@@ -7,8 +7,8 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from audits.limits import MAX_PAGES_CEILING
-from audits.models import Audit, Page
+from audits.limits import MAX_PAGES_CEILING, PATTERN_CAP_OFF
+from audits.models import Audit, Page, Project
 from audits.patterns import compile_pattern
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.scope import CrawlScope
@@ -146,10 +146,12 @@ def test_a_crawl_with_a_catastrophic_and_a_stale_pattern_completes():
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("stored", "cap"),
-    [(None, None), (MAX_PAGES_CEILING, None), (MAX_PAGES_CEILING + 1, None), (2_000, 2_000), (1, 1)],
+    [(None, None), (PATTERN_CAP_OFF, None), (PATTERN_CAP_OFF + 1, None), (2_000, 2_000), (1, 1)],
 )
 def test_the_per_shape_cap_at_its_ceiling_is_off_and_counts_nothing(stored, cap):
-    # The ceiling is the default, "no cap": a chunk then counts no shape's queued URLs at all.
+    # Its top value is the default, "no cap": a chunk then counts no shape's queued URLs at all. It is not the page
+    # ceiling, which rose past it: projects that store 100,000 still mean no cap.
+    assert PATTERN_CAP_OFF == Project._meta.get_field("max_urls_per_pattern").default < MAX_PAGES_CEILING
     audit = AuditFactory(config={"max_pages": 10, "max_urls_per_pattern": stored})
     assert CrawlScope.for_audit(audit).max_urls_per_pattern == cap
 
