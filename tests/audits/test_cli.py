@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from audits.events import event_sentence
+from audits.limits import MAX_PAGES_CEILING
 from audits.management.commands.audit import _dashboard_link, _ProgressBar, bar_line
 from audits.models import AuditEvent
 from audits.selectors.audits import audit_events_notable, crawl_bar
@@ -106,7 +107,8 @@ def test_overlong_project_name_exits_2_and_stores_nothing(django_user_model):
 def test_refused_start_rolls_back_the_new_project(django_user_model):
     from audits.models import Project
 
-    one_line_error(run_cli("audit", "http://127.0.0.1:1/", "--max-pages", "100001"), "invalid_max_pages")
+    refused = run_cli("audit", "http://127.0.0.1:1/", "--max-pages", str(MAX_PAGES_CEILING + 1))
+    one_line_error(refused, "invalid_max_pages")
     assert Project.objects.count() == 0 and not django_user_model.objects.filter(username="cli").exists()
 
 
