@@ -78,7 +78,9 @@ def postgres_server_pid(conninfo: str) -> int | None:
     try:
         with psycopg.connect(conninfo, autocommit=True, connect_timeout=PG_CONNECT_TIMEOUT_S) as conn:
             backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-        return psutil.Process(backend).ppid()
+            # Read while the connection holds the backend: once it closes, the backend exits, and a read after it
+            # found no process in 166 of 300 tries with the cores busy (a `make bench` lost its PostgreSQL part).
+            return psutil.Process(backend).ppid()
     except (psycopg.Error, psutil.Error):
         return None
 
