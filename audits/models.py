@@ -17,7 +17,7 @@ from django.db import models
 from django.db.models import F
 from django.db.models.functions import Length
 
-from audits.limits import DEFAULT_MAX_PAGES
+from audits.limits import DEFAULT_MAX_PAGES, PATTERN_CAP_OFF
 from audits.secrets import EncryptedTextField
 
 PAGE_NAMESPACE = uuid.UUID("6f1c3c1e-5d2a-4d8e-9a55-2b8e1f0c7a10")
@@ -62,9 +62,10 @@ class Project(models.Model):
     render_budget_pages = models.PositiveIntegerField(default=200, help_text="Pages rendered at most per audit")
     max_depth = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: no limit")
     # Endless URL spaces are refused by their signs (crawler/traps.py); these raise the rules' bounds. The
-    # per-shape cap is off by default (audits.limits.PATTERN_CAP_OFF): a 100,000-product catalogue is one shape.
+    # per-shape cap is off by default (PATTERN_CAP_OFF): a 100,000-product catalogue is one shape.
     max_urls_per_pattern = models.PositiveIntegerField(
-        default=100_000, help_text="URLs crawled per path shape (digits, dates and ids collapsed); default: no cap"
+        default=PATTERN_CAP_OFF,
+        help_text="URLs crawled per path shape (digits, dates and ids collapsed); default: no cap",
     )
     max_path_segments = models.PositiveIntegerField(default=15, help_text="Deeper link-found paths are a trap")
     calendar_years_ahead = models.PositiveIntegerField(

@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from audits.limits import PATTERN_CAP_OFF
 from bench import run as bench_run
 from bench.dynsite import serve_dynamic_site_processes
 
@@ -35,7 +36,7 @@ RETENTION_ENV = {
     "DEFAULT_PLAN_PAGES_PER_AUDIT": "100000",
     "DEFAULT_PLAN_MONTHLY_UNITS": "10000000",
 }
-MAX_URLS_PER_PATTERN = 100_000  # every page is /p/{n}.html: one path shape
+MAX_URLS_PER_PATTERN = PATTERN_CAP_OFF  # every page is /p/{n}.html: one path shape, the per-shape cap off
 SEED_TIMEOUT_S = 3600
 PRUNED_TABLES = (  # audits.retention.PRUNED_TABLES' tables
     "audits_lighthouseresult", "audits_issue", "scratchpad_linkedge", "audits_externallink", "audits_agentfetch",

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import psycopg
 
+from audits.limits import PATTERN_CAP_OFF
 from bench import run as bench_run
 from bench.dynsite import expected_urls, serve_dynamic_site_processes
 from bench.finalize import AUDIT_TABLES
@@ -34,9 +35,8 @@ SCALE_ENV = {
     "CELERY_BROKER_URL": SCALE_REDIS_URL,
     "CELERY_RESULT_BACKEND": SCALE_REDIS_URL,
 }
-# Every page is /p/{n}.html: one path shape, so the per-pattern cap is off: its top value (audits.limits.
-# PATTERN_CAP_OFF), whatever the page count.
-MAX_URLS_PER_PATTERN = 100_000
+# Every page is /p/{n}.html: one path shape, so the per-pattern cap is off (its top value), whatever the page count.
+MAX_URLS_PER_PATTERN = PATTERN_CAP_OFF
 MIB = 1024 * 1024
 
 # The CLI's owner gets the project first, so `manage.py audit URL` (no --project) picks it with its options.
