@@ -14,7 +14,13 @@ from accounts.selectors import credits_used_this_month
 from audits.models import Audit, AuditEvent
 from audits.pipeline.chunk import crawl_chunk_run
 from audits.pipeline.lifecycle import audit_complete
-from audits.pipeline.reconcile import audit_status_refresh, heal_sweep, reconcile_running_audit, reconcile_sweep
+from audits.pipeline.reconcile import (
+    ROUND_CLOSE_GRACE_S,
+    audit_status_refresh,
+    heal_sweep,
+    reconcile_running_audit,
+    reconcile_sweep,
+)
 from audits.pipeline.rounds import round_plan
 from audits.pipeline.start import audit_start
 from audits.signals import audit_finished
@@ -146,6 +152,11 @@ def test_heal_sweep_closes_a_round_whose_callback_was_lost(site_root, no_renewal
         # Done; its chord callback is lost.
         crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota, round_no=round_no)
         assert Audit.objects.get(id=audit.id).crawl_round == round_no
+        # Just done: its chunk closes the round itself a moment later; a sweep (or a status poll) in between waits.
+        assert heal_sweep() == [] and Audit.objects.get(id=audit.id).crawl_round == round_no
+        assert not AuditEvent.objects.filter(audit=audit, kind="reconciled").exists()
+        done_at = timezone.now() - timedelta(seconds=ROUND_CLOSE_GRACE_S + 1)
+        CrawlChunk.objects.filter(lease_key=key).update(renewed_at=done_at)  # nothing closed it within the grace
         verdicts = heal_sweep()
     assert [v.action for v in verdicts] == ["healed"]
     audit.refresh_from_db()
