@@ -73,7 +73,7 @@ def run(pages: int, seed: int = 0) -> dict:
     with RssSampler(tree=False) as rss:
         started = time.perf_counter()
         # As finalize calls it: the row count known, so the signatures go straight into one array of their size.
-        groups = near_duplicate_groups(enumerate(signatures), min_similarity=0.9, expected_rows=len(signatures))
+        groups = near_duplicate_groups(enumerate(signatures), min_similarity=0.9)
         for index, matches in groups:
             for other, _similarity in matches:
                 found.add((min(index, other), max(index, other)))

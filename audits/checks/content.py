@@ -23,14 +23,16 @@ base64 on the Page row, prefixed with the scheme ("w2:"; a page signed under ano
 "m3:", is left out of the comparison, never compared with values that mean something else).
 Finalize bands the word pairs' values the way datasketch's MinHashLSH does (its (bands, rows) choice for what a text
 at the threshold reads on its pairs, LSH_SLACK under it in Jaccard; a pair whose pairs read lower still, down to
-PAIR_SLACK, is reported only when a band finds it), one band at a time on one numpy array (banded on the words,
-the benchmark site's pages shared band buckets by thousands and finalize verified millions of pairs in vain), so
-each page is compared only with the few pages sharing a band with it, never all pairs: the work grows with the
-pages, not their square (bench/near_duplicates.py measures it on 100,000 pages). A bucket pairs each page with the next
-CANDIDATES_PER_PAGE_MAX of it only, and candidates and matches are numpy arrays, so one template copied on 10,000
-pages costs a few hundred verified pairs a page at most (CANDIDATE_BANDS_MAX), not 10,000 (before, a Python set of
-every pair and a list of every match per page took the worker to 3 GiB on the 10,000-page benchmark site).
-datasketch's own index holds a Python object per page and band: 560 MiB at 100,000 pages against a few MiB here.
+PAIR_SLACK, is reported only when a band finds it), one band at a time (banded on the words, the benchmark site's
+pages shared band buckets by thousands and finalize verified millions of pairs in vain). The signatures and each
+band's keys are spilled to temporary files as they are read, never held whole (768 bytes a page: 730 MiB at a
+million pages held the worker at 1.5 GiB). Each page is compared only with the few pages sharing a band with it,
+never all pairs: the work grows with the pages, not their square (bench/near_duplicates.py measures it on 100,000
+pages). A bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of it only, and candidates and matches are
+numpy arrays, so one template copied on 10,000 pages costs a few hundred verified pairs a page at most
+(CANDIDATE_BANDS_MAX), not 10,000 (before, a Python set of every pair and a list of every match per page took the
+worker to 3 GiB on the 10,000-page benchmark site). datasketch's own index holds a Python object per page and band:
+560 MiB at 100,000 pages against a few MiB here.
 Similarity is the share of words two texts have in common (Dice on the multisets: 2|A∩B| / (|A|+|B|), the words
 both have over their average length); MinHash estimates Jaccard J, and Dice = 2J / (1 + J). The project's
 threshold (`near-duplicate-content` min_similarity_pct, 90 by default) is in these units: a 96 % pair is reported
@@ -44,8 +46,11 @@ alike. The split to make next is that wording (`soft_404_reason` and its phrases
 
 import base64
 import functools
+import os
 import re
+import tempfile
 import uuid
+from pathlib import Path
 
 import numpy as np
 from django.db.models import Count
@@ -67,7 +72,8 @@ LSH_QUADRATURE_NODES = SIGNATURE_PERMUTATIONS // 2 + 1  # Gauss–Legendre is ex
 BAND_KEY_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant (golden ratio): mixes a band's values
 VERIFY_BATCH_PAIRS = 8_192  # candidate pairs compared per numpy step (two 4 MiB slices of the signatures)
 URL_LOOKUP_BATCH = 1000  # page ids per query when the near duplicates' URLs are read
-SIGNATURE_GROW_ROWS = 1024  # rows of the signatures' array made when no size is known, and its smallest size
+SIGNATURE_BLOCK_ROWS = 8_192  # signatures banded and spilled to disk together (6 MiB of values)
+SIGNATURES_FILE = "signatures.u32"
 # Pages a page is verified against per band bucket (the next ones in the bucket): a template with thousands of
 # copies stays linear in time and memory (candidate pairs <= pages × this, 8 bytes each).
 CANDIDATES_PER_PAGE_MAX = 50
@@ -475,44 +481,35 @@ def _band_pairs(keys: np.ndarray, pages: int) -> np.ndarray:
     return np.unique(np.concatenate(codes)) if codes else np.empty(0, dtype=np.int64)
 
 
-def near_duplicate_groups(rows, *, min_similarity: float, expected_rows: int = 0):
+def near_duplicate_groups(rows, *, min_similarity: float):
     """Near duplicates among `rows` ((key, signature values), one per distinct text), LSH-bucketed.
 
-    Yields (index, [(other index, similarity 0..1), …] best first, then by index) for each row with a match.
-    Banding as in datasketch's MinHashLSH (its (bands, rows) choice), done band by band on the word pairs' values of
-    one array: each band is a sort of n 64-bit keys, a bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX
-    of it only, and every candidate pair is verified on the whole signature (`text_similarity`). Memory: the
-    signatures (n × 192 × 4 bytes), one band's keys, the candidate pairs (at most n × CANDIDATES_PER_PAGE_MAX × 8
-    bytes, however many pages one template has) and the matches as arrays; time: n log n per band.
-    `expected_rows` (at least the rows to come) lets the signatures go straight into one array of their size:
-    gathered as 100,000 small arrays and stacked, they took three times the array's memory at their peak.
+    Yields (index, [(other index, similarity 0..1), …] best first, then by index) for each row with a match; an
+    index is the row's position in `rows` (the keys are not held).
+    Banding as in datasketch's MinHashLSH (its (bands, rows) choice), done band by band on the word pairs' values:
+    each band is a sort of n 64-bit keys, a bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of it only,
+    and every candidate pair is verified on the whole signature (`text_similarity`).
+    Memory does not hold the signatures (768 bytes a page, 730 MiB at a million pages): they are spilled to a
+    temporary file as they come, in blocks of SIGNATURE_BLOCK_ROWS, with each band's keys to a file of its own.
+    What is held is one band's keys and its sort (~40 bytes a page), the candidate pairs (at most
+    n × CANDIDATES_PER_PAGE_MAX × CANDIDATE_BANDS_MAX × 8 bytes, however many pages one template has; a handful
+    on a site of distinct texts) and the matches; verification reads the rows one batch of pairs needs.
     """
-    keys, matrix = _signature_matrix(rows, expected_rows)
-    pages = len(keys)
-    if pages < 2:
-        return
     bands, band_rows = lsh_bands(min_similarity)
-    pairs = matrix[:, SIGNATURE_PERMUTATIONS:]
-    codes = np.empty(0, dtype=np.int64)
-    for band in range(bands):
-        codes = np.union1d(codes, _band_pairs(_band_keys(pairs, band, band_rows), pages))
-        if len(codes) > pages * CANDIDATES_PER_PAGE_MAX * CANDIDATE_BANDS_MAX:
-            break  # one cluster of thousands of copies: each page already has more candidates than it can show
-    firsts, seconds, similarities = [], [], []
-    for start in range(0, len(codes), VERIFY_BATCH_PAIRS):
-        a, b = np.divmod(codes[start : start + VERIFY_BATCH_PAIRS], pages)
-        left, right = matrix[a], matrix[b]
-        words_dice = dice_from_jaccard((left[:, :SIGNATURE_PERMUTATIONS] == right[:, :SIGNATURE_PERMUTATIONS]).mean(1))
-        pair_dice = dice_from_jaccard((left[:, SIGNATURE_PERMUTATIONS:] == right[:, SIGNATURE_PERMUTATIONS:]).mean(1))
-        similarity = text_similarity(words_dice, pair_dice, min_similarity)
-        kept = similarity >= min_similarity
-        firsts.append(a[kept])
-        seconds.append(b[kept])
-        similarities.append(similarity[kept])
+    with tempfile.TemporaryDirectory(prefix="sitewarden-near-duplicates-") as spill:
+        spill = Path(spill)
+        pages = _signatures_spill(rows, spill, bands, band_rows)
+        if pages < 2:
+            return
+        codes = np.empty(0, dtype=np.int64)
+        for band in range(bands):
+            keys = np.fromfile(spill / f"band-{band}.u64", dtype=np.uint64)
+            codes = np.union1d(codes, _band_pairs(keys, pages))
+            del keys
+            if len(codes) > pages * CANDIDATES_PER_PAGE_MAX * CANDIDATE_BANDS_MAX:
+                break  # one cluster of thousands of copies: each page already has more candidates than it can show
+        a, b, similarity = _verified_pairs(codes, pages, spill / SIGNATURES_FILE, min_similarity)
     del codes
-    if not firsts:
-        return
-    a, b, similarity = np.concatenate(firsts), np.concatenate(seconds), np.concatenate(similarities)
     source, other, similarity = np.r_[a, b], np.r_[b, a], np.r_[similarity, similarity]  # both ways
     order = np.lexsort((other, -similarity, source))  # by page, then best first, then by index
     source, other, similarity = source[order], other[order], similarity[order]
@@ -522,17 +519,74 @@ def near_duplicate_groups(rows, *, min_similarity: float, expected_rows: int = 0
         yield int(source[begin]), list(zip(other[begin:end].tolist(), similarity[begin:end].tolist(), strict=True))
 
 
-def _signature_matrix(rows, expected_rows: int) -> tuple[list, np.ndarray]:
-    """(keys, the signatures as one (n, SIGNATURE_PERMUTATIONS) uint32 array), filled in place; grown by half
-    again when more rows come than expected."""
-    matrix = np.empty((max(expected_rows, SIGNATURE_GROW_ROWS), SIGNATURE_VALUES), dtype=np.uint32)
-    keys: list = []
-    for key, signature in rows:
-        if len(keys) == len(matrix):
-            matrix = np.resize(matrix, (len(matrix) * 3 // 2, SIGNATURE_VALUES))
-        matrix[len(keys)] = signature
-        keys.append(key)
-    return keys, matrix[: len(keys)]
+def _signatures_spill(rows, spill: Path, bands: int, band_rows: int) -> int:
+    """Write the rows' signatures to `spill`/SIGNATURES_FILE (n × SIGNATURE_VALUES uint32, in row order) and each
+    band's keys to `spill`/band-{band}.u64, one block of SIGNATURE_BLOCK_ROWS at a time; returns n."""
+    block = np.empty((SIGNATURE_BLOCK_ROWS, SIGNATURE_VALUES), dtype=np.uint32)
+    files = [open(spill / SIGNATURES_FILE, "wb")] + [open(spill / f"band-{b}.u64", "wb") for b in range(bands)]
+    pages = filled = 0
+    try:
+
+        def flush():
+            part = block[:filled]
+            part.tofile(files[0])
+            for band in range(bands):
+                _band_keys(part[:, SIGNATURE_PERMUTATIONS:], band, band_rows).tofile(files[1 + band])
+
+        for _key, signature in rows:
+            block[filled] = signature
+            filled += 1
+            pages += 1
+            if filled == SIGNATURE_BLOCK_ROWS:
+                flush()
+                filled = 0
+        if filled:
+            flush()
+    finally:
+        for file in files:
+            file.close()
+    return pages
+
+
+def _verified_pairs(codes: np.ndarray, pages: int, signatures: Path, min_similarity: float):
+    """(a, b, similarity) of the candidate pairs (`codes`, smaller index × pages + larger) whose whole signatures,
+    read from the spilled file, are at least `min_similarity` the same. Each batch of VERIFY_BATCH_PAIRS pairs reads
+    only the rows it needs (`_rows_read`); a memory map of the file instead brought most of it into the worker at
+    every batch (the kernel maps the pages around each one touched: +100 MiB at 100,000 pages)."""
+    firsts, seconds, similarities = [], [], []
+    with open(signatures, "rb") as file:
+        for start in range(0, len(codes), VERIFY_BATCH_PAIRS):
+            a, b = np.divmod(codes[start : start + VERIFY_BATCH_PAIRS], pages)
+            needed = np.unique(np.r_[a, b])
+            values = _rows_read(file.fileno(), needed)
+            left, right = values[np.searchsorted(needed, a)], values[np.searchsorted(needed, b)]
+            words_dice = dice_from_jaccard(
+                (left[:, :SIGNATURE_PERMUTATIONS] == right[:, :SIGNATURE_PERMUTATIONS]).mean(1)
+            )
+            pair_dice = dice_from_jaccard(
+                (left[:, SIGNATURE_PERMUTATIONS:] == right[:, SIGNATURE_PERMUTATIONS:]).mean(1)
+            )
+            similarity = text_similarity(words_dice, pair_dice, min_similarity)
+            kept = similarity >= min_similarity
+            firsts.append(a[kept])
+            seconds.append(b[kept])
+            similarities.append(similarity[kept])
+    if not firsts:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0)
+    return np.concatenate(firsts), np.concatenate(seconds), np.concatenate(similarities)
+
+
+def _rows_read(fd: int, rows: np.ndarray) -> np.ndarray:
+    """The spilled signatures at `rows` (sorted, distinct), one read per run of consecutive rows."""
+    values = np.empty((len(rows), SIGNATURE_VALUES), dtype=np.uint32)
+    row_bytes = SIGNATURE_VALUES * values.itemsize
+    into = memoryview(values).cast("B")
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    for begin, end in zip(np.r_[0, breaks].tolist(), np.r_[breaks, len(rows)].tolist(), strict=True):
+        size = (end - begin) * row_bytes
+        if os.preadv(fd, [into[begin * row_bytes : end * row_bytes]], int(rows[begin]) * row_bytes) != size:
+            raise OSError(f"the spilled signatures end before row {int(rows[end - 1])}")
+    return values
 
 
 def near_duplicates(audit, out, judged_pages) -> None:
@@ -547,7 +601,7 @@ def near_duplicates(audit, out, judged_pages) -> None:
         .order_by("main_text_hash", "url")
         .values_list("id", "main_text_hash", "text_signature")
     )
-    # Held per page while the signatures are grouped: the signature (512 bytes) and the id as 16 raw bytes; URLs
+    # Held per page while the signatures are grouped: the id as 16 raw bytes (the signatures go to disk); URLs
     # are read afterwards for the pages that have a near duplicate (an id and URL object per page was ~200 bytes).
     ids = np.empty(rows.count(), dtype="S16")  # an upper bound of the distinct texts
 
@@ -569,7 +623,7 @@ def near_duplicates(audit, out, judged_pages) -> None:
     # Per page only its best few and how many: a template copied on every page matches ~100 others each.
     found = [
         (index, len(matches), matches[:OTHER_URLS_MAX])
-        for index, matches in near_duplicate_groups(signatures(), min_similarity=min_similarity, expected_rows=len(ids))
+        for index, matches in near_duplicate_groups(signatures(), min_similarity=min_similarity)
     ]
     urls = _urls_by_index(ids, {i for index, _n, best in found for i in (index, *(m for m, _ in best))})
     for index, count, matches in found:
