@@ -8,10 +8,11 @@ their page, and a pagination chain 2,000 pages long keeps every depth."""
 
 import threading
 
+import numpy as np
 import pytest
 
 from audits.models import Audit, Issue, Page
-from audits.pipeline.depth import page_depths_store
+from audits.pipeline.depth import PAIR_SHIFT, _clicks_load, page_depths_store
 from audits.pipeline.finalize import audit_finalize, audit_lighthouse
 from audits.pipeline.inline import pipeline_crawl_inline, pipeline_run_inline
 from audits.pipeline.start import audit_start
@@ -236,3 +237,35 @@ def test_list_mode_leaves_depths_alone():
     result = page_depths_store(audit_id=audit.id)
     assert (result.pages, result.changed) == (0, 0)
     assert _graph_depths(audit) == {"/": 0, "/a": 0}
+
+
+# --- the graph as it is loaded -------------------------------------------------------------------------
+
+
+def _pairs(*pairs: tuple[int, int]) -> np.ndarray:
+    return np.array([source << PAIR_SHIFT | target for source, target in pairs], dtype=np.int64)
+
+
+def test_click_pairs_in_source_order_become_a_graph_of_int32_targets():
+    # Batches as the server-side cursor gives them: one page's edges may straddle two batches.
+    batches = [_pairs((0, 1), (0, 2), (2, 0)), _pairs((2, 3), (2, 1)), _pairs((4, 4))]
+    clicks = _clicks_load(5, iter(batches))
+    assert clicks.indptr.tolist() == [0, 2, 2, 5, 5, 6]
+    assert clicks.targets.dtype == np.int32  # 4 bytes an edge; the source is only counted
+    assert [clicks.targets[clicks.indptr[n] : clicks.indptr[n + 1]].tolist() for n in range(5)] == [
+        [1, 2], [], [0, 3, 1], [], [4]
+    ]  # fmt: skip
+
+
+def test_link_pairs_from_pages_whose_links_are_not_followed_are_left_out():
+    follows = np.array([True, False, True])
+    clicks = _clicks_load(3, [_pairs((0, 1), (1, 2), (1, 0), (2, 1))], follows=follows)
+    assert clicks.indptr.tolist() == [0, 1, 1, 2] and clicks.targets.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize(
+    "batches", [[_pairs((1, 0), (0, 1))], [_pairs((0, 1), (2, 0)), _pairs((1, 2))]], ids=["within", "across"]
+)
+def test_click_pairs_out_of_source_order_are_refused_not_misfiled(batches):
+    with pytest.raises(ValueError, match="source order"):
+        _clicks_load(3, iter(batches))
