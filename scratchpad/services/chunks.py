@@ -36,14 +36,16 @@ def chunk_holder_sessions_end(*, lease_key: str, generation: int) -> int:
     timeout), but one paused in the middle of a COPY is an active statement waiting for its client, which no timeout
     of PostgreSQL ends: its row locks would hold every other writer of the audit (seen: a chunk waiting 240 s on
     a SIGSTOPped worker's COPY). The run is fenced already (its generation is past); its session goes too, and the
-    run, if it resumes, finds its connection closed and writes nothing."""
+    run, if it resumes, finds its connection closed and writes nothing. Only sessions of this database: another on
+    the same server (a staging copy of it, another test slot) may hold runs of the same name."""
     if connection.vendor != "postgresql":
         return 0
     name = chunk_session_name(lease_key=lease_key, generation=generation)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE application_name = %s AND state <> 'idle' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()",
+            "WHERE datname = current_database() AND application_name = %s AND state <> 'idle' "
+            "AND xact_start IS NOT NULL AND pid <> pg_backend_pid()",
             [name],
         )
         return cursor.fetchone()[0]

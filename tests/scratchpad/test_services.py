@@ -308,14 +308,14 @@ def test_a_chunk_is_taken_by_one_run_at_a_time_and_fences_the_run_it_replaced():
     assert (done.generation, done.held_for_s) == (None, 0.0)
 
 
-def _session(application_name: str) -> psycopg.Connection:
-    """Another database session of the test database, as a worker's would be."""
+def _session(application_name: str, dbname: str = "") -> psycopg.Connection:
+    """Another database session of the test database (or of `dbname` on its server), as a worker's would be."""
     settings = connection.settings_dict
     return psycopg.connect(
         host=settings["HOST"],
         port=settings["PORT"] or 5432,
         user=settings["USER"],
-        dbname=settings["NAME"],
+        dbname=dbname or settings["NAME"],
         application_name=application_name,
     )
 
@@ -585,3 +585,15 @@ def test_a_url_queued_by_rel_next_that_a_link_reaches_is_found_via_the_link():
     # A link, but a deeper one: the row keeps its depth and the page that gave it (found_from one click closer).
     assert (row.source, row.found_from, row.depth) == ("link", home + "list", 1)
     assert Frontier.objects.get(audit=audit, url=home + "list?page=3").found_from == home
+
+
+def test_a_session_of_the_same_name_in_another_database_of_the_server_is_left_alone():
+    # Another database on the same server: a staging copy restored from production, another test slot. Its
+    # workers name their sessions the same way, and its lease keys are the same when its rows are a copy.
+    elsewhere = _session(chunk_session_name(lease_key="k", generation=1), dbname="postgres")
+    try:
+        elsewhere.execute("SELECT 1")  # inside a transaction, as a stalled run's session is
+        assert chunk_holder_sessions_end(lease_key="k", generation=1) == 0
+        assert elsewhere.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        elsewhere.close()
