@@ -45,6 +45,7 @@ alike. The split to make next is that wording (`soft_404_reason` and its phrases
 """
 
 import base64
+import contextlib
 import functools
 import os
 import re
@@ -503,7 +504,7 @@ def near_duplicate_groups(rows, *, min_similarity: float):
             return
         codes = np.empty(0, dtype=np.int64)
         for band in range(bands):
-            keys = np.fromfile(spill / f"band-{band}.u64", dtype=np.uint64)
+            keys = np.fromfile(_band_file(spill, band), dtype=np.uint64)
             codes = np.union1d(codes, _band_pairs(keys, pages))
             del keys
             if len(codes) > pages * CANDIDATES_PER_PAGE_MAX * CANDIDATE_BANDS_MAX:
@@ -521,31 +522,31 @@ def near_duplicate_groups(rows, *, min_similarity: float):
 
 def _signatures_spill(rows, spill: Path, bands: int, band_rows: int) -> int:
     """Write the rows' signatures to `spill`/SIGNATURES_FILE (n × SIGNATURE_VALUES uint32, in row order) and each
-    band's keys to `spill`/band-{band}.u64, one block of SIGNATURE_BLOCK_ROWS at a time; returns n."""
+    band's keys to its `_band_file`, one block of SIGNATURE_BLOCK_ROWS at a time; returns n."""
     block = np.empty((SIGNATURE_BLOCK_ROWS, SIGNATURE_VALUES), dtype=np.uint32)
-    files = [open(spill / SIGNATURES_FILE, "wb")] + [open(spill / f"band-{b}.u64", "wb") for b in range(bands)]
-    pages = filled = 0
-    try:
-
-        def flush():
-            part = block[:filled]
-            part.tofile(files[0])
-            for band in range(bands):
-                _band_keys(part[:, SIGNATURE_PERMUTATIONS:], band, band_rows).tofile(files[1 + band])
-
+    pages = 0
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(open(spill / SIGNATURES_FILE, "wb"))]
+        files += [stack.enter_context(open(_band_file(spill, band), "wb")) for band in range(bands)]
         for _key, signature in rows:
-            block[filled] = signature
-            filled += 1
+            block[pages % SIGNATURE_BLOCK_ROWS] = signature
             pages += 1
-            if filled == SIGNATURE_BLOCK_ROWS:
-                flush()
-                filled = 0
-        if filled:
-            flush()
-    finally:
-        for file in files:
-            file.close()
+            if pages % SIGNATURE_BLOCK_ROWS == 0:
+                _block_write(block, files, band_rows)
+        if pages % SIGNATURE_BLOCK_ROWS:
+            _block_write(block[: pages % SIGNATURE_BLOCK_ROWS], files, band_rows)
     return pages
+
+
+def _block_write(block: np.ndarray, files: list, band_rows: int) -> None:
+    """Append a block of signatures to files[0] and its keys of band k to files[1 + k]."""
+    block.tofile(files[0])
+    for band, file in enumerate(files[1:]):
+        _band_keys(block[:, SIGNATURE_PERMUTATIONS:], band, band_rows).tofile(file)
+
+
+def _band_file(spill: Path, band: int) -> Path:
+    return spill / f"band-{band}.u64"
 
 
 def _verified_pairs(codes: np.ndarray, pages: int, signatures: Path, min_similarity: float):
