@@ -71,7 +71,7 @@ LSH_SLACK = 0.1  # the LSH index finds pairs down to this much below the Jaccard
 LSH_THRESHOLD_FLOOR = 0.3
 LSH_QUADRATURE_NODES = SIGNATURE_PERMUTATIONS // 2 + 1  # Gauss–Legendre is exact up to degree 2n - 1 >= 128
 BAND_KEY_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant (golden ratio): mixes a band's values
-VERIFY_BATCH_PAIRS = 8_192  # candidate pairs compared per numpy step (two 4 MiB slices of the signatures)
+VERIFY_BATCH_PAIRS = 2_048  # candidate pairs compared per numpy step (two 1.5 MiB slices of the signatures)
 URL_LOOKUP_BATCH = 1000  # page ids per query when the near duplicates' URLs are read
 SIGNATURE_BLOCK_ROWS = 8_192  # signatures banded and spilled to disk together (6 MiB of values)
 SIGNATURES_FILE = "signatures.u32"
@@ -466,20 +466,30 @@ def _band_keys(matrix: np.ndarray, band: int, rows: int) -> np.ndarray:
 
 def _band_pairs(keys: np.ndarray, pages: int) -> np.ndarray:
     """Pairs of pages sharing a band key, each page with the next CANDIDATES_PER_PAGE_MAX of its bucket only, as
-    sorted int64 codes (smaller index × pages + larger): numpy arrays, no Python object per pair."""
-    order = np.argsort(keys, kind="stable")
+    sorted distinct int64 codes (smaller index × pages + larger): numpy arrays, no Python object per pair.
+    Sorted positions i and i + k share a bucket when the k keys from i on are each equal to the one before: one
+    bool a position per k, built from the last (before, five int64 arrays a page: ~40 MiB at a million pages)."""
+    order = np.argsort(keys, kind="stable").astype(np.int32)
     ordered = keys[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    sizes = np.diff(np.r_[starts, len(ordered)])
-    bucket_end = np.repeat(starts + sizes, sizes)  # where each sorted position's bucket ends
-    codes = []
-    for offset in range(1, min(CANDIDATES_PER_PAGE_MAX, int(sizes.max(initial=1)) - 1) + 1):
-        position = np.flatnonzero(np.arange(len(ordered) - offset) + offset < bucket_end[: len(ordered) - offset])
+    same = ordered[1:] == ordered[:-1]  # same[i]: sorted positions i and i + 1 share a bucket
+    del ordered
+    run, codes = same, []
+    for offset in range(1, CANDIDATES_PER_PAGE_MAX + 1):
+        if offset > 1:
+            run = run[:-1] & same[offset - 1 :]  # run[i]: positions i .. i + offset all share a bucket
+        position = np.flatnonzero(run)
         if not position.size:
             break
         a, b = order[position].astype(np.int64), order[position + offset].astype(np.int64)
         codes.append(np.minimum(a, b) * pages + np.maximum(a, b))
     return np.unique(np.concatenate(codes)) if codes else np.empty(0, dtype=np.int64)
+
+
+def _codes_new(seen: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(`codes` not in `seen`, where each goes in `seen`); both sorted and distinct."""
+    at = np.searchsorted(seen, codes)
+    present = seen[np.minimum(at, len(seen) - 1)] == codes if len(seen) else np.zeros(len(codes), dtype=bool)
+    return codes[~present], at[~present]
 
 
 def near_duplicate_groups(rows, *, min_similarity: float):
@@ -492,9 +502,10 @@ def near_duplicate_groups(rows, *, min_similarity: float):
     and every candidate pair is verified on the whole signature (`text_similarity`).
     Memory does not hold the signatures (768 bytes a page, 730 MiB at a million pages): they are spilled to a
     temporary file as they come, in blocks of SIGNATURE_BLOCK_ROWS, with each band's keys to a file of its own.
-    What is held is one band's keys and its sort (~40 bytes a page), the candidate pairs (at most
-    n × CANDIDATES_PER_PAGE_MAX × CANDIDATE_BANDS_MAX × 8 bytes, however many pages one template has; a handful
-    on a site of distinct texts) and the matches; verification reads the rows one batch of pairs needs.
+    What is held is one band's keys and its sort (~25 bytes a page at its peak), the candidates seen so far (at
+    most n × CANDIDATES_PER_PAGE_MAX × CANDIDATE_BANDS_MAX × 8 bytes, however many pages one template has; a
+    handful on a site of distinct texts), those of the band being verified and the matches; verification reads the
+    rows one batch of pairs needs.
     """
     bands, band_rows = lsh_bands(min_similarity)
     with tempfile.TemporaryDirectory(prefix="sitewarden-near-duplicates-") as spill:
@@ -502,15 +513,22 @@ def near_duplicate_groups(rows, *, min_similarity: float):
         pages = _signatures_spill(rows, spill, bands, band_rows)
         if pages < 2:
             return
-        codes = np.empty(0, dtype=np.int64)
+        # Each band's candidates are verified as they come, those of an earlier band left out; `seen` (8 bytes a
+        # candidate) grows in place of a union of every band's (np.union1d held four copies: 100 MiB of 3.3M
+        # candidates at a million pages).
+        seen, verified = np.empty(0, dtype=np.int64), []
         for band in range(bands):
             keys = np.fromfile(_band_file(spill, band), dtype=np.uint64)
-            codes = np.union1d(codes, _band_pairs(keys, pages))
+            codes, at = _codes_new(seen, _band_pairs(keys, pages))
             del keys
-            if len(codes) > pages * CANDIDATES_PER_PAGE_MAX * CANDIDATE_BANDS_MAX:
+            verified.append(_verified_pairs(codes, pages, spill / SIGNATURES_FILE, min_similarity))
+            seen = np.insert(seen, at, codes)
+            del codes, at
+            if len(seen) > pages * CANDIDATES_PER_PAGE_MAX * CANDIDATE_BANDS_MAX:
                 break  # one cluster of thousands of copies: each page already has more candidates than it can show
-        a, b, similarity = _verified_pairs(codes, pages, spill / SIGNATURES_FILE, min_similarity)
-    del codes
+    del seen
+    a, b, similarity = (np.concatenate(parts) for parts in zip(*verified, strict=True))
+    del verified
     source, other, similarity = np.r_[a, b], np.r_[b, a], np.r_[similarity, similarity]  # both ways
     order = np.lexsort((other, -similarity, source))  # by page, then best first, then by index
     source, other, similarity = source[order], other[order], similarity[order]

@@ -169,6 +169,37 @@ def test_a_template_on_thousands_of_pages_is_judged_in_bounded_pairs():
     assert all(0.95 <= similarity <= 1.0 for matches in found.values() for _other, similarity in matches)
 
 
+def test_band_pairs_pair_each_page_with_the_next_of_its_bucket_only():
+    # Buckets of 1 to 120 pages in a shuffled order: each page is paired with the next CANDIDATES_PER_PAGE_MAX
+    # pages of its bucket in (key, index) order, as a plain double loop over the buckets says.
+    rng = np.random.default_rng(7)
+    keys = rng.permutation(np.repeat(np.arange(40, dtype=np.uint64) * 977, rng.integers(1, 121, size=40)))
+    expected = set()
+    for key in np.unique(keys):
+        bucket = np.flatnonzero(keys == key).tolist()  # stable order: by index within the bucket
+        for i, a in enumerate(bucket):
+            for b in bucket[i + 1 : i + 1 + CANDIDATES_PER_PAGE_MAX]:
+                expected.add(min(a, b) * len(keys) + max(a, b))
+    codes = content._band_pairs(keys, len(keys))
+    assert codes.tolist() == sorted(expected)
+
+
+def test_a_pair_shared_by_several_bands_is_verified_once(monkeypatch):
+    # Each band's candidates are verified as they come, less those an earlier band had: two copies of one text
+    # share every band and are one candidate, verified once.
+    verified = []
+    real = content._verified_pairs
+
+    def counted(codes, *args):
+        verified.extend(codes.tolist())
+        return real(codes, *args)
+
+    monkeypatch.setattr(content, "_verified_pairs", counted)
+    text = " ".join(_article(3, 200))
+    found = dict(near_duplicate_groups(enumerate([_signature(text), _signature(text + " end")]), min_similarity=0.9))
+    assert set(found) == {0, 1} and verified == [0 * 2 + 1]
+
+
 def test_signatures_are_spilled_to_disk_not_held_whole(tmp_path, monkeypatch):
     # Issue 29: at a million pages the signatures held as one array (768 bytes a page) took the worker from 450 MiB
     # to 1.5 GiB. 40,000 distinct texts: their signatures are 29 MiB; the grouping holds a block and a band's keys.
