@@ -3,6 +3,8 @@ In finalize: broken images (4xx/5xx or no answer) and images over the size thres
 image pass (audits.pipeline.images, the stage that asks the site) got for the audit's image URLs. No network here.
 """
 
+from collections.abc import Iterator
+
 from audits.checks.registry import CheckSettings, make_issue
 from audits.models import Issue
 
@@ -29,19 +31,17 @@ def image_page_checks(data, add, limit) -> None:
         )
 
 
-def image_site_issues(audit_id, pages, answers: dict, settings: CheckSettings) -> list[Issue]:
+def image_site_issues(audit_id, pages, answers: dict, settings: CheckSettings) -> Iterator[Issue]:
     """One issue per page and type, listing its broken or too large images, from the image pass's `answers`
-    (url -> {"status_code", "bytes", "error"})."""
+    (url -> {"status_code", "bytes", "error"}); yielded as the pages stream in. Not capped, and not held: a broken
+    logo in the template is an issue on every page (held as a list, 300,000 of them took the worker +577 MiB)."""
     if not answers:
-        return []
+        return
     max_kb = settings.threshold("image-too-large", "max_kb")
     max_bytes = max_kb * 1024
-    found: list[Issue] = []
 
-    def add(issue_type: str, page_id, page_url: str, **details) -> None:
-        issue = make_issue(audit_id, issue_type, page_id=page_id, page_url=page_url, details=details, settings=settings)
-        if issue is not None:
-            found.append(issue)
+    def issue(issue_type: str, page_id, page_url: str, **details) -> Issue | None:
+        return make_issue(audit_id, issue_type, page_id=page_id, page_url=page_url, details=details, settings=settings)
 
     rows = pages.exclude(image_urls=[]).order_by("url").values_list("id", "url", "image_urls").iterator()
     for page_id, page_url, image_urls in rows:
@@ -55,9 +55,12 @@ def image_site_issues(audit_id, pages, answers: dict, settings: CheckSettings) -
                 broken.append({"src": src, "status_code": status, "error": answer["error"]})
             elif answer["bytes"] is not None and answer["bytes"] > max_bytes:
                 large.append({"src": src, "kb": round(answer["bytes"] / 1024)})
+        made = []
         if broken and settings.enabled("broken-image"):
-            add("broken-image", page_id, page_url, images_count=len(broken), images=broken[:EXAMPLES_MAX])
+            made.append(
+                issue("broken-image", page_id, page_url, images_count=len(broken), images=broken[:EXAMPLES_MAX])
+            )
         if large and settings.enabled("image-too-large"):
-            add("image-too-large", page_id, page_url, images_count=len(large), max_kb=max_kb,
-                images=large[:EXAMPLES_MAX])  # fmt: skip
-    return found
+            made.append(issue("image-too-large", page_id, page_url, images_count=len(large), max_kb=max_kb,
+                              images=large[:EXAMPLES_MAX]))  # fmt: skip
+        yield from filter(None, made)  # make_issue says None for a type the project disabled

@@ -10,7 +10,9 @@ Not judged: images robots.txt disallows are requested all the same (they are not
 not followed (counted as answered).
 """
 
+import itertools
 import time
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import transaction
@@ -36,8 +38,17 @@ def images_judge(audit) -> None:
     answers = image_answers(audit, judged_pages(audit.id)) if enabled else {}
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type__in=IMAGE_SITE_TYPES).delete()
-        issues = image_site_issues(audit.id, judged_pages(audit.id), answers, check_settings) if enabled else []
-        Issue.objects.bulk_create(issues, ignore_conflicts=True, batch_size=ISSUE_WRITE_BATCH)
+        if enabled:
+            _issues_write(image_site_issues(audit.id, judged_pages(audit.id), answers, check_settings))
+
+
+def _issues_write(issues: Iterable[Issue]) -> int:
+    """Insert `issues` ISSUE_WRITE_BATCH at a time as they come (bulk_create would list them all first)."""
+    written, issues = 0, iter(issues)
+    while batch := list(itertools.islice(issues, ISSUE_WRITE_BATCH)):
+        Issue.objects.bulk_create(batch, ignore_conflicts=True)
+        written += len(batch)
+    return written
 
 
 def image_answers(audit, pages) -> dict[str, dict]:
@@ -49,6 +60,8 @@ def image_answers(audit, pages) -> dict[str, dict]:
             if len(urls) >= IMAGE_REQUESTS_MAX_PER_AUDIT:
                 break
             urls.setdefault(url, None)
+        if len(urls) >= IMAGE_REQUESTS_MAX_PER_AUDIT:
+            break  # the rest of the pages add nothing asked
     if not urls:
         return {}
     pace = DiscoveryPacer(audit)
