@@ -11,7 +11,7 @@ them too); a redirect costs nothing (its target stands where the redirect stood)
 Memory is a few bytes a page and 4 bytes a click edge, never a row per page or a client-side result: pages are
 numbered by id in SQL, every join (links, redirects, canonicals, hreflang) runs in SQL and streams page-number
 pairs (source << 32 | target), ordered by source, through a server-side cursor, so each kind of click lands
-straight in a compressed sparse row graph of its own (an int32 target per edge, an int64 offset per page) with
+straight in a compressed sparse row graph of its own (an int32 target per edge, an int32 offset per page) with
 no sort and no source held per edge (before, an int64 per edge and its sort: 8 bytes, ~170 MiB at a million
 pages of 21 links). PostgreSQL does the sort, spilling to disk past its work_mem. The search runs level by level
 in numpy, in slices of bounded size. Only targets with a query string come back as URLs, when the project
@@ -69,7 +69,7 @@ class _Targets:
 class _Clicks:
     """One kind of click as a compressed sparse row graph."""
 
-    indptr: np.ndarray  # int64, pages + 1: page n's click targets are targets[indptr[n]:indptr[n + 1]]
+    indptr: np.ndarray  # pages + 1 (int32; int64 past 2**31 edges): page n's are targets[indptr[n]:indptr[n + 1]]
     targets: np.ndarray  # int32, one a click edge, grouped by source
 
 
@@ -182,7 +182,8 @@ def _graph_load(audit: Audit, scope: CrawlScope) -> _Graph:
 def _clicks_load(pages: int, batches, *, follows: np.ndarray | None = None) -> _Clicks:
     """A compressed sparse row graph from int64 batches of source << 32 | target in source order (kept only
     from sources that `follows`, when given): each batch's targets are appended, its sources only counted."""
-    counts = np.zeros(pages + 1, dtype=np.int64)  # counts[n + 1]: page n's edges; their running sum is indptr
+    counts = None  # counts[n + 1]: page n's edges; their running sum is indptr. Made at the first edge: a kind
+    # without any (no canonical on the site) costs nothing
     targets, last = array("i"), -1
     for keys in batches:
         sources = keys >> PAIR_SHIFT
@@ -192,11 +193,18 @@ def _clicks_load(pages: int, batches, *, follows: np.ndarray | None = None) -> _
         if follows is not None:
             kept = follows[sources]
             keys, sources = keys[kept], sources[kept]
+        if not len(keys):
+            continue
         targets.frombytes((keys & TARGET_MASK).astype(np.int32).tobytes())
         numbers, n = np.unique(sources, return_counts=True)
-        counts[numbers + 1] += n
-    np.cumsum(counts, out=counts)
-    return _Clicks(indptr=counts, targets=np.frombuffer(targets, dtype=np.int32) if targets else np.zeros(0, np.int32))
+        if counts is None:
+            counts = np.zeros(pages + 1, dtype=np.int32)
+        counts[numbers + 1] += n.astype(np.int32)
+    if counts is None:
+        return _Clicks(indptr=np.broadcast_to(np.int32(0), (pages + 1,)), targets=np.zeros(0, np.int32))
+    # 4 bytes a page while the offsets fit (2**31 edges), 8 past that
+    indptr = np.cumsum(counts, out=counts) if len(targets) < 2**31 else np.cumsum(counts, dtype=np.int64)
+    return _Clicks(indptr=indptr, targets=np.frombuffer(targets, dtype=np.int32))
 
 
 def _follows(audit_id) -> np.ndarray:
