@@ -40,9 +40,6 @@ def image_site_issues(audit_id, pages, answers: dict, settings: CheckSettings) -
     max_kb = settings.threshold("image-too-large", "max_kb")
     max_bytes = max_kb * 1024
 
-    def issue(issue_type: str, page_id, page_url: str, **details) -> Issue | None:
-        return make_issue(audit_id, issue_type, page_id=page_id, page_url=page_url, details=details, settings=settings)
-
     rows = pages.exclude(image_urls=[]).order_by("url").values_list("id", "url", "image_urls").iterator()
     for page_id, page_url, image_urls in rows:
         broken, large = [], []
@@ -55,12 +52,16 @@ def image_site_issues(audit_id, pages, answers: dict, settings: CheckSettings) -
                 broken.append({"src": src, "status_code": status, "error": answer["error"]})
             elif answer["bytes"] is not None and answer["bytes"] > max_bytes:
                 large.append({"src": src, "kb": round(answer["bytes"] / 1024)})
-        made = []
+        found = []
         if broken and settings.enabled("broken-image"):
-            made.append(
-                issue("broken-image", page_id, page_url, images_count=len(broken), images=broken[:EXAMPLES_MAX])
-            )
+            found.append(("broken-image", {"images_count": len(broken), "images": broken[:EXAMPLES_MAX]}))
         if large and settings.enabled("image-too-large"):
-            made.append(issue("image-too-large", page_id, page_url, images_count=len(large), max_kb=max_kb,
-                              images=large[:EXAMPLES_MAX]))  # fmt: skip
-        yield from filter(None, made)  # make_issue says None for a type the project disabled
+            found.append(
+                ("image-too-large", {"images_count": len(large), "max_kb": max_kb, "images": large[:EXAMPLES_MAX]})
+            )
+        for issue_type, details in found:
+            issue = make_issue(
+                audit_id, issue_type, page_id=page_id, page_url=page_url, details=details, settings=settings
+            )
+            if issue is not None:
+                yield issue

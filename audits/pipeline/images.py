@@ -56,12 +56,10 @@ def image_answers(audit, pages) -> dict[str, dict]:
     first-linked first, at most IMAGE_REQUESTS_MAX_PER_AUDIT and within IMAGE_PASS_BUDGET_S."""
     urls: dict[str, None] = {}
     for image_urls in pages.exclude(image_urls=[]).order_by("url").values_list("image_urls", flat=True).iterator():
-        for url in image_urls or []:
-            if len(urls) >= IMAGE_REQUESTS_MAX_PER_AUDIT:
-                break
-            urls.setdefault(url, None)
+        urls.update(dict.fromkeys(image_urls or []))  # a URL seen before keeps its place
         if len(urls) >= IMAGE_REQUESTS_MAX_PER_AUDIT:
             break  # the rest of the pages add nothing asked
+    urls = dict(itertools.islice(urls.items(), IMAGE_REQUESTS_MAX_PER_AUDIT))  # the last page's may go over
     if not urls:
         return {}
     pace = DiscoveryPacer(audit)
