@@ -201,6 +201,12 @@ class PageDetailSerializer(serializers.ModelSerializer):
 
     issues = PageIssueSerializer(many=True, read_only=True)
     inlinks_count = serializers.IntegerField(source="link_data.inlinks_count", read_only=True)
+    inlink_pages_count = serializers.IntegerField(
+        source="counts.inlink_pages",  # PageCounts; None when the audit's counts are not stored
+        read_only=True,
+        allow_null=True,
+        help_text="Crawled pages linking to this URL; counted at finalize",
+    )
     inlinks = InlinkSerializer(
         source="link_data.inlinks",
         many=True,
@@ -229,7 +235,7 @@ class PageDetailSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Page
-        exclude = ["audit", "issues_count"]  # the grid's sort key; `issues` lists them
+        exclude = ["audit"]
         read_only_fields = [f.name for f in Page._meta.fields]
 
 

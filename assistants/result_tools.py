@@ -181,7 +181,7 @@ def list_pages(
         url_contains=url_contains,
     )
     columns = [page_reads.COLUMNS[key] for key in GRID_COLUMNS]
-    counted = page_reads.page_counts_stored(audit=audit)
+    counted = link_reads.page_counts_stored(audit=audit)
     rows = page_reads.page_list(pages=filtered, columns=columns, sort=sort, counted=counted)
     count, rows, more = _paged(rows, page, page_size)
     return shapes.PagePage(

@@ -383,15 +383,6 @@ class Page(models.Model):
     )
     is_indexable = models.BooleanField(default=False)
     fetched_at = models.DateTimeField(null=True, blank=True)
-    inlinks_count = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Links to this URL from the audit's crawled pages; counted at finalize"
-    )
-    inlink_pages_count = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Crawled pages linking to this URL; counted at finalize"
-    )
-    issues_count = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Issue rows of this page; counted at finalize"
-    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["audit", "url"], name="page_unique_url_per_audit")]
@@ -405,13 +396,8 @@ class Page(models.Model):
             models.Index(fields=["audit", "fetched_at"], name="page_audit_fetched"),
             # The grid's "most first" sorts that a top-N sort over every page made slow on 100,000 pages: each
             # is the grid's exact ORDER BY (the column DESC NULLS LAST, then the URL), so a page of the grid,
-            # however deep, is an index range (audits.selectors.pages.page_list, page_keyset_columns).
-            MostFirstIndex(
-                F("audit"), F("issues_count").desc(nulls_last=True), F("url"), name="page_audit_issues_desc"
-            ),
-            MostFirstIndex(
-                F("audit"), F("inlinks_count").desc(nulls_last=True), F("url"), name="page_audit_inlinks_desc"
-            ),
+            # however deep, is an index range (audits.selectors.pages.page_list, page_keyset_columns). The
+            # counts finalize stores have theirs on PageCounts.
             MostFirstIndex(F("audit"), F("word_count").desc(nulls_last=True), F("url"), name="page_audit_words_desc"),
             MostFirstIndex(
                 F("audit"), Length("title").desc(nulls_last=True), F("url"), name="page_audit_title_len_desc"
@@ -420,6 +406,39 @@ class Page(models.Model):
 
     def __str__(self):
         return self.url
+
+
+class PageCounts(models.Model):
+    """A crawled page's inlinks and issue rows, counted once by finalize (audits.pipeline.page_totals) for the
+    pages grid to sort and page by. Its own narrow table, not columns of Page: storing them on the page rewrote
+    every page row (~2.2 KB, ten indexes) once more at the end of the audit, and the page heap kept the dead copy;
+    here finalize inserts ~100 bytes a page. The URL is the page's, repeated so that each sort's index is the
+    grid's exact ORDER BY (the count DESC, then the URL): the grid joins on the page and the URL
+    (audits.selectors.pages.page_list). An audit that completed before the counts were stored has no rows."""
+
+    page = models.OneToOneField(Page, on_delete=models.CASCADE, primary_key=True, related_name="counts")
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="+", db_index=False)
+    url = models.TextField(help_text="The page's URL (Page.url): the sorts' tie-break, read from their indexes")
+    inlinks = models.PositiveIntegerField(help_text="Links to this URL from the audit's crawled pages")
+    inlink_pages = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Crawled pages linking to this URL; empty: counted before it was stored"
+    )
+    issues = models.PositiveIntegerField(help_text="Issue rows of this page")
+
+    class Meta:
+        verbose_name_plural = "page counts"
+        # The grid's four sorts on the counts, most and fewest first, each its exact ORDER BY (the count, then the
+        # URL ascending either way), so that a page of the grid, however deep, is a range of one of them
+        # (audits.selectors.pages.page_list): "fewest inlinks first" is how weakly linked pages are found.
+        indexes = [
+            MostFirstIndex(F("audit"), F("issues").desc(nulls_last=True), F("url"), name="pagecounts_issues_desc"),
+            MostFirstIndex(F("audit"), F("inlinks").desc(nulls_last=True), F("url"), name="pagecounts_inlinks_desc"),
+            models.Index(fields=["audit", "issues", "url"], name="pagecounts_issues_asc"),
+            models.Index(fields=["audit", "inlinks", "url"], name="pagecounts_inlinks_asc"),
+        ]
+
+    def __str__(self):
+        return f"{self.url}: {self.inlinks} inlinks, {self.issues} issues"
 
 
 EXTERNAL_LINK_NAMESPACE = uuid.UUID("9a4e2f61-3c7b-4d58-b1e0-6f2d8c5a7e14")

@@ -29,6 +29,7 @@ from audits.checks.score import score_breakdown
 from audits.errors import AuditRefused
 from audits.models import Audit, Issue, Page, Project, Segment
 from audits.patterns import compile_pattern
+from audits.selectors.links import page_counts_stored
 
 SEGMENT_PARAM = "segment"  # the query parameter every screen, export and API list reads
 MAX_SEGMENTS_PER_PROJECT = 50
@@ -299,8 +300,8 @@ def _segment_rows(audit: Audit, choices: list[SegmentChoice]) -> list[SegmentRow
     pages = Page.objects.filter(audit=audit).annotate(
         has_error=Exists(Issue.objects.filter(page_id=OuterRef("pk"), severity=ERROR_SEVERITY))
     )
-    counted = audit.status == Audit.Status.COMPLETED and bool(audit.stats)  # Page.issues_count is stored
-    issue_sums = {f"i{i}": Sum("issues_count", filter=c.pages_q) for i, c in enumerate(choices)} if counted else {}
+    counted = page_counts_stored(audit=audit)  # PageCounts.issues is stored
+    issue_sums = {f"i{i}": Sum("counts__issues", filter=c.pages_q) for i, c in enumerate(choices)} if counted else {}
     page_figures = pages.aggregate(
         **{f"p{i}": Count("id", filter=c.pages_q) for i, c in enumerate(choices)},
         **{f"e{i}": Count("id", filter=c.pages_q & Q(has_error=True)) for i, c in enumerate(choices)},

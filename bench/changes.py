@@ -64,8 +64,9 @@ KINDS = {
 PAGE_COLUMNS = (
     "id", "audit_id", "url", "status_code", "redirect_url", "fetch_class", "content_type", "depth", "in_sitemap",
     "title", "meta_description", "canonical_url", "meta_robots", "h1", "word_count", "text_hash", "main_text_hash",
-    "main_words", "inlinks_count", "structured_data", "hreflang", "is_indexable", "fetched_at",
+    "main_words", "structured_data", "hreflang", "is_indexable", "fetched_at",
 )  # fmt: skip
+COUNTS_COLUMNS = ("page_id", "audit_id", "url", "inlinks", "inlink_pages", "issues")  # PageCounts, as finalize stores
 
 
 class ChangesBenchError(Exception):
@@ -164,7 +165,7 @@ def synthetic_pair_create(*, pages: int, percent: int = DEFAULT_PERCENT, seed: i
     from django.utils import timezone
 
     from accounts.services import account_get_or_create_for_user
-    from audits.models import Audit, Page, Project, page_id_for
+    from audits.models import Audit, Page, PageCounts, Project, page_id_for
 
     if percent * len(KINDS) > SLOTS:
         raise ChangesBenchError(f"{percent} % a kind is too many for {len(KINDS)} kinds")
@@ -196,8 +197,9 @@ def synthetic_pair_create(*, pages: int, percent: int = DEFAULT_PERCENT, seed: i
     counts = {}
     for target, changed in ((baseline, False), (audit, True)):
         written = 0
+        stored_counts = []
 
-        def rows(target=target, changed=changed):
+        def rows(target=target, changed=changed, stored_counts=stored_counts):
             nonlocal written
             for i in range(pages):
                 page = _page_values(i, _kind_of(i, percent, seed), changed=changed)
@@ -208,10 +210,12 @@ def synthetic_pair_create(*, pages: int, percent: int = DEFAULT_PERCENT, seed: i
                 for key, field in fields.items():
                     page[key] = field.get_db_prep_save(page[key], connection)
                 page.update(id=page_id_for(target.id, page["url"]), audit_id=target.id, fetched_at=now)
+                stored_counts.append((page["id"], target.id, page["url"], page.pop("inlinks_count"), 1, 0))
                 yield tuple(page[c] for c in PAGE_COLUMNS)
 
         with transaction.atomic():
             _copy_rows(Page, PAGE_COLUMNS, rows())
+            _copy_rows(PageCounts, COUNTS_COLUMNS, stored_counts)
         counts[str(target.id)] = written
     return {
         "baseline_id": str(baseline.id),

@@ -653,7 +653,14 @@ def _run_child(*args: str) -> dict:
     )
 
 
-AUDIT_TABLES = ("audits_page", "audits_issue", "scratchpad_linkedge", "scratchpad_frontier", "audits_auditevent")
+AUDIT_TABLES = (
+    "audits_page",
+    "audits_pagecounts",
+    "audits_issue",
+    "scratchpad_linkedge",
+    "scratchpad_frontier",
+    "audits_auditevent",
+)
 
 
 def audit_tables_bytes(db_name: str = FINALIZE_DB_NAME) -> int:

@@ -223,10 +223,10 @@ def _cursor_maker(audit, hub_id):
             return quote(keyset_cursor(links[rows_before - 1], link_reads.INLINK_KEYSET, tag))
         if rows_before <= 0:
             return ""
-        counted = page_reads.page_counts_stored(audit=audit)
+        counted = link_reads.page_counts_stored(audit=audit)
         rows = page_reads.page_list(pages=Page.objects.filter(audit=audit), columns=[], sort=kind, counted=counted)
         tag = page_reads.grid_cursor_tag(audit.id, kind)
-        return quote(keyset_cursor(rows[rows_before - 1], page_reads.page_keyset_columns(kind), tag))
+        return quote(keyset_cursor(rows[rows_before - 1], page_reads.page_keyset_columns(kind, counted), tag))
 
     return make
 
@@ -278,7 +278,7 @@ def _measure(audit_id: str, repeat: int, *, finalize: bool = True) -> dict:
 
     from accounts.models import Membership
     from accounts.tokens import token_create
-    from audits.models import Audit, Issue, Page
+    from audits.models import Audit, Issue, Page, PageCounts
     from audits.pipeline.finalize import audit_finalize
     from audits.segments import audit_top_folders
 
@@ -293,7 +293,8 @@ def _measure(audit_id: str, repeat: int, *, finalize: bool = True) -> dict:
     _, plaintext = token_create(user=user, name="bench")
     page_id = Page.objects.filter(audit=audit).order_by("url").values_list("id", flat=True).first()
     # The page with the most inlinks: its inlinks list is the longest the page detail can show.
-    hub_id = Page.objects.filter(audit=audit).order_by("-inlinks_count", "url").values_list("id", flat=True).first()
+    hub = PageCounts.objects.filter(audit=audit).order_by("-inlinks", "url").values_list("page_id", flat=True)
+    hub_id = hub.first() or page_id  # an audit without stored counts: any page
     counts = Issue.objects.filter(audit=audit).order_by().values_list("type").annotate(n=Count("id"))
     by_type = dict(counts.values_list("type", "n"))
     issue_type = max(by_type, key=by_type.get) if by_type else "missing-title"

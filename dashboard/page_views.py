@@ -58,6 +58,7 @@ def audit_pages(request, audit_id):
     pages = _filtered_pages(audit, form, segment)
     # Keyset pages (a seek, however deep) and no COUNT(*) over the whole audit: the stored counter says it.
     narrow = page_screens.page_filters_narrow(filters) or not form.filters_known() or segment is not None
+    counted = link_reads.page_counts_stored(audit=audit)
     context = {
         "audit": audit,
         "tab": "pages",
@@ -67,10 +68,8 @@ def audit_pages(request, audit_id):
         "columns": columns,
         "column_keys": [c.key for c in columns],
         "pages": pagination.keyset_paginate(
-            page_reads.page_list(
-                pages=pages, columns=columns, sort=sort, counted=page_reads.page_counts_stored(audit=audit)
-            ),
-            columns=page_reads.page_keyset_columns(sort),
+            page_reads.page_list(pages=pages, columns=columns, sort=sort, counted=counted),
+            columns=page_reads.page_keyset_columns(sort, counted),
             cursor=request.GET.get("cursor"),
             tag=page_reads.grid_cursor_tag(audit.id, sort),
             total=pages.count() if narrow else audit.pages_crawled,
@@ -105,7 +104,7 @@ def audit_pages_export(request, audit_id, fmt):
     segment = request_segment(request, audit)
     pages = _filtered_pages(audit, form, segment)
     rows = page_reads.page_export_queryset(
-        pages=pages, sort=form.sort_key(), counted=page_reads.page_counts_stored(audit=audit)
+        pages=pages, sort=form.sort_key(), counted=link_reads.page_counts_stored(audit=audit)
     )
     chunks = exports.pages_csv_rows if fmt == "csv" else exports.pages_json_chunks
     content_type = exports.CSV_CONTENT_TYPE if fmt == "csv" else exports.JSON_CONTENT_TYPE

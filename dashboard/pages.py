@@ -175,7 +175,7 @@ class FieldRow:
 
 
 URL_FIELDS = {"url", "redirect_url", "canonical_url", "canonical_header"}
-SHOWN_ELSEWHERE = {"id", "audit", "headings", "heading_order", "response_headers", "issues_count"}
+SHOWN_ELSEWHERE = {"id", "audit", "headings", "heading_order", "response_headers"}
 SHOWN_ELSEWHERE |= {"found_from", "found_via"}  # the "How the crawl found it" section
 SHOWN_ELSEWHERE |= {"raw_values"}  # the "Response vs render" section
 FIELD_LABELS = {

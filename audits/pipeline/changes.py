@@ -32,7 +32,7 @@ from audits.checks.external import db_id
 from audits.checks.robots import robots_directives
 from audits.dispatch import CHANGES_COMPUTE, task_send
 from audits.errors import AuditRefused, ErrorCode
-from audits.models import Audit, Page, PageChange, page_change_id_for
+from audits.models import Audit, Page, PageChange, PageCounts, page_change_id_for
 from audits.pipeline.discovery import SITEMAP_ERRORS_KEPT, SITEMAPS_KEPT
 from audits.pipeline.start import Mode, audit_mode, baseline_checked
 from audits.stats import change_stats_count
@@ -250,6 +250,7 @@ def _only_in(audit_id, other_id, field: str) -> Iterator[tuple]:
 def _compared_pages(audit_id, baseline_id) -> Iterator[tuple[str, _Side, _Side]]:
     """(url, this audit's page, the baseline's) for every URL both crawled whose compared columns differ."""
     table = connection.ops.quote_name(Page._meta.db_table)
+    counts = connection.ops.quote_name(PageCounts._meta.db_table)
     postgres = connection.vendor == "postgresql"
 
     def differ(a: str, b: str) -> str:  # NULL-safe; SQLite before 3.39 has no IS DISTINCT FROM
@@ -259,8 +260,15 @@ def _compared_pages(audit_id, baseline_id) -> Iterator[tuple[str, _Side, _Side]]
         column = f"{alias}.structured_data"
         return f"({column} -> 'types')" if postgres else f"json_extract({column}, '$.types')"
 
+    def column(alias: str, name: str) -> str:
+        if name == "sd_types":
+            return types(alias)
+        if name == "inlinks_count":  # PageCounts.inlinks, joined as {alias}k; NULL when not stored
+            return f"{alias}k.inlinks"
+        return f"{alias}.{name}"
+
     def select(alias: str) -> str:
-        return ", ".join(types(alias) if c == "sd_types" else f"{alias}.{c}" for c in _COLUMNS)
+        return ", ".join(column(alias, c) for c in _COLUMNS)
 
     def answered_ok(alias: str) -> str:  # _Side.answered_ok
         return f"{alias}.fetch_class = 'ok' AND {alias}.status_code BETWEEN 200 AND 299"
@@ -270,6 +278,7 @@ def _compared_pages(audit_id, baseline_id) -> Iterator[tuple[str, _Side, _Side]]
     sql = f"""
         SELECT {select("c")}, {select("b")}
         FROM {table} c JOIN {table} b ON b.audit_id = %s AND b.url = c.url
+        LEFT JOIN {counts} ck ON ck.page_id = c.id LEFT JOIN {counts} bk ON bk.page_id = b.id
         WHERE c.audit_id = %s AND (
             {differ("c.status_code", "b.status_code")} OR c.fetch_class <> b.fetch_class
             OR c.redirect_url <> b.redirect_url OR c.is_indexable <> b.is_indexable
@@ -277,7 +286,7 @@ def _compared_pages(audit_id, baseline_id) -> Iterator[tuple[str, _Side, _Side]]
                 OR c.x_robots_tag <> b.x_robots_tag OR c.canonical_url <> b.canonical_url
                 OR c.canonical_header <> b.canonical_header))
             OR {differ("c.depth", "b.depth")} OR c.in_sitemap <> b.in_sitemap
-            OR ABS(COALESCE(c.inlinks_count, 0) - COALESCE(b.inlinks_count, 0)) >= %s
+            OR ABS(COALESCE(ck.inlinks, 0) - COALESCE(bk.inlinks, 0)) >= %s
             OR ({answered_ok("c")} AND {answered_ok("b")} AND (
                 c.canonical_url <> b.canonical_url OR c.canonical_header <> b.canonical_header
                 OR c.meta_robots <> b.meta_robots OR c.x_robots_tag <> b.x_robots_tag

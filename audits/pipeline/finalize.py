@@ -6,7 +6,7 @@ import time
 
 from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_count, score_breakdown_from
 from audits.checks.site import run_site_checks
-from audits.models import Audit, Page
+from audits.models import Audit, Page, PageCounts
 from audits.pipeline.bots import bots_judge
 from audits.pipeline.changes import changes_store
 from audits.pipeline.depth import page_depths_store
@@ -62,9 +62,9 @@ def audit_finalize(*, audit_id) -> bool:
     external_links_judge(audit, finalize_started=started)  # the external link pass: asks other sites, then issues
     heap_trim()
     page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them
-    # Statistics taken before the counts existed say they are all NULL: the grid's sorts on them would then
+    # Statistics taken before this audit's counts existed say it has none: the grid's sorts on them would then
     # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).
-    planner_statistics_refresh(Page)
+    planner_statistics_refresh(PageCounts)
     # After the counts (inlinks are a compared field) and before the figures (they count the changes per field).
     changes_store(audit)  # what changed on each URL since the baseline (the project's previous audit by default)
     # The completed audit's pages and issues no longer change: its screens read these figures instead of

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
-from audits.models import Page
+from audits.models import Audit, Page, PageCounts
 from audits.selectors.pagination import KeysetColumn
 from scratchpad.models import LinkEdge
 
@@ -29,11 +29,21 @@ def page_inlinks_subquery() -> Subquery:
 
 def page_inlinks_count():
     """An annotation for a Page queryset: links to the page's URL from the audit's crawled pages (every
-    <a> counts, as in a crawler's Inlinks column). Finalize stores the count on the page (sorting 10,000 pages
-    by a per-row subquery takes most of a second); until then, or for an audit that never finalized, a
-    subquery on LinkEdge's (audit, target_url) index counts it. COALESCE evaluates the subquery only for a
-    NULL column."""
-    return Coalesce(F("inlinks_count"), page_inlinks_subquery(), Value(0))
+    <a> counts, as in a crawler's Inlinks column). Finalize stores the count (PageCounts.inlinks: sorting 10,000
+    pages by a per-row subquery takes most of a second); until then, or for an audit that never finalized, a
+    subquery on LinkEdge's (audit, target_url) index counts it. COALESCE evaluates the subquery only where the
+    page has no stored count."""
+    return Coalesce(F("counts__inlinks"), page_inlinks_subquery(), Value(0))
+
+
+def page_counts_stored(*, audit: Audit) -> bool:
+    """Whether finalize stored every page's inlinks and issues (PageCounts): a completed audit with its page
+    figures (audits.stats) and its counts rows (one index probe; an audit completed before the counts were
+    stored has none). The grid then sorts on the stored counts, which PageCounts' (audit, count DESC NULLS LAST,
+    url) indexes serve; otherwise the counts are counted in the query."""
+    if audit.status != Audit.Status.COMPLETED or not audit.stats:
+        return False
+    return PageCounts.objects.filter(audit_id=audit.id).exists()
 
 
 def inlink_pages_subquery():
@@ -74,7 +84,7 @@ class Inlinks:
 def page_inlinks_summary(*, page: Page) -> Inlinks:
     """The page's inlinks as the grid counts them: links (stored at finalize, else summed now) and linking pages."""
     pages = page_inlinks_total(page=page)
-    links = page.inlinks_count
+    links = PageCounts.objects.filter(page_id=page.id).values_list("inlinks", flat=True).first()
     if links is None:
         edges = LinkEdge.objects.filter(audit_id=page.audit_id, target_url=page.url)
         links = edges.aggregate(n=Coalesce(Sum("link_count"), Value(0)))["n"]

@@ -1,21 +1,22 @@
-"""The figures finalize stores (audits.stats, Page.issues_count): equal to a recount of the rows they sum up, read
+"""The figures finalize stores (audits.stats, PageCounts): equal to a recount of the rows they sum up, read
 without a query once the audit completed, counted for any other audit, and the screens that read them show
 the same figures either way."""
 
 import pytest
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, Value
+from django.db.models.functions import Coalesce
 from django.test.utils import CaptureQueriesContext
 
 from audits import stats
 from audits.checks.score import score_breakdown
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, Issue, Page, PageCounts
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from audits.priority import issue_summary
 from audits.selectors.audits import audit_progress
 from audits.selectors.issues import issues_by_severity, issues_by_type
-from audits.selectors.links import page_inlinks_count
+from audits.selectors.links import page_inlinks_subquery
 from dashboard.report import report_summary
 from dashboard.selectors import page_distributions
 from tests.factories import ProjectFactory
@@ -63,9 +64,11 @@ def test_finalize_stores_figures_equal_to_a_recount(crawled, django_assert_num_q
     assert sum(row["n"] for row in audit.stats["issue_types"]) == Issue.objects.filter(audit=audit).count()
     # Each page's issue rows and inlinks, as the grid counted them before finalize stored them.
     pages = Page.objects.filter(audit=audit).order_by("url")
-    recount = pages.annotate(rows=Count("issues"), counted=page_inlinks_count()).values_list("url", "rows", "counted")
-    assert list(pages.values_list("url", "issues_count", "inlinks_count")) == list(recount)
-    assert pages.filter(issues_count__gt=1).exists() and pages.filter(issues_count=0).exists()
+    counted = Coalesce(page_inlinks_subquery(), Value(0))  # from the link edges, not the stored counts
+    recount = pages.annotate(rows=Count("issues"), counted=counted).values_list("url", "rows", "counted")
+    stored = PageCounts.objects.filter(audit=audit).order_by("url")
+    assert list(stored.values_list("url", "issues", "inlinks")) == list(recount)
+    assert stored.filter(issues__gt=1).exists() and stored.filter(issues=0).exists()
     # A completed audit reads them without a query.
     with django_assert_num_queries(0):
         assert stats.page_stats(audit=audit) is audit.stats

@@ -9,8 +9,9 @@ import pytest
 from django.urls import reverse
 
 from audits import exports
-from audits.models import Audit, Page
-from audits.pipeline.page_totals import page_counts_store, page_inlinks_store
+from audits.models import Audit, Page, PageCounts
+from audits.pipeline.page_totals import page_counts_store
+from audits.selectors import links as link_reads
 from audits.selectors import pages as page_reads
 from audits.selectors.pagination import keyset_paginate
 from audits.stats import audit_stats_count
@@ -163,22 +164,34 @@ def test_pages_of_another_account_are_not_reachable(client, grid, stranger):
     assert client.get(reverse("audits:audit-pages-export", args=[audit.id, "csv"])).status_code == 404
 
 
-def test_finalize_stores_the_inlinks_and_the_grid_reads_the_stored_count(owner_client, grid):
-    audit, pages = grid
-    assert page_inlinks_store(audit_id=audit.id) == 8
-    pages["a"].refresh_from_db()
-    assert pages["a"].inlinks_count == 3
-    Page.objects.filter(id=pages["c"].id).update(inlinks_count=42)  # the stored figure wins over a recount
-    counts = {p.url: p.inlinks for p in owner_client.get(
-        reverse("audits:audit-pages", args=[audit.id]), {"sort": "-inlinks"}).context["pages"].object_list}  # fmt: skip
-    assert counts[pages["c"].url] == 42 and counts[pages["a"].url] == 3
-
-
 def _store_counts(audit):
     """What finalize does after the site checks (audits.pipeline.finalize)."""
     page_counts_store(audit_id=audit.id)
     Audit.objects.filter(id=audit.id).update(stats=audit_stats_count(audit_id=audit.id))
     audit.refresh_from_db()
+
+
+def test_finalize_stores_the_inlinks_and_the_grid_reads_the_stored_count(owner_client, grid):
+    audit, pages = grid
+    _store_counts(audit)
+    assert PageCounts.objects.filter(audit=audit).count() == 8
+    assert PageCounts.objects.get(page=pages["a"]).inlinks == 3
+    PageCounts.objects.filter(page=pages["c"]).update(inlinks=42)  # the stored figure wins over a recount
+    counts = {p.url: p.inlinks for p in owner_client.get(
+        reverse("audits:audit-pages", args=[audit.id]), {"sort": "-inlinks"}).context["pages"].object_list}  # fmt: skip
+    assert counts[pages["c"].url] == 42 and counts[pages["a"].url] == 3
+
+
+def test_a_completed_audit_without_stored_counts_counts_them_in_the_query(owner_client, grid):
+    """An audit finalized before the counts were stored (the migration copies none for it): every page is still
+    listed, sorted by counts made in the query, not an empty grid from a join on missing rows."""
+    audit, pages = grid
+    _store_counts(audit)
+    PageCounts.objects.filter(audit=audit).delete()
+    assert not link_reads.page_counts_stored(audit=audit)
+    response = owner_client.get(reverse("audits:audit-pages", args=[audit.id]), {"sort": "-inlinks"})
+    rows = response.context["pages"].object_list
+    assert len(rows) == 8 and rows[0].url == pages["a"].url and rows[0].inlinks == 3
 
 
 @pytest.mark.parametrize("sort", ["-issues", "issues", "-inlinks", "inlinks"])
@@ -188,10 +201,10 @@ def test_the_grid_sorts_on_the_stored_counts_as_it_did_on_counted_ones(owner_cli
     url = reverse("audits:audit-pages", args=[audit.id])
     params = {"sort": sort, "cols": ["inlinks", "issues"]}
     counted = [(p.url, p.inlinks, p.issues_total) for p in owner_client.get(url, params).context["pages"]]
-    assert not page_reads.page_counts_stored(audit=audit)
+    assert not link_reads.page_counts_stored(audit=audit)
     _store_counts(audit)
-    assert page_reads.page_counts_stored(audit=audit)
-    assert dict(Page.objects.filter(audit=audit).values_list("url", "issues_count")) == {
+    assert link_reads.page_counts_stored(audit=audit)
+    assert dict(PageCounts.objects.filter(audit=audit).values_list("url", "issues")) == {
         url: issues for url, _inlinks, issues in counted
     }
     response = owner_client.get(url, params)
@@ -200,7 +213,9 @@ def test_the_grid_sorts_on_the_stored_counts_as_it_did_on_counted_ones(owner_cli
     assert counted[0 if sort.startswith("-") else -1][1:] == (3, 2)
 
 
-@pytest.mark.parametrize("sort", ["-issues", "-inlinks", "-words", "words", "-title_len", "-depth", "depth", "-url"])
+@pytest.mark.parametrize(
+    "sort", ["-issues", "issues", "-inlinks", "inlinks", "-words", "words", "-title_len", "-depth", "depth", "-url"]
+)
 def test_keyset_pages_of_every_sort_hold_each_page_once_in_order_both_ways(grid, sort):
     """Two rows a page, forwards to the end and back: the bound the keyset adds on the sorted column (an index
     range) keeps every row, NULLs last included."""
@@ -210,7 +225,7 @@ def test_keyset_pages_of_every_sort_hold_each_page_once_in_order_both_ways(grid,
     _store_counts(audit)
     rows = page_reads.page_list(pages=Page.objects.filter(audit=audit), columns=[], sort=sort, counted=True)
     expected = [p.url for p in rows]
-    columns = page_reads.page_keyset_columns(sort)
+    columns = page_reads.page_keyset_columns(sort, counted=True)
     seen, cursor = [], None
     while True:
         page = keyset_paginate(rows, columns=columns, cursor=cursor, tag=sort, per_page=2)

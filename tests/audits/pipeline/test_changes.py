@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from audits.errors import AuditRefused
-from audits.models import Audit, Page, PageChange, page_change_id_for
+from audits.models import Audit, Page, PageChange, PageCounts, page_change_id_for
 from audits.pipeline.changes import (
     INLINKS_CHANGE_MIN_LINKS,
     SITEMAP_CHANGES_MAX,
@@ -123,7 +123,12 @@ def pair(db):
 
 
 def _page(audit, path: str, **fields) -> Page:
-    return PageFactory(audit=audit, url="https://example.com" + path, **fields)
+    """A page; `inlinks_count` is stored as its PageCounts row as finalize stores it (None: no row)."""
+    inlinks = fields.pop("inlinks_count", None)
+    page = PageFactory(audit=audit, url="https://example.com" + path, **fields)
+    if inlinks is not None:
+        PageCounts.objects.create(page=page, audit=audit, url=page.url, inlinks=inlinks, inlink_pages=1, issues=0)
+    return page
 
 
 def _changes(pair, before: dict, after: dict, path: str = "/p") -> set[tuple[str, str, str, str]]:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, Issue, Page, PageCounts
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from bench.rss import RssSampler
@@ -55,7 +55,7 @@ def test_a_broken_link_at_position_3000_of_4000_is_found_and_every_link_is_count
     edges = dict(LinkEdge.objects.filter(source_page=home).values_list("target_url", "link_count"))
     assert len(edges) == len(TARGETS) + 1 and sum(edges.values()) == INDEX_LINKS and edges[base + "/gone"] == 1
     # Inlinks count every link: /p0 is linked from the index 400 times less the one replaced by /gone.
-    inlinks = dict(Page.objects.filter(audit=audit).values_list("url", "inlinks_count"))
+    inlinks = dict(PageCounts.objects.filter(audit=audit).values_list("url", "inlinks"))
     assert inlinks[base + "/p0"] == INDEX_LINKS // len(TARGETS) - 1
     assert inlinks[base + "/p1"] == INDEX_LINKS // len(TARGETS)
     assert inlinks[base + "/"] == len(TARGETS)  # each target page links home once

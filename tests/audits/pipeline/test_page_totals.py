@@ -1,13 +1,13 @@
-"""Finalize's page totals (audits.pipeline.page_totals): every page's inlinks (links, summed over linking pages)
-and issue rows stored on the page in one statement, equal to what a recount of the link graph and the issues
-gives. A real crawl of a site served on 127.0.0.1."""
+"""Finalize's page totals (audits.pipeline.page_totals): every page's inlinks (links, summed over linking pages),
+linking pages and issue rows stored as its PageCounts row in one statement, equal to what a recount of the link
+graph and the issues gives; stored again, replaced. A real crawl of a site served on 127.0.0.1."""
 
 import pytest
 from django.db.models import Sum
 
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, Issue, Page, PageCounts
 from audits.pipeline.inline import pipeline_run_inline
-from audits.pipeline.page_totals import page_counts_store, page_inlinks_store
+from audits.pipeline.page_totals import page_counts_store
 from audits.pipeline.start import audit_start
 from scratchpad.models import LinkEdge
 from tests.factories import ProjectFactory
@@ -37,7 +37,7 @@ def _stored(audit) -> dict:
     base = audit.start_url.rstrip("/")
     return {
         url.removeprefix(base) or "/": (inlinks, issues)
-        for url, inlinks, issues in Page.objects.filter(audit=audit).values_list("url", "inlinks_count", "issues_count")
+        for url, inlinks, issues in PageCounts.objects.filter(audit=audit).values_list("url", "inlinks", "issues")
     }
 
 
@@ -57,15 +57,18 @@ def test_finalize_stores_each_pages_links_in_and_issue_rows(audit):
     assert stored["/missing"][1] >= 1  # the broken page has its issue rows counted
 
 
-def test_stored_again_from_nothing_the_totals_are_the_same(audit):
+def test_stored_again_the_totals_replace_the_earlier_ones(audit):
+    """Finalize can run again (a revived audit): its counts replace the rows of the run before, none twice."""
     before = _stored(audit)
-    Page.objects.filter(audit=audit).update(inlinks_count=0, issues_count=0)
-    assert page_inlinks_store(audit_id=audit.id) == len(before)
-    assert {path: inlinks for path, (inlinks, _) in _stored(audit).items()} == {
-        path: inlinks for path, (inlinks, _) in before.items()
-    }
+    assert len(before) == Page.objects.filter(audit=audit).count()
+    PageCounts.objects.filter(audit=audit).update(inlinks=0, issues=0)
     assert page_counts_store(audit_id=audit.id) == len(before)
     assert _stored(audit) == before
+    PageCounts.objects.filter(audit=audit).delete()
+    assert page_counts_store(audit_id=audit.id) == len(before)
+    assert _stored(audit) == before
+    urls = PageCounts.objects.filter(audit=audit).values_list("url", "page__url")
+    assert all(url == page_url for url, page_url in urls)  # the sorts' tie-break is the page's own URL
 
 
 def test_finalize_stores_each_pages_linking_pages(audit):
@@ -74,7 +77,7 @@ def test_finalize_stores_each_pages_linking_pages(audit):
     base = audit.start_url.rstrip("/")
     stored = {
         url.removeprefix(base) or "/": pages
-        for url, pages in Page.objects.filter(audit=audit).values_list("url", "inlink_pages_count")
+        for url, pages in PageCounts.objects.filter(audit=audit).values_list("url", "inlink_pages")
     }
     assert stored == {"/": 1, "/a": 1, "/b": 2, "/missing": 1}
     recounted = {
