@@ -15,13 +15,14 @@ age —
     keep seeing what was sent (its examples and page lists) until the link is revoked or expires; then it is
     pruned like the others.
 Every other completed, failed or cancelled audit older than the project's N-th newest completed one is pruned:
-`Audit.summarised_at` is set, then its Page, Issue (page-level and site-wide), LinkEdge, ExternalLink, AgentFetch
-and LighthouseResult rows (and the Lighthouse report files) are deleted, then `stats["retention"]["pruned_at"]`
-says the rows are all gone. Its PageChange rows, events, score and stats stay, and so do its share links, credits
-and PDFs. summarised_at is set first, in the transaction that checks the protections once more with the audit row
-locked: from then on every reader that refuses a summarised audit (a new audit's or a later baseline,
-audits.pipeline.start.baseline_checked; the changes' recompute; the screens) refuses it, so none reads the rows
-while they go. An audit summarised but not yet pruned (a prune killed mid-way) is resumed by the next run.
+`Audit.summarised_at` is set, then its Page, PageCounts, Issue (page-level and site-wide), LinkEdge, ExternalLink,
+AgentFetch and LighthouseResult rows (and the Lighthouse report files) are deleted, then
+`stats["retention"]["pruned_at"]` says the rows are all gone. Its PageChange rows, events, score and stats stay, and
+so do its share links, credits and PDFs. summarised_at is set first, in the transaction that checks the
+protections once more with the audit row locked: from then on every reader that refuses a summarised audit (a new
+audit's or a later baseline, audits.pipeline.start.baseline_checked; the changes' recompute; the screens) refuses
+it, so none reads the rows while they go. An audit summarised but not yet pruned (a prune killed mid-way) is
+resumed by the next run.
 
 Before anything is deleted, what the screens read without page rows is made sure of, in one transaction
 (`summary_keep`): the stored figures of audits.stats (counted now when missing, e.g. a failed audit's), and the
@@ -53,7 +54,17 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from audits.checks.score import pages_without_errors_count, score_breakdown_from
 from audits.comparison import comparison_pages, comparison_summary
-from audits.models import AgentFetch, Audit, ExternalLink, Issue, LighthouseResult, Page, Project, ShareLink
+from audits.models import (
+    AgentFetch,
+    Audit,
+    ExternalLink,
+    Issue,
+    LighthouseResult,
+    Page,
+    PageCounts,
+    Project,
+    ShareLink,
+)
 from audits.selectors.audits import previous_audit
 from audits.selectors.retention import keep_page_rows_for
 from audits.stats import audit_stats_count
@@ -93,6 +104,7 @@ PRUNED_TABLES = (
     PrunedTable(LinkEdge, ("target_url",)),  # linkedge_audit_target
     PrunedTable(ExternalLink, ("url",)),  # externallink_unique_url_per_audit
     PrunedTable(AgentFetch, ("url", "agent")),  # agentfetch_unique_url_agent_per_audit
+    PrunedTable(PageCounts, ("issues", "url")),  # pagecounts_issues_asc; before the pages its rows point to
     PrunedTable(Page, ("url",)),  # page_unique_url_per_audit
 )
 

@@ -17,6 +17,7 @@ from audits.models import (
     LighthouseResult,
     Page,
     PageChange,
+    PageCounts,
     Project,
 )
 from scratchpad.models import LinkEdge
@@ -95,6 +96,7 @@ class TableSpace:
 # Each page-level or history table of a project's audits: (label, model, how its rows are known).
 SPACE_TABLES = (
     ("Pages", Page, "counter"),
+    ("Page counts", PageCounts, "counter"),  # a row a page, stored at finalize
     ("Issues", Issue, "stats"),
     ("Link edges", LinkEdge, "ratio"),
     ("External links", ExternalLink, "count"),

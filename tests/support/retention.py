@@ -20,6 +20,7 @@ from audits.models import (
     issue_id_for,
     lighthouse_id_for,
 )
+from audits.pipeline.page_totals import page_counts_store
 from audits.stats import audit_stats_count
 from scratchpad.models import LinkEdge
 from tests.factories import AuditEventFactory, PageFactory
@@ -67,6 +68,7 @@ def audit_with_rows(project, *, days_ago: int, pages: int = 12, status=Audit.Sta
         strategy="mobile", status="ok", performance=90, report_path=str(report.relative_to(settings.MEDIA_ROOT)),
     )  # fmt: skip
     AuditEventFactory(audit=audit)
+    page_counts_store(audit_id=audit.id)  # its PageCounts rows, as finalize stores them for any audit it ends
     stats = audit_stats_count(audit_id=audit.id)
     if status == Audit.Status.COMPLETED:
         _n, clean = pages_without_errors_count(Page.objects.filter(audit_id=audit.id))
