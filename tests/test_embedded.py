@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 
 import pytest
@@ -39,6 +40,15 @@ def test_cli_runs_the_whole_pipeline_in_process(small_site, embedded_env):
     result = json.loads(done.stdout)
     assert result["status"] == "completed"
     assert result["pages_crawled"] == len(manifest.expected_urls(base))
+    # Finalize stored every page's counts on SQLite too (audits.pipeline.page_totals' batched path), each inlink
+    # figure the sum of the page's link edges.
+    with sqlite3.connect(embedded_env["DATABASE_URL"].removeprefix("sqlite:///")) as db:
+        rows = db.execute(
+            "SELECT c.url, c.inlinks, (SELECT COALESCE(SUM(e.link_count), 0) FROM scratchpad_linkedge e "
+            "WHERE e.audit_id = c.audit_id AND e.target_url = c.url) FROM audits_pagecounts c"
+        ).fetchall()
+    assert len(rows) == result["pages_crawled"]
+    assert all(stored == summed for _url, stored, summed in rows) and any(stored for _url, stored, _ in rows)
 
 
 def test_worker_with_two_processes_runs_chords_on_sqlite(small_site, embedded_env):

@@ -2,6 +2,8 @@
 row, so the pages grid sorts and pages by plain columns of a narrow table. Writes; the counts' reads are
 audits.selectors.pages and audits.selectors.links."""
 
+from itertools import islice
+
 from django.db import connection, transaction
 from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -9,6 +11,8 @@ from django.db.models.functions import Coalesce
 from audits.models import Issue, Page, PageCounts
 from audits.selectors.links import inlink_pages_subquery, page_inlinks_subquery
 from scratchpad.models import LinkEdge
+
+COUNTS_WRITE_BATCH = 1_000  # PageCounts rows a bulk INSERT where the counts are not one INSERT … SELECT (SQLite)
 
 
 def _issues_subquery() -> Subquery:
@@ -36,11 +40,14 @@ def page_counts_store(*, audit_id) -> int:
                 )
                 .values_list("id", "url", "n_inlinks", "n_pages", "n_issues")
             )
-            counts = [
+            counts = (
                 PageCounts(page_id=page_id, audit_id=audit_id, url=url, inlinks=n, inlink_pages=sources, issues=i)
-                for page_id, url, n, sources, i in rows.iterator()
-            ]
-            return len(PageCounts.objects.bulk_create(counts, batch_size=1000))
+                for page_id, url, n, sources, i in rows.iterator(chunk_size=COUNTS_WRITE_BATCH)
+            )
+            stored = 0
+            while batch := list(islice(counts, COUNTS_WRITE_BATCH)):  # bounded memory on `make run`'s SQLite too
+                stored += len(PageCounts.objects.bulk_create(batch))
+            return stored
         pages, edges, issues = Page._meta.db_table, LinkEdge._meta.db_table, Issue._meta.db_table
         with connection.cursor() as cursor:
             cursor.execute(
