@@ -26,6 +26,7 @@ from audits.models import (
     LighthouseResult,
     Page,
     PageChange,
+    PageCounts,
     Project,
     ReportEmail,
     ReportPdf,
@@ -214,6 +215,20 @@ class PageFactory(factory.django.DjangoModelFactory):
     word_count = 300
     response_time_ms = 120
     fetched_at = factory.LazyFunction(timezone.now)
+
+
+class PageCountsFactory(factory.django.DjangoModelFactory):
+    """A page's stored counts as finalize writes them (audits.pipeline.page_totals); audit and URL are the page's."""
+
+    class Meta:
+        model = PageCounts
+
+    page = factory.SubFactory(PageFactory)
+    audit = factory.SelfAttribute("page.audit")
+    url = factory.SelfAttribute("page.url")
+    inlinks = 3
+    inlink_pages = 2
+    issues = 1
 
 
 class IssueFactory(factory.django.DjangoModelFactory):
