@@ -5,10 +5,9 @@ keeps its numbers."""
 import uuid
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from accounts.models import Plan
+from tests.support.migrations import migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -18,10 +17,8 @@ BEFORE_0005 = "0004_i29_default_plan_whole_ceiling"
 OLD_0005 = {"pages_per_audit": 100_000, "monthly_units": 1_000_000, "running_audits": 3}
 
 
-def _migrate(target: str | None) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([("accounts", target)] if target else executor.loader.graph.leaf_nodes())
+def _migrate(target=None) -> None:
+    migrate_to("accounts", target)
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from audits.models import PageCounts
+from tests.support.migrations import apps_at, migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -16,9 +16,7 @@ BEFORE = "0031_i28_sitemap_changes"
 
 
 def _migrate(target=None) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([("audits", target)] if target else executor.loader.graph.leaf_nodes())
+    migrate_to("audits", target)
 
 
 def _fill(apps) -> dict:
@@ -62,7 +60,7 @@ def _page_columns(ids) -> dict:
 def test_stored_counts_move_to_their_rows_and_come_back_backwards():
     _migrate(BEFORE)
     try:
-        pages = _fill(MigrationExecutor(connection).loader.project_state([("audits", BEFORE)]).apps)
+        pages = _fill(apps_at("audits", BEFORE))
     finally:
         _migrate()  # the newest migrations: the models below are today's
     rows = {c.page_id: c for c in PageCounts.objects.filter(page_id__in=pages)}

@@ -7,10 +7,10 @@ import uuid
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from audits.checks.score import SCORE_FORMULA_VERSION
 from audits.models import Audit
+from tests.support.migrations import apps_at, migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -19,9 +19,7 @@ PAGES = 4
 
 
 def _migrate(target=None) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([("audits", target)] if target else executor.loader.graph.leaf_nodes())
+    migrate_to("audits", target)
 
 
 def _fill(apps) -> dict:
@@ -60,7 +58,7 @@ def _fill(apps) -> dict:
 def test_old_audits_are_rescored_and_the_old_score_comes_back_backwards():
     _migrate(BEFORE)
     try:
-        ids = _fill(MigrationExecutor(connection).loader.project_state([("audits", BEFORE)]).apps)
+        ids = _fill(apps_at("audits", BEFORE))
     finally:
         _migrate()  # the newest migrations: the models below are today's
     stored, counted, failed = (Audit.objects.get(id=ids[k]) for k in ("stored", "counted", "failed"))

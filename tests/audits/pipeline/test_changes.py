@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from audits.errors import AuditRefused
-from audits.models import Audit, Page, PageChange, PageCounts, page_change_id_for
+from audits.models import Audit, Page, PageChange, page_change_id_for
 from audits.pipeline.changes import (
     INLINKS_CHANGE_MIN_LINKS,
     SITEMAP_CHANGES_MAX,
@@ -23,7 +23,7 @@ from audits.pipeline.start import audit_start
 from audits.services import audit_baseline_set
 from audits.stats import change_stats_count
 from audits.tasks import changes_compute
-from tests.factories import AuditFactory, PageFactory, ProjectFactory
+from tests.factories import AuditFactory, PageCountsFactory, PageFactory, ProjectFactory
 from tests.support.sites.versions import audit_versions, expected_changes, serve_versions
 
 COMPLETED = Audit.Status.COMPLETED
@@ -127,7 +127,7 @@ def _page(audit, path: str, **fields) -> Page:
     inlinks = fields.pop("inlinks_count", None)
     page = PageFactory(audit=audit, url="https://example.com" + path, **fields)
     if inlinks is not None:
-        PageCounts.objects.create(page=page, audit=audit, url=page.url, inlinks=inlinks, inlink_pages=1, issues=0)
+        PageCountsFactory(page=page, inlinks=inlinks)
     return page
 
 
