@@ -10,6 +10,8 @@ import pytest
 
 from audits.models import Audit, LighthouseResult
 from audits.pipeline.lighthouse import parse_report
+from audits.pipeline.page_totals import page_counts_store
+from audits.stats import audit_stats_count
 from scratchpad.models import LinkEdge
 from tests.dashboard.conftest import SITE, finished_audit, make_issue, make_page
 from tests.dashboard.test_browser import SCREENSHOTS, sign_in
@@ -126,6 +128,9 @@ def _site(owner, media_root: Path):
     assert LighthouseResult.objects.filter(audit=audit).count() == 4
     # The counters a crawl keeps equal to its page rows: the grid's unfiltered total and export label read them.
     Audit.objects.filter(id=audit.id).update(pages_crawled=len(pages), pages_total=len(pages))
+    # Its counts and figures stored as finalize stores them: the grid sorts on PageCounts.
+    page_counts_store(audit_id=audit.id)
+    Audit.objects.filter(id=audit.id).update(stats=audit_stats_count(audit_id=audit.id))
     audit.refresh_from_db()
     return audit, home
 
@@ -150,6 +155,11 @@ def test_pages_detail_and_performance_screens_fit_and_pass_axe(browser, live_ser
     screens += [
         (f"pages-{view}", f"/pages/?view={view}")
         for view in ("titles", "descriptions", "h1", "canonicals", "directives")
+    ]
+    counts = "cols=inlinks&cols=issues"  # sorted on the stored counts, most inlinks and fewest issues first
+    screens += [
+        ("pages-by-inlinks", f"/pages/?sort=-inlinks&{counts}"),
+        ("pages-by-issues", f"/pages/?sort=issues&{counts}"),
     ]
     screens += [("page-detail", f"/pages/{home.id}/"), ("performance", "/performance/")]
     for width in WIDTHS:
