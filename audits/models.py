@@ -410,11 +410,12 @@ class Page(models.Model):
 
 class PageCounts(models.Model):
     """A crawled page's inlinks and issue rows, counted once by finalize (audits.pipeline.page_totals) for the
-    pages grid to sort and page by. Its own narrow table, not columns of Page: storing them on the page rewrote
-    every page row (~2.2 KB, ten indexes) once more at the end of the audit, and the page heap kept the dead copy;
-    here finalize inserts ~100 bytes a page. The URL is the page's, repeated so that each sort's index is the
-    grid's exact ORDER BY (the count DESC, then the URL): the grid joins on the page and the URL
-    (audits.selectors.pages.page_list). An audit that completed before the counts were stored has no rows."""
+    pages grid to sort and page by, and a copy of every other column the grid sorts on. Its own narrow table, not
+    columns of Page: storing the counts on the page rewrote every page row (~2.2 KB, ten indexes) once more at the
+    end of the audit, and the page heap kept the dead copy; here finalize inserts ~250 bytes a page. The URL is
+    the page's, repeated so that each count sort's index is the grid's exact ORDER BY (the count DESC, then the
+    URL), and so that the grid's other sorts, unfiltered, order these rows alone instead of the ~2.6 KB page rows
+    (audits.selectors.pages.page_sort_keys). An audit that completed before the counts were stored has no rows."""
 
     page = models.OneToOneField(Page, on_delete=models.CASCADE, primary_key=True, related_name="counts")
     audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -424,6 +425,20 @@ class PageCounts(models.Model):
         null=True, blank=True, help_text="Crawled pages linking to this URL; empty: counted before it was stored"
     )
     issues = models.PositiveIntegerField(help_text="Issue rows of this page")
+    # Copies of the page's sorted columns (audits.selectors.pages.PAGE_SORTS), under the names the grid's ordering
+    # uses, and whether the text views list the page: the grid's keys, read from ~250-byte rows.
+    status_code = models.IntegerField(null=True, blank=True)
+    depth = models.PositiveIntegerField(null=True, blank=True)
+    title = models.TextField(blank=True)
+    title_len = models.PositiveIntegerField(default=0, help_text="Characters of the title")
+    description_len = models.PositiveIntegerField(default=0, help_text="Characters of the meta description")
+    h1 = models.TextField(blank=True)
+    h1_len = models.PositiveIntegerField(default=0, help_text="Characters of the first H1")
+    h1_count = models.PositiveSmallIntegerField(default=0)
+    response_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    bytes = models.PositiveIntegerField(default=0)
+    word_count = models.PositiveIntegerField(default=0)
+    html = models.BooleanField(default=False, help_text="A 2xx HTML page: the ones the text views list")
 
     class Meta:
         verbose_name_plural = "page counts"

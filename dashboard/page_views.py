@@ -59,6 +59,8 @@ def audit_pages(request, audit_id):
     # Keyset pages (a seek, however deep) and no COUNT(*) over the whole audit: the stored counter says it.
     narrow = page_screens.page_filters_narrow(filters) or not form.filters_known() or segment is not None
     counted = link_reads.page_counts_stored(audit=audit)
+    # Unfiltered, a counted audit's grid is sorted on its narrow counts rows (no index serves most sorts).
+    keys = page_reads.page_sort_keys(audit=audit, view=view.key, sort=sort) if counted and not narrow else None
     context = {
         "audit": audit,
         "tab": "pages",
@@ -75,6 +77,7 @@ def audit_pages(request, audit_id):
             total=pages.count() if narrow else audit.pages_crawled,
             total_is_estimate=not narrow and audit.status == audit.Status.RUNNING,
             keys_first=True,  # most sorts have no index: the whole audit is sorted on its keys alone
+            keys=keys,
         ),
         "sort": sort,
         "sort_caption": page_screens.sort_caption(sort),

@@ -40,6 +40,7 @@ from audits.models import (
     page_change_id_for,
     page_id_for,
 )
+from audits.selectors.pages import HTML_TYPES
 from scratchpad.models import CrawlChunk, Frontier, LinkEdge, ShapeText, SkippedURL, Throttle
 from webhooks.models import Webhook, WebhookDelivery
 
@@ -218,7 +219,8 @@ class PageFactory(factory.django.DjangoModelFactory):
 
 
 class PageCountsFactory(factory.django.DjangoModelFactory):
-    """A page's stored counts as finalize writes them (audits.pipeline.page_totals); audit and URL are the page's."""
+    """A page's stored counts as finalize writes them (audits.pipeline.page_totals): audit, URL and sort keys are
+    the page's."""
 
     class Meta:
         model = PageCounts
@@ -229,6 +231,18 @@ class PageCountsFactory(factory.django.DjangoModelFactory):
     inlinks = 3
     inlink_pages = 2
     issues = 1
+    status_code = factory.SelfAttribute("page.status_code")
+    depth = factory.SelfAttribute("page.depth")
+    title = factory.SelfAttribute("page.title")
+    title_len = factory.LazyAttribute(lambda o: len(o.page.title))
+    description_len = factory.LazyAttribute(lambda o: len(o.page.meta_description or ""))
+    h1 = factory.SelfAttribute("page.h1")
+    h1_len = factory.LazyAttribute(lambda o: len(o.page.h1))
+    h1_count = factory.SelfAttribute("page.h1_count")
+    response_time_ms = factory.SelfAttribute("page.response_time_ms")
+    bytes = factory.SelfAttribute("page.bytes")
+    word_count = factory.SelfAttribute("page.word_count")
+    html = factory.LazyAttribute(lambda o: (o.page.status_code or 0) // 100 == 2 and o.page.content_type in HTML_TYPES)
 
 
 class IssueFactory(factory.django.DjangoModelFactory):

@@ -47,8 +47,14 @@ def test_cli_runs_the_whole_pipeline_in_process(small_site, embedded_env):
             "SELECT c.url, c.inlinks, (SELECT COALESCE(SUM(e.link_count), 0) FROM scratchpad_linkedge e "
             "WHERE e.audit_id = c.audit_id AND e.target_url = c.url) FROM audits_pagecounts c"
         ).fetchall()
+        keys = db.execute(
+            "SELECT c.depth IS p.depth, c.title = p.title AND c.title_len = LENGTH(p.title), "
+            "c.word_count = p.word_count, c.html FROM audits_pagecounts c JOIN audits_page p ON p.id = c.page_id "
+            "WHERE p.status_code = 200 AND p.content_type = 'text/html'"
+        ).fetchall()
     assert len(rows) == result["pages_crawled"]
     assert all(stored == summed for _url, stored, summed in rows) and any(stored for _url, stored, _ in rows)
+    assert keys and all(all(row) for row in keys)  # and a copy of its sort keys (page_sort_keys)
 
 
 def test_worker_with_two_processes_runs_chords_on_sqlite(small_site, embedded_env):

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from audits.models import PageCounts
-from tests.support.migrations import apps_at, migrate_to
+from tests.support.migrations import apps_at, migrate_to, project_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,13 +22,7 @@ def _migrate(target=None) -> None:
 def _fill(apps) -> dict:
     """A counted audit (inlinks, linking pages, issues on every page), one counted before linking pages were
     stored, and one counted before issues were (inlinks only)."""
-    user = apps.get_model("auth", "User").objects.create(username="before-page-counts")
-    account = apps.get_model("accounts", "Account").objects.create(
-        name="Acme", plan=apps.get_model("accounts", "Plan").objects.create(name="legacy")
-    )
-    project = apps.get_model("audits", "Project").objects.create(
-        account=account, owner=user, name="Docs", base_url="https://docs.example/"
-    )
+    project = project_at(apps, "before-page-counts")
     Audit_, Page = (apps.get_model("audits", m) for m in ("Audit", "Page"))
     counts = {
         "counted": lambda n: {"inlinks_count": 10 + n, "inlink_pages_count": 1 + n, "issues_count": n},

@@ -10,7 +10,7 @@ from django.db import connection
 
 from audits.checks.score import SCORE_FORMULA_VERSION
 from audits.models import Audit
-from tests.support.migrations import apps_at, migrate_to
+from tests.support.migrations import apps_at, migrate_to, project_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,13 +24,7 @@ def _migrate(target=None) -> None:
 
 def _fill(apps) -> dict:
     """Two completed audits scored by the old formula (100: no critical issue anywhere) and a failed one."""
-    user = apps.get_model("auth", "User").objects.create(username="before-the-new-score")
-    account = apps.get_model("accounts", "Account").objects.create(
-        name="Acme", plan=apps.get_model("accounts", "Plan").objects.create(name="legacy")
-    )
-    project = apps.get_model("audits", "Project").objects.create(
-        account=account, owner=user, name="Docs", base_url="https://docs.example/"
-    )
+    project = project_at(apps, "before-the-new-score")
     Audit_, Page, Issue = (apps.get_model("audits", m) for m in ("Audit", "Page", "Issue"))
     ids = {}
     for name, with_stats in (("stored", True), ("counted", False)):

@@ -225,20 +225,62 @@ def test_keyset_pages_of_every_sort_hold_each_page_once_in_order_both_ways(grid,
     _store_counts(audit)
     rows = page_reads.page_list(pages=Page.objects.filter(audit=audit), columns=[], sort=sort, counted=True)
     expected = [p.url for p in rows]
-    columns = page_reads.page_keyset_columns(sort, counted=True)
+    seen, back = _pages_both_ways(rows, page_reads.page_keyset_columns(sort, counted=True), sort)
+    assert seen == expected and back == expected
+
+
+def _varied_keys(audit, pages):
+    """Ties, NULLs and the PDF outside the text views in every sorted column."""
+    Page.objects.filter(id=pages["c"].id).update(depth=None, word_count=7, response_time_ms=None, status_code=404)
+    Page.objects.filter(id=pages["d"].id).update(word_count=7, bytes=900, response_time_ms=120, h1_count=2)
+    Page.objects.filter(id=pages["e"].id).update(bytes=900, response_time_ms=120, status_code=None)
+    _store_counts(audit)
+
+
+def _pages_both_ways(rows, columns, sort, keys=None) -> tuple[list[str], list[str]]:
+    """Every page of the list two rows a page, forwards to the end, then back from there to the start."""
     seen, cursor = [], None
     while True:
-        page = keyset_paginate(rows, columns=columns, cursor=cursor, tag=sort, per_page=2)
+        page = keyset_paginate(rows, columns=columns, cursor=cursor, tag=sort, per_page=2, keys=keys)
         seen += [p.url for p in page]
         if not page.has_next:
             break
         cursor = page.next_cursor
-    assert seen == expected
-    last, back = len(page), []
+    back = [p.url for p in page]
     while page.has_previous:
-        page = keyset_paginate(rows, columns=columns, cursor=page.previous_cursor, tag=sort, per_page=2)
+        page = keyset_paginate(rows, columns=columns, cursor=page.previous_cursor, tag=sort, per_page=2, keys=keys)
         back = [p.url for p in page] + back
-    assert back == expected[:-last]
+    return seen, back
+
+
+@pytest.mark.parametrize("view", ["all", "titles", "directives"])
+@pytest.mark.parametrize("sort", [*page_reads.PAGE_SORTS, *(f"-{key}" for key in page_reads.PAGE_SORTS)])
+def test_the_grid_sorted_on_the_stored_keys_pages_as_the_page_rows_order(grid, sort, view):
+    """Sorted and sought on the PageCounts rows alone (page_sort_keys), every sort of every view without a filter
+    lists the pages the page rows give, in their order, forwards and back."""
+    audit, pages = grid
+    _varied_keys(audit, pages)
+    filtered = page_reads.page_filter(audit=audit, view=view)
+    rows = page_reads.page_list(pages=filtered, columns=[], sort=sort, counted=True)
+    expected = [p.url for p in rows]
+    assert len(expected) == {"all": 8, "titles": 5, "directives": 7}[view]  # not /c (404), /e (no status), the PDF
+    keys = page_reads.page_sort_keys(audit=audit, view=view, sort=sort)
+    seen, back = _pages_both_ways(rows, page_reads.page_keyset_columns(sort, counted=True), sort, keys)
+    assert seen == expected and back == expected
+
+
+@pytest.mark.parametrize("sort", ["depth", "time", "title"])
+def test_the_unfiltered_grid_of_a_counted_audit_orders_by_the_stored_keys(owner_client, grid, sort):
+    """The screen itself sorts on the counts rows when nothing is filtered (the stored key decides), and on the
+    page rows as soon as a filter is set."""
+    audit, pages = grid
+    _store_counts(audit)
+    stored = {"depth": {"depth": 99}, "time": {"response_time_ms": 99_999}, "title": {"title": "~ last"}}[sort]
+    PageCounts.objects.filter(page=pages["home"]).update(**stored)  # first on its page row's key and URL
+    shown = _grid_urls(owner_client, audit, sort=sort)
+    assert shown[-1] == pages["home"].url
+    filtered = _grid_urls(owner_client, audit, sort=sort, q=SITE)  # every page again, through a filter
+    assert sorted(filtered) == sorted(shown) and filtered != shown
 
 
 @pytest.mark.parametrize(

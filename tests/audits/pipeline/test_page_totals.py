@@ -85,3 +85,18 @@ def test_finalize_stores_each_pages_linking_pages(audit):
         for url in Page.objects.filter(audit=audit).values_list("url", flat=True)
     }
     assert recounted == stored
+
+
+def test_each_row_carries_its_pages_sort_keys(audit):
+    """The grid sorts an unfiltered counted audit on these copies (audits.selectors.pages.page_sort_keys): each is
+    the page's column, the lengths are the texts' characters, and `html` is what the text views list."""
+    copied = ("status_code", "depth", "title", "h1", "h1_count", "response_time_ms", "bytes", "word_count")
+    rows = PageCounts.objects.filter(audit=audit).select_related("page")
+    assert len(rows) == 4
+    for row in rows:
+        page = row.page
+        assert {key: getattr(row, key) for key in copied} == {key: getattr(page, key) for key in copied}
+        assert (row.title_len, row.h1_len) == (len(page.title), len(page.h1))
+        assert row.description_len == len(page.meta_description or "")
+        assert row.html == (page.status_code == 200 and page.content_type == "text/html")
+    assert sorted(row.html for row in rows) == [False, True, True, True]  # /missing is a 404
