@@ -413,13 +413,17 @@ class PageCounts(models.Model):
     pages grid to sort and page by, and a copy of every other column the grid sorts on. Its own narrow table, not
     columns of Page: storing the counts on the page rewrote every page row (~2.2 KB, ten indexes) once more at the
     end of the audit, and the page heap kept the dead copy; here finalize inserts ~250 bytes a page. The URL is
-    the page's, repeated so that each count sort's index is the grid's exact ORDER BY (the count DESC, then the
-    URL), and so that the grid's other sorts, unfiltered, order these rows alone instead of the ~2.6 KB page rows
-    (audits.selectors.pages.page_sort_keys). An audit that completed before the counts were stored has no rows."""
+    the page's, repeated so that the grid's sorts, unfiltered, order these rows alone instead of the ~2.6 KB page
+    rows (audits.selectors.pages.page_sort_keys); its rank among the audit's URLs stands for it in the count
+    sorts' indexes (4 bytes an entry, not the URL). An audit that completed before the counts were stored has no
+    rows."""
 
     page = models.OneToOneField(Page, on_delete=models.CASCADE, primary_key=True, related_name="counts")
     audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="+", db_index=False)
-    url = models.TextField(help_text="The page's URL (Page.url): the sorts' tie-break, read from their indexes")
+    url = models.TextField(help_text="The page's URL (Page.url): the sorts' tie-break")
+    url_rank = models.PositiveIntegerField(
+        default=0, help_text="The URL's place among the audit's, A to Z from 1: the tie-break in the counts' indexes"
+    )
     inlinks = models.PositiveIntegerField(help_text="Links to this URL from the audit's crawled pages")
     inlink_pages = models.PositiveIntegerField(
         null=True, blank=True, help_text="Crawled pages linking to this URL; empty: counted before it was stored"
@@ -443,13 +447,15 @@ class PageCounts(models.Model):
     class Meta:
         verbose_name_plural = "page counts"
         # The grid's four sorts on the counts, most and fewest first, each its exact ORDER BY (the count, then the
-        # URL ascending either way), so that a page of the grid, however deep, is a range of one of them
-        # (audits.selectors.pages.page_list): "fewest inlinks first" is how weakly linked pages are found.
+        # URL ascending either way, by its rank), so that a page of the grid, however deep, is a range of one of
+        # them (audits.selectors.pages.page_list): "fewest inlinks first" is how weakly linked pages are found.
         indexes = [
-            MostFirstIndex(F("audit"), F("issues").desc(nulls_last=True), F("url"), name="pagecounts_issues_desc"),
-            MostFirstIndex(F("audit"), F("inlinks").desc(nulls_last=True), F("url"), name="pagecounts_inlinks_desc"),
-            models.Index(fields=["audit", "issues", "url"], name="pagecounts_issues_asc"),
-            models.Index(fields=["audit", "inlinks", "url"], name="pagecounts_inlinks_asc"),
+            MostFirstIndex(F("audit"), F("issues").desc(nulls_last=True), F("url_rank"), name="pagecounts_issues_desc"),
+            MostFirstIndex(
+                F("audit"), F("inlinks").desc(nulls_last=True), F("url_rank"), name="pagecounts_inlinks_desc"
+            ),
+            models.Index(fields=["audit", "issues", "url_rank"], name="pagecounts_issues_asc"),
+            models.Index(fields=["audit", "inlinks", "url_rank"], name="pagecounts_inlinks_asc"),
         ]
 
     def __str__(self):

@@ -104,7 +104,7 @@ PRUNED_TABLES = (
     PrunedTable(LinkEdge, ("target_url",)),  # linkedge_audit_target
     PrunedTable(ExternalLink, ("url",)),  # externallink_unique_url_per_audit
     PrunedTable(AgentFetch, ("url", "agent")),  # agentfetch_unique_url_agent_per_audit
-    PrunedTable(PageCounts, ("issues", "url")),  # pagecounts_issues_asc; before the pages its rows point to
+    PrunedTable(PageCounts, ("issues", "url_rank")),  # pagecounts_issues_asc; before the pages its rows point to
     PrunedTable(Page, ("url",)),  # page_unique_url_per_audit
 )
 

@@ -220,7 +220,7 @@ class PageFactory(factory.django.DjangoModelFactory):
 
 class PageCountsFactory(factory.django.DjangoModelFactory):
     """A page's stored counts as finalize writes them (audits.pipeline.page_totals): audit, URL and sort keys are
-    the page's."""
+    the page's, the URL's rank its place among the audit's pages made so far."""
 
     class Meta:
         model = PageCounts
@@ -228,6 +228,7 @@ class PageCountsFactory(factory.django.DjangoModelFactory):
     page = factory.SubFactory(PageFactory)
     audit = factory.SelfAttribute("page.audit")
     url = factory.SelfAttribute("page.url")
+    url_rank = factory.LazyAttribute(lambda o: Page.objects.filter(audit=o.page.audit, url__lte=o.page.url).count())
     inlinks = 3
     inlink_pages = 2
     issues = 1

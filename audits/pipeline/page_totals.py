@@ -62,6 +62,7 @@ def page_counts_store(*, audit_id) -> int:
                     n_issues=Coalesce(_issues_subquery(), Value(0)),
                 )
                 .annotate(**_sort_key_annotations())
+                .order_by("url")
                 .values_list("id", "url", "n_inlinks", "n_pages", "n_issues", *(f"k_{key}" for key in SORT_KEYS))
             )
             counts = (
@@ -69,12 +70,15 @@ def page_counts_store(*, audit_id) -> int:
                     page_id=page_id,
                     audit_id=audit_id,
                     url=url,
+                    url_rank=rank,
                     inlinks=n,
                     inlink_pages=sources,
                     issues=i,
                     **dict(zip(SORT_KEYS, keys, strict=True)),
                 )
-                for page_id, url, n, sources, i, *keys in rows.iterator(chunk_size=COUNTS_WRITE_BATCH)
+                for rank, (page_id, url, n, sources, i, *keys) in enumerate(
+                    rows.iterator(chunk_size=COUNTS_WRITE_BATCH), start=1
+                )
             )
             stored = 0
             while batch := list(islice(counts, COUNTS_WRITE_BATCH)):  # bounded memory on `make run`'s SQLite too
@@ -85,8 +89,10 @@ def page_counts_store(*, audit_id) -> int:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""
-                INSERT INTO {PageCounts._meta.db_table} (page_id, audit_id, url, inlinks, inlink_pages, issues, {keys})
-                SELECT p.id, p.audit_id, p.url, COALESCE(l.n, 0), COALESCE(l.sources, 0), COALESCE(i.n, 0),
+                INSERT INTO {PageCounts._meta.db_table}
+                    (page_id, audit_id, url, url_rank, inlinks, inlink_pages, issues, {keys})
+                SELECT p.id, p.audit_id, p.url, ROW_NUMBER() OVER (ORDER BY p.url),
+                    COALESCE(l.n, 0), COALESCE(l.sources, 0), COALESCE(i.n, 0),
                     p.status_code, p.depth, p.title, LENGTH(p.title), COALESCE(LENGTH(p.meta_description), 0), p.h1,
                     LENGTH(p.h1), p.h1_count, p.response_time_ms, p.bytes, p.word_count,
                     COALESCE(p.status_code >= 200 AND p.status_code < 300 AND p.content_type = ANY(%(html)s), FALSE)

@@ -69,6 +69,9 @@ def test_stored_again_the_totals_replace_the_earlier_ones(audit):
     assert _stored(audit) == before
     urls = PageCounts.objects.filter(audit=audit).values_list("url", "page__url")
     assert all(url == page_url for url, page_url in urls)  # the sorts' tie-break is the page's own URL
+    ranked = PageCounts.objects.filter(audit=audit).order_by("url_rank").values_list("url_rank", "url")
+    assert [rank for rank, _ in ranked] == list(range(1, len(before) + 1))  # its rank: the URL order, from 1
+    assert [url for _, url in ranked] == sorted(Page.objects.filter(audit=audit).values_list("url", flat=True))
 
 
 def test_finalize_stores_each_pages_linking_pages(audit):
