@@ -27,6 +27,7 @@ from audits.selectors.issues import ISSUE_LIST_ORDERING, issue_counts_by_type, i
 from audits.selectors.links import page_links
 from audits.selectors.retention import audit_summarised_message, issue_counts_kept
 from audits.selectors.verification import verifications_by_type
+from audits.stats import page_status_total
 from scratchpad.models import LinkEdge
 
 
@@ -147,10 +148,15 @@ class PageList(ApiMixin, generics.ListAPIView):
         return pages if segment is None else pages.filter(segment.pages_q)
 
     def keyset_total(self, request) -> int | None:
-        """Unfiltered, the audit's counter (it equals its page rows) instead of COUNT(*) over 100,000 rows."""
+        """Unfiltered, the audit's counter (it equals its page rows) instead of COUNT(*) over 100,000 rows; filtered
+        by a status code alone, the pages finalize counted per code."""
         names = (*filters.PageFilter.base_filters, SEGMENT_PARAM)
-        filtered = any(request.query_params.get(name) for name in names)
-        return None if filtered else self.audit.pages_crawled
+        filtered = {name for name in names if request.query_params.get(name)}
+        if not filtered:
+            return self.audit.pages_crawled
+        if filtered == {"status_code"}:
+            return page_status_total(audit=self.audit, status=request.query_params["status_code"])
+        return None
 
 
 @extend_schema(tags=["results"])

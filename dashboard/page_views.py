@@ -14,6 +14,7 @@ from audits.selectors import links as link_reads
 from audits.selectors import pages as page_reads
 from audits.selectors import pagination
 from audits.services import ReportRenderFailed, lighthouse_report_render
+from audits.stats import page_status_total
 from dashboard import pages as page_screens
 from dashboard.forms import PageFilterForm
 from dashboard.retention import summarised_screen
@@ -36,6 +37,18 @@ def _filtered_pages(audit, form: PageFilterForm, segment: SegmentChoice | None):
     says which)."""
     pages = page_reads.page_filter(audit=audit, **form.filters(), segment=segment)
     return pages if form.filters_known() else pages.none()
+
+
+def _grid_total(audit, pages, filters: dict, *, narrow: bool, whole_site: bool) -> int:
+    """The grid's size without a COUNT(*) where it is known: unfiltered, the audit's counter; filtered by a status
+    alone over the whole site, the pages finalize counted per code (audits.stats.page_status_total)."""
+    if not narrow:
+        return audit.pages_crawled
+    if whole_site and page_screens.page_filters_status_only(filters):
+        stored = page_status_total(audit=audit, status=filters["status"])
+        if stored is not None:
+            return stored
+    return pages.count()
 
 
 @require_GET
@@ -74,7 +87,7 @@ def audit_pages(request, audit_id):
             columns=page_reads.page_keyset_columns(sort, counted),
             cursor=request.GET.get("cursor"),
             tag=page_reads.grid_cursor_tag(audit.id, sort),
-            total=pages.count() if narrow else audit.pages_crawled,
+            total=_grid_total(audit, pages, filters, narrow=narrow, whole_site=segment is None),
             total_is_estimate=not narrow and audit.status == audit.Status.RUNNING,
             keys_first=True,  # most sorts have no index: the whole audit is sorted on its keys alone
             keys=keys,

@@ -99,6 +99,12 @@ def page_filters_narrow(filters: dict) -> bool:
     return any(value not in ("", None, "all") for name, value in filters.items() if name != "view")
 
 
+def page_filters_status_only(filters: dict) -> bool:
+    """Whether the grid's filters narrow by a status alone, in the view of all pages."""
+    others = {name: value for name, value in filters.items() if name not in ("view", "status")}
+    return filters.get("view") == "all" and bool(filters.get("status")) and not page_filters_narrow(others)
+
+
 # --- one page ------------------------------------------------------------------------------------------
 
 

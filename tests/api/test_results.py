@@ -73,6 +73,21 @@ def test_pages_list_and_filters(api, results):
     assert [p["url"] for p in api.get(url, {"url": "/a"}).json()["results"]] == ["http://127.0.0.1:1/a"]
 
 
+def test_a_status_filters_count_is_the_stored_one_once_finalize_counted_per_code(api, results):
+    """Filtered by a status code alone, `count` is what finalize stored per code (audits.stats.page_status_total),
+    not a COUNT(*) over every page of that status; with any other filter beside it, counted."""
+    url = f"/api/v1/audits/{results.id}/pages/"
+    assert api.get(url, {"status_code": 200}).json()["count"] == 2  # no counts stored: counted
+    results.stats = {"status_codes": {"200": 2, "404": 1}}
+    results.save(update_fields=["stats"])
+    assert api.get(url, {"status_code": 200}).json()["count"] == 2
+    assert api.get(url, {"status_code": 500}).json()["count"] == 0
+    results.stats = {"status_codes": {"200": 7, "404": 1}}  # the stored figure is the one read
+    results.save(update_fields=["stats"])
+    assert api.get(url, {"status_code": 200}).json()["count"] == 7
+    assert api.get(url, {"status_code": 200, "url": "/a"}).json()["count"] == 1
+
+
 @pytest.mark.parametrize(
     "params, field",
     [

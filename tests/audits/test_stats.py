@@ -17,6 +17,7 @@ from audits.priority import issue_summary
 from audits.selectors.audits import audit_progress
 from audits.selectors.issues import issues_by_severity, issues_by_type
 from audits.selectors.links import page_inlinks_subquery
+from audits.selectors.pages import page_filter
 from dashboard.report import report_summary
 from dashboard.selectors import page_distributions
 from tests.factories import ProjectFactory
@@ -109,3 +110,23 @@ def test_figures_are_counted_not_read_unless_the_audit_completed_with_these_bars
     bars["status:2xx"] = bars.pop(stats.bar_key("status", "2xx OK"))  # as stored under an older label
     audit.stats = {**audit.stats, "bars": bars}
     assert stats.page_stats(audit=audit)["bars"] == crawled.stats["bars"]
+
+
+@pytest.mark.parametrize("status", ["200", "404", "301", "4xx", "3xx", "2xx", "5xx", "none", "418"])
+def test_a_status_filters_pages_are_read_from_the_stored_counts_per_code(crawled, status, django_assert_num_queries):
+    """The pages grid's and the API's count of a status filter (audits.stats.page_status_total): what the filter
+    selects, read without a query once the audit completed; not read for any other audit."""
+    selected = page_filter(audit=crawled, status=status).count()
+    with django_assert_num_queries(0):
+        assert stats.page_status_total(audit=crawled, status=status) == selected
+    assert sum(crawled.stats["status_codes"].values()) == crawled.pages_crawled
+    running = Audit.objects.get(id=crawled.id)
+    running.status = Audit.Status.RUNNING
+    assert stats.page_status_total(audit=running, status=status) is None
+    assert stats.page_status_total(audit=_without_stats(crawled), status=status) is None
+
+
+def test_the_status_counts_cover_the_crawled_codes(crawled):
+    codes = crawled.stats["status_codes"]
+    assert {"200", "404", "301"} <= set(codes) and codes["200"] > 1
+    assert stats.page_status_total(audit=crawled, status="bogus") is None

@@ -283,6 +283,19 @@ def test_the_unfiltered_grid_of_a_counted_audit_orders_by_the_stored_keys(owner_
     assert sorted(filtered) == sorted(shown) and filtered != shown
 
 
+def test_a_status_filters_total_is_the_stored_one_over_the_whole_site(owner_client, grid):
+    """Filtered by a status alone, the grid's total is finalize's count per code (no COUNT(*) over a million
+    pages of that status); with a segment or another filter beside it, counted."""
+    audit, _ = grid
+    _store_counts(audit)
+    url = reverse("audits:audit-pages", args=[audit.id])
+    assert owner_client.get(url, {"status": "2xx"}).context["pages"].total == 8
+    Audit.objects.filter(id=audit.id).update(stats={**audit.stats, "status_codes": {"200": 80}})
+    assert owner_client.get(url, {"status": "2xx"}).context["pages"].total == 80  # the stored figure is read
+    assert owner_client.get(url, {"status": "200"}).context["pages"].total == 80
+    assert owner_client.get(url, {"status": "200", "q": "/a"}).context["pages"].total == 1  # counted
+
+
 @pytest.mark.parametrize(
     ("sort", "caption"),
     [
