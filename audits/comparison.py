@@ -62,19 +62,10 @@ class CompareRow:
     not_crawled: int = 0
 
 
-def _stored_comparison(audit: Audit, previous: Audit) -> dict | None:
-    """The whole site's comparison with `previous` that finalize stored (comparison_count), when it is the one asked
-    for: the audit completed, and the baseline is the one it was counted against, as it was then."""
-    if audit.status != Audit.Status.COMPLETED:
-        return None
-    stored = (audit.stats or {}).get("comparison")
-    if not stored or stored.get("base") != str(previous.id):
-        return None
-    return stored if stored.get("base_completed_at") == _when(previous) else None
-
-
-def _when(audit: Audit) -> str:
-    return audit.completed_at.isoformat() if audit.completed_at else ""
+def comparison_stored(*, audit: Audit, previous: Audit) -> dict | None:
+    """The counts of `audit` against `previous` stored on `audit` (comparison_counts, in stats["comparisons"]):
+    by finalize for its default baseline, by retention for a pair it prunes rows of. None when none were."""
+    return ((audit.stats or {}).get("comparisons") or {}).get(str(previous.id))
 
 
 def _summary_counted(audit: Audit, previous: Audit, issues_q: Q | None) -> list[CompareRow]:
@@ -90,9 +81,10 @@ def comparison_summary(*, audit: Audit, previous: Audit, issues_q: Q | None = No
     """Per issue type: affected URLs that are new, fixed, still there or no longer crawled (four grouped
     queries, or what finalize stored for the whole site against the default baseline); `issues_q`: a segment's
     issues only."""
-    stored = _stored_comparison(audit, previous) if issues_q is None else None
+    stored = comparison_stored(audit=audit, previous=previous) if issues_q is None else None
     if stored is not None:
-        rows = [CompareRow(t, check_spec(t), *counts) for t, *counts in stored["rows"]]
+        kinds = ("new", "fixed", "persisting", "not_crawled")
+        rows = [CompareRow(r["type"], check_spec(r["type"]), **{k: r[k] for k in kinds}) for r in stored["by_type"]]
     else:
         rows = _summary_counted(audit, previous, issues_q)
     rank = {severity: i for i, severity in enumerate(SEVERITIES)}
@@ -115,26 +107,39 @@ def comparison_issues(
 def comparison_pages(*, audit: Audit, previous: Audit, pages_q: Q | None = None) -> dict[str, int]:
     """Pages (URLs) crawled by both audits, only by the baseline (no longer crawled) and only by this one (what
     finalize stored, for the whole site against the default baseline); `pages_q`: a segment's pages of each."""
-    stored = _stored_comparison(audit, previous) if pages_q is None else None
+    stored = comparison_stored(audit=audit, previous=previous) if pages_q is None else None
     if stored is not None:
         return dict(stored["pages"])
     return _pages_counted(audit, previous, pages_q)
 
 
-def comparison_count(*, audit: Audit) -> dict | None:
-    """The whole site's comparison with the default baseline (comparison_baseline), counted for finalize to store
-    on Audit.stats: on a million pages its four grouped queries over both audits' issues and the pages matched by
-    URL took ~1 s on every view of the Compare tab. None for a project's first audit."""
-    previous = comparison_baseline(audit=audit)
-    if previous is None:
-        return None
-    rows = _summary_counted(audit, previous, None)
+def comparison_counts(*, audit: Audit, base: Audit) -> dict:
+    """What the comparison screen and the overview read of a pair of audits, as stored JSON: counts per issue type
+    (new, fixed, persisting, not crawled), pages in both / only one, and the new issue rows per type
+    (audits.priority.issue_summary's "new since the previous audit"). Stored on `audit` as
+    stats["comparisons"][<base id>] by finalize (comparisons_count) and by retention (audits.retention)."""
+    kinds = ("new", "fixed", "persisting", "not_crawled")
+    rows = [
+        {"type": r.type, "severity": r.spec.severity, **{k: getattr(r, k) for k in kinds}}
+        for r in comparison_summary(audit=audit, previous=base)
+    ]
+    before = Issue.objects.filter(audit=base, type=OuterRef("type"), page_url=OuterRef("page_url"))
+    fresh = Issue.objects.filter(audit=audit).filter(~Exists(before)).order_by().values("type")
     return {
-        "base": str(previous.id),
-        "base_completed_at": _when(previous),
-        "rows": [[r.type, r.new, r.fixed, r.persisting, r.not_crawled] for r in sorted(rows, key=lambda r: r.type)],
-        "pages": _pages_counted(audit, previous, None),
+        "base": str(base.id),
+        "by_type": rows,
+        "totals": {k: sum(r[k] for r in rows) for k in kinds},
+        "pages": comparison_pages(audit=audit, previous=base),
+        "new_issues": {r["type"]: r["n"] for r in fresh.annotate(n=Count("id"))},
     }
+
+
+def comparisons_count(*, audit: Audit) -> dict:
+    """What finalize stores as stats["comparisons"]: the audit against its default baseline (comparison_baseline),
+    {base id: comparison_counts}; {} for a project's first audit. On a million pages comparing them took ~1 s on
+    every view of the Compare tab, and the overview's and Issues tab's "new since the previous audit" ~230 ms."""
+    base = comparison_baseline(audit=audit)
+    return {} if base is None else {str(base.id): comparison_counts(audit=audit, base=base)}
 
 
 def _pages_counted(audit: Audit, previous: Audit, pages_q: Q | None) -> dict[str, int]:

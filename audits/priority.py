@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, OuterRef, Q
 
 from audits.checks.registry import CATEGORIES, SEVERITIES, CheckSpec
-from audits.comparison import check_spec
+from audits.comparison import check_spec, comparison_stored
 from audits.evidence import count_label, evidence_count_unit
 from audits.models import Audit, Issue, Page
 from audits.stats import issue_type_counts, issue_type_rows, issue_type_totals
@@ -100,12 +100,13 @@ def issue_summary(
         counts = issue_type_rows(audit_id=audit.id, issues_q=issues_q)
     merged = issue_type_totals(counts)
     new_counts: dict[str, int] = {}
-    if previous is not None and (previous.summarised_at or audit.summarised_at):
-        # Retention pruned the issue rows of one of them: the counts stored before it did (audits.retention), the
-        # whole audit's only; never "every issue is new" against rows that are gone.
-        kept = ((audit.stats or {}).get("comparisons") or {}).get(str(previous.id))
-        new_counts = dict(kept["new_issues"]) if kept and issues_q is None else {}
-    elif previous is not None:
+    kept = comparison_stored(audit=audit, previous=previous) if previous is not None and issues_q is None else None
+    if kept is not None:
+        # Counted once for the pair, the whole audit's: by finalize (its default baseline) or by retention.
+        new_counts = dict(kept["new_issues"])
+    elif previous is not None and not (previous.summarised_at or audit.summarised_at):
+        # Counted now. (Had retention pruned the rows of one of them and kept no counts, none would be new: never
+        # "every issue is new" against rows that are gone.)
         before = Issue.objects.filter(audit=previous, type=OuterRef("type"), page_url=OuterRef("page_url"))
         fresh = Issue.objects.filter(audit=audit).filter(issues_q or Q()).filter(~Exists(before))
         fresh = fresh.order_by().values("type")

@@ -48,12 +48,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, models, transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Q
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from audits.checks.score import pages_without_errors_count, score_breakdown_from
-from audits.comparison import comparison_pages, comparison_summary
+from audits.comparison import comparison_counts
 from audits.models import (
     AgentFetch,
     Audit,
@@ -178,26 +178,6 @@ def _stats_complete(audit: Audit) -> dict:
         audit=audit, rows=counted["issue_types"], pages=counted["pages"], pages_without_errors=clean
     )
     return {**stats, **counted, "score": breakdown.as_stats()}
-
-
-def comparison_counts(*, audit: Audit, base: Audit) -> dict:
-    """What the comparison screen and the overview read of a pair of audits, as stored JSON: counts per issue type
-    (new, fixed, persisting, not crawled: audits.comparison), pages in both / only one, and the new issue rows per
-    type (audits.priority.issue_summary's "new since the previous audit")."""
-    kinds = ("new", "fixed", "persisting", "not_crawled")
-    rows = [
-        {"type": r.type, "severity": r.spec.severity, **{k: getattr(r, k) for k in kinds}}
-        for r in comparison_summary(audit=audit, previous=base)
-    ]
-    before = Issue.objects.filter(audit=base, type=OuterRef("type"), page_url=OuterRef("page_url"))
-    fresh = Issue.objects.filter(audit=audit).filter(~Exists(before)).order_by().values("type")
-    return {
-        "base": str(base.id),
-        "by_type": rows,
-        "totals": {k: sum(r[k] for r in rows) for k in kinds},
-        "pages": comparison_pages(audit=audit, previous=base),
-        "new_issues": {r["type"]: r["n"] for r in fresh.annotate(n=Count("id"))},
-    }
 
 
 def _measured_against(audit: Audit) -> Audit | None:

@@ -7,7 +7,6 @@ when asked."""
 
 from django.db.models import Count, Max, Min, Q
 
-from audits.comparison import comparison_count
 from audits.models import Audit, Issue, Page, PageChange
 
 # (label, filter, tone) per bar of a chart; one aggregate over the audit's pages computes them all. The
@@ -140,13 +139,12 @@ def page_status_total(*, audit: Audit, status: str) -> int | None:
 
 def audit_stats_count(*, audit_id) -> dict:
     """What finalize stores on Audit.stats: page_stats_count's figures, `status_codes` (page_status_rows),
-    `issue_types` (issue_type_rows), `comparison` (audits.comparison.comparison_count) and `changes`
-    (change_stats_count)."""
+    `issue_types` (issue_type_rows) and `changes` (change_stats_count); finalize adds the score and `comparisons`
+    (audits.comparison.comparisons_count)."""
     return {
         **page_stats_count(audit_id=audit_id),
         "status_codes": page_status_rows(audit_id=audit_id),
         "issue_types": issue_type_rows(audit_id=audit_id),
-        "comparison": comparison_count(audit=Audit.objects.get(id=audit_id)),
         "changes": change_stats_count(audit_id=audit_id),
     }
 

@@ -145,11 +145,12 @@ def _change_screens(audit, cursors, segment_key: str, changes: int) -> list:
 def _changes_seed(audit) -> int:
     """A baseline for the audit (an earlier completed audit of its project, without pages of its own) and PageChange
     rows on CHANGED_SHARE of its pages, cycling through SEEDED_CHANGES, with the counts finalize stores, as the
-    changes stage leaves them. Nothing when the audit has changes already (finalize measured them, or a previous
-    run seeded them). Returns the audit's changes."""
+    changes stage leaves them, and the comparison with that baseline finalize stores. Nothing when the audit has
+    changes already (finalize measured them, or a previous run seeded them). Returns the audit's changes."""
     from collections import Counter
     from datetime import timedelta
 
+    from audits.comparison import comparisons_count
     from audits.models import Audit, Page, PageChange, page_change_id_for
 
     existing = PageChange.objects.filter(audit=audit).count()
@@ -190,9 +191,11 @@ def _changes_seed(audit) -> int:
         )
     PageChange.objects.bulk_create(rows, batch_size=5000)
     counts = Counter(row.field for row in rows)
-    Audit.objects.filter(id=audit.id).update(
-        baseline=baseline, stats={**audit.stats, "changes": {**counts, "baseline": str(baseline.id)}}
-    )
+    # Finalize counts the comparison with the previous audit, which the baseline now is (audits.comparison).
+    Audit.objects.filter(id=audit.id).update(baseline=baseline)
+    comparisons = comparisons_count(audit=Audit.objects.get(id=audit.id))
+    stats = {**audit.stats, "changes": {**counts, "baseline": str(baseline.id)}, "comparisons": comparisons}
+    Audit.objects.filter(id=audit.id).update(stats=stats)
     return len(rows)
 
 

@@ -6,6 +6,7 @@ import time
 
 from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_count, score_breakdown_from
 from audits.checks.site import run_site_checks
+from audits.comparison import comparisons_count
 from audits.models import Audit, Page, PageCounts
 from audits.pipeline.bots import bots_judge
 from audits.pipeline.changes import changes_store
@@ -70,6 +71,7 @@ def audit_finalize(*, audit_id) -> bool:
     # The completed audit's pages and issues no longer change: its screens read these figures instead of
     # aggregating them on every request.
     stats = audit_stats_count(audit_id=audit_id)
+    stats["comparisons"] = comparisons_count(audit=audit)  # against the default baseline: the Compare tab, "new"
     _pages, clean = pages_without_errors_count(Page.objects.filter(audit_id=audit_id))
     score = score_breakdown_from(
         audit=audit, rows=stats["issue_types"], pages=stats["pages"], pages_without_errors=clean

@@ -439,12 +439,21 @@ def page_list(*, pages: QuerySet, columns: list[PageColumn], sort: str = "url", 
     )
 
 
-def page_sort_keys(*, audit: Audit, view: str, sort: str) -> QuerySet:
+# Sorts the page rows have an index of their exact order for (Page.Meta.indexes and the unique (audit, url)): read
+# from the page rows even when the grid could sort on the counts rows.
+_PAGE_INDEXED_SORTS = frozenset({"url", "-url", "-status", "-words", "-title_len"})
+
+
+def page_sort_keys(*, audit: Audit, view: str, sort: str) -> QuerySet | None:
     """The pages grid's keys, for a counted audit (page_counts_stored) listed by a view without a filter: its
     PageCounts rows of the view's pages, with the names of the grid's ordering (`page_keyset_columns`) and in its
     order; their primary key is the page's (pagination.keyset_paginate's `keys`). A page of the grid sorted by a
     column no index serves is then sorted and sought on the ~250-byte counts rows rather than the ~2.6 KB page
-    rows: on a million pages, a sequential scan of the page heap (2.6 GB) was the whole ~1 s of such a sort."""
+    rows: on a million pages, a sequential scan of the page heap (2.6 GB) was the whole ~1 s of such a sort.
+    None for a sort one of the page rows' indexes serves in its order: read in order, that index gives the first
+    rows of a view at once (the views' own filters pass most pages), where the counts rows are sorted whole."""
+    if sort in _PAGE_INDEXED_SORTS:
+        return None
     spec = view_for(view)
     rows = PageCounts.objects.filter(audit=audit)
     if spec.html_only:

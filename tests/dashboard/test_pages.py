@@ -256,8 +256,8 @@ def _pages_both_ways(rows, columns, sort, keys=None) -> tuple[list[str], list[st
 @pytest.mark.parametrize("view", ["all", "titles", "directives"])
 @pytest.mark.parametrize("sort", [*page_reads.PAGE_SORTS, *(f"-{key}" for key in page_reads.PAGE_SORTS)])
 def test_the_grid_sorted_on_the_stored_keys_pages_as_the_page_rows_order(grid, sort, view):
-    """Sorted and sought on the PageCounts rows alone (page_sort_keys), every sort of every view without a filter
-    lists the pages the page rows give, in their order, forwards and back."""
+    """Sorted and sought on the PageCounts rows alone (page_sort_keys), every sort no page index serves, of every
+    view without a filter, lists the pages the page rows give, in their order, forwards and back."""
     audit, pages = grid
     _varied_keys(audit, pages)
     filtered = page_reads.page_filter(audit=audit, view=view)
@@ -265,6 +265,8 @@ def test_the_grid_sorted_on_the_stored_keys_pages_as_the_page_rows_order(grid, s
     expected = [p.url for p in rows]
     assert len(expected) == {"all": 8, "titles": 5, "directives": 7}[view]  # not /c (404), /e (no status), the PDF
     keys = page_reads.page_sort_keys(audit=audit, view=view, sort=sort)
+    # The sorts an index of the page rows serves in order read it: the URL, status, words and title length, most first.
+    assert (keys is None) == (sort in ("url", "-url", "-status", "-words", "-title_len"))
     seen, back = _pages_both_ways(rows, page_reads.page_keyset_columns(sort, counted=True), sort, keys)
     assert seen == expected and back == expected
 
