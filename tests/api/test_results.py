@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from audits import exports
 from audits.models import Issue, Page, page_id_for
+from audits.stats import issue_type_rows
 from tests.api.conftest import assert_problem, finished_audit
 from tests.factories import ProjectFactory
 
@@ -59,6 +60,18 @@ def test_issue_summary(api, results):
         "broken-internal-link": 1,
     }
     assert all(r["title"] and r["scope"] in ("page", "site") for r in rows)
+
+
+def test_issue_summary_of_a_completed_audit_is_what_finalize_counted(api, results):
+    """The stored counts per type and severity (audits.stats), the same rows as counted; the stored figure is read."""
+    url = f"/api/v1/audits/{results.id}/issues/summary/"
+    counted = api.get(url).json()
+    results.stats = {"issue_types": issue_type_rows(audit_id=results.id)}
+    results.save(update_fields=["stats"])
+    assert api.get(url).json() == counted
+    results.stats["issue_types"][0]["n"] = 70
+    results.save(update_fields=["stats"])
+    assert 70 in {r["count"] for r in api.get(url).json()}
 
 
 def test_pages_list_and_filters(api, results):
