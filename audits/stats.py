@@ -117,7 +117,21 @@ def change_stats_count(*, audit_id) -> dict:
 def page_status_rows(*, audit_id) -> dict[str, int]:
     """Pages per HTTP status code ("none": no answer), one grouped query (an index-only scan of the status index)."""
     rows = Page.objects.filter(audit_id=audit_id).order_by().values_list("status_code").annotate(n=Count("id"))
-    return {("none" if code is None else str(code)): n for code, n in rows}
+    return {(NO_STATUS if code is None else str(code)): n for code, n in rows}
+
+
+NO_STATUS = "none"  # the status filter's value for pages without an HTTP answer
+
+
+def status_span(status: str) -> range | None:
+    """The codes a status filter value selects ("404": that code, "4xx": its hundred); None for "none" or a value
+    that is no status. The pages grid's filter (audits.selectors.pages.page_filter) and its stored count read it."""
+    if len(status) == 3 and status.endswith("xx") and status[0].isdigit():
+        low = int(status[0]) * 100
+        return range(low, low + 100)
+    if status.isascii() and status.isdigit():
+        return range(int(status), int(status) + 1)
+    return None
 
 
 def page_status_total(*, audit: Audit, status: str) -> int | None:
@@ -127,14 +141,12 @@ def page_status_total(*, audit: Audit, status: str) -> int | None:
     stored = _stored(audit).get("status_codes")
     if stored is None:
         return None
-    if status == "none":
-        return stored.get("none", 0)
-    if len(status) == 3 and status.endswith("xx") and status[0].isdigit():
-        low = int(status[0]) * 100
-        return sum(n for code, n in stored.items() if code != "none" and low <= int(code) < low + 100)
-    if status.isascii() and status.isdigit():
-        return stored.get(str(int(status)), 0)
-    return None
+    if status == NO_STATUS:
+        return stored.get(NO_STATUS, 0)
+    span = status_span(status)
+    if span is None:
+        return None
+    return sum(n for code, n in stored.items() if code != NO_STATUS and int(code) in span)
 
 
 def audit_stats_count(*, audit_id) -> dict:

@@ -5,12 +5,12 @@ Writes; the reads are audits.selectors.pages and audits.selectors.links."""
 from itertools import islice
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce, Length
 
 from audits.models import Issue, Page, PageCounts
 from audits.selectors.links import inlink_pages_subquery, page_inlinks_subquery
-from audits.selectors.pages import HTML_TYPES
+from audits.selectors.pages import HTML_PAGE_Q, HTML_TYPES
 from scratchpad.models import LinkEdge
 
 COUNTS_WRITE_BATCH = 1_000  # PageCounts rows a bulk INSERT where the counts are not one INSERT … SELECT (SQLite)
@@ -30,16 +30,13 @@ SORT_KEYS = (
 
 def _sort_key_annotations() -> dict:
     """The sort keys as annotations of a Page queryset (`k_<key>`), for the batched writes of SQLite."""
-    html = Q(status_code__gte=200, status_code__lt=300, content_type__in=HTML_TYPES)
-    copied = {key: F(key) for key in ("status_code", "depth", "title", "h1", "h1_count", "response_time_ms")}
-    copied.update(bytes=F("bytes"), word_count=F("word_count"))
     computed = {
         "title_len": Length("title"),
         "description_len": Coalesce(Length("meta_description"), Value(0)),
         "h1_len": Length("h1"),
-        "html": ExpressionWrapper(html, output_field=BooleanField()),
+        "html": ExpressionWrapper(HTML_PAGE_Q, output_field=BooleanField()),
     }
-    return {f"k_{key}": (copied | computed)[key] for key in SORT_KEYS}
+    return {f"k_{key}": computed.get(key, F(key)) for key in SORT_KEYS}
 
 
 def page_counts_store(*, audit_id) -> int:

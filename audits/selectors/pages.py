@@ -22,9 +22,12 @@ from audits.models import Audit, Issue, Page, PageCounts
 from audits.segments import SegmentChoice
 from audits.selectors.links import inlink_pages_subquery, page_inlinks_count
 from audits.selectors.pagination import KeysetColumn
-from audits.stats import issue_type_counts
+from audits.stats import NO_STATUS, issue_type_counts, status_span
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+# The pages the text views list (only 2xx HTML pages have a title, a description, an H1, a canonical): PageCounts.html
+# is this, stored by finalize (audits.pipeline.page_totals).
+HTML_PAGE_Q = Q(status_code__gte=200, status_code__lt=300, content_type__in=HTML_TYPES)
 
 
 ISSUE_ROWS_PER_TYPE = 20  # evidence rows shown per issue type on a page; the issue's own screen has them all
@@ -279,7 +282,7 @@ def page_filter(
     spec = view_for(view)
     pages = Page.objects.filter(audit=audit)
     if spec.html_only:
-        pages = pages.filter(status_code__gte=200, status_code__lt=300, content_type__in=HTML_TYPES)
+        pages = pages.filter(HTML_PAGE_Q)
     elif spec.key == "directives":
         pages = pages.filter(status_code__isnull=False)
     base = pages
@@ -304,13 +307,10 @@ def page_filter(
         elif show in ("noindex", "nofollow"):
             pages = pages.filter(Q(meta_robots__icontains=show) | Q(x_robots_tag__icontains=show))
 
-    if status == "none":
+    if status == NO_STATUS:
         pages = pages.filter(status_code__isnull=True)
-    elif len(status) == 3 and status.endswith("xx") and status[0].isdigit():
-        low = int(status[0]) * 100
-        pages = pages.filter(status_code__gte=low, status_code__lt=low + 100)
-    elif status.isdigit():
-        pages = pages.filter(status_code=int(status))
+    elif (span := status_span(status)) is not None:
+        pages = pages.filter(status_code__gte=span.start, status_code__lt=span.stop)
     if fetch_class:
         pages = pages.filter(fetch_class=fetch_class)
     if indexable in ("yes", "no"):

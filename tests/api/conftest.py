@@ -110,6 +110,10 @@ def finished_audit(project, *, pages: dict[str, int], issues: list[tuple[str, st
 
 @pytest.fixture
 def results(project):
+    return results_audit(project)
+
+
+def results_audit(project):
     """/ links to /a and /gone; /a links back to /. Issues on /a, /gone and /."""
     return finished_audit(
         project,
@@ -121,6 +125,21 @@ def results(project):
             ("broken-internal-link", "critical", "/"),
         ],
         links=[("/", "/a"), ("/", "/gone"), ("/a", "/")],
+    )
+
+
+def later_audit(project):
+    """The audit after `results`: against it, missing-title on /a and title-too-long on / persist, missing-title on
+    /new is new, broken-internal-link on / is fixed and broken-page on /gone no longer crawled (not "fixed")."""
+    return finished_audit(
+        project,
+        pages={"/": 200, "/a": 200, "/new": 200},
+        issues=[
+            ("missing-title", "critical", "/a"),
+            ("missing-title", "critical", "/new"),
+            ("title-too-long", "warning", "/"),
+        ],
+        ago_min=5,
     )
 
 

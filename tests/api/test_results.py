@@ -13,7 +13,7 @@ from django.urls import reverse
 from audits import exports
 from audits.models import Issue, Page, page_id_for
 from audits.stats import issue_type_rows
-from tests.api.conftest import assert_problem, finished_audit
+from tests.api.conftest import assert_problem, finished_audit, later_audit
 from tests.factories import ProjectFactory
 
 
@@ -254,17 +254,7 @@ def test_csv_export_defuses_formulas(api, project):
 
 
 def test_comparison_new_fixed_persisting(api, project, results):
-    later = finished_audit(
-        project,
-        pages={"/": 200, "/a": 200, "/new": 200},
-        issues=[
-            ("missing-title", "critical", "/a"),  # persisting
-            ("missing-title", "critical", "/new"),  # new
-            ("title-too-long", "warning", "/"),  # persisting
-            # broken-internal-link / is fixed; broken-page /gone is not crawled this time (not "fixed")
-        ],
-        ago_min=5,
-    )
+    later = later_audit(project)
     body = api.get(f"/api/v1/audits/{later.id}/compare/{results.id}/").json()
     assert body["audit"] == str(later.id) and body["base"] == str(results.id)
     assert body["totals"] == {"new": 1, "fixed": 1, "persisting": 2, "not_crawled": 1}

@@ -11,33 +11,13 @@ from django.test.utils import CaptureQueriesContext
 from audits.comparison import comparison_pages, comparison_summary, comparisons_count
 from audits.models import Audit
 from audits.priority import issue_summary
-from tests.api.conftest import finished_audit
+from tests.api.conftest import finished_audit, later_audit, results_audit
 
 
 @pytest.fixture
 def pair(project):
     """A baseline and a later audit of the project: issues new, fixed, persisting and no longer crawled."""
-    base = finished_audit(
-        project,
-        pages={"/": 200, "/a": 200, "/gone": 404},
-        issues=[
-            ("missing-title", "critical", "/a"),
-            ("title-too-long", "warning", "/"),
-            ("broken-page", "critical", "/gone"),
-            ("broken-internal-link", "critical", "/"),
-        ],
-    )
-    later = finished_audit(
-        project,
-        pages={"/": 200, "/a": 200, "/new": 200},
-        issues=[
-            ("missing-title", "critical", "/a"),
-            ("missing-title", "critical", "/new"),
-            ("title-too-long", "warning", "/"),
-        ],
-        ago_min=5,
-    )
-    return base, later
+    return results_audit(project), later_audit(project)
 
 
 def _figures(audit, previous, **segment) -> tuple:
