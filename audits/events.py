@@ -32,6 +32,20 @@ PHASE_STARTED = {
     Audit.Phase.LIGHTHOUSE: "Crawl done; Lighthouse started on a sample of pages",
     Audit.Phase.FINALIZING: "Crawl done; analysing the pages (checks, duplicates, scores)",
 }
+# The stages finalize times (audits.pipeline.finalize), in the order they run, as the completed event's
+# "final analysis" row names them (slowest first: a jsonb payload keeps no key order).
+FINALIZE_STAGES = {
+    "statistics": "planner statistics",
+    "depths": "click depths",
+    "site_checks": "site checks",
+    "images": "images",
+    "bots": "bots",
+    "resources": "resources",
+    "external_links": "external links",
+    "page_counts": "page counts",
+    "changes": "changes",
+    "figures": "figures and score",
+}
 # Who stepped in, by `reconciled_by`.
 RECONCILERS = {
     "watchdog": "the watchdog",
@@ -82,6 +96,7 @@ ROW_LABELS = {
     "code": "Error code",
     "task": "Step",
     "reconciled_by": "Noticed by",
+    "finalize_stages_s": "Final analysis",
 }
 
 
@@ -275,6 +290,18 @@ def _value(value) -> str:
     return str(value)
 
 
+def _stages(seconds) -> str:
+    """`41.2 s: site checks 20.4 s, click depths 3.1 s, …`: the slowest stage first, those under 0.1 s left out."""
+    if not isinstance(seconds, dict) or not all(isinstance(v, (int, float)) for v in seconds.values()):
+        return _value(seconds)
+    slowest = sorted(((v, k) for k, v in seconds.items() if v >= 0.1), reverse=True)
+    named = ", ".join(f"{FINALIZE_STAGES.get(k, k)} {v:.1f} s" for v, k in slowest)
+    return f"{sum(seconds.values()):.1f} s" + (f": {named}" if named else "")
+
+
+_FORMATS = {"finalize_stages_s": _stages}
+
+
 def event_rows(event) -> list[tuple[str, str]]:
     """The payload the sentence does not already say, as (label, value) rows; for an unknown kind, all of it."""
     data = event.data if isinstance(event.data, dict) else {}
@@ -282,4 +309,8 @@ def event_rows(event) -> list[tuple[str, str]]:
     known = event.kind in SENTENCES
     # a known kind's zero counts say nothing worth a row ("0 sitemap URLs out of scope"); an unknown kind shows all
     empty = (None, "", 0, False, [], {}) if known else (None, "")
-    return [(_label(key), _value(value)) for key, value in data.items() if key not in said and value not in empty]
+    return [
+        (_label(key), _FORMATS.get(key, _value)(value))
+        for key, value in data.items()
+        if key not in said and value not in empty
+    ]

@@ -62,6 +62,7 @@ class ScaleResult:
     peak_crawl_rss_bytes: int  # before the phase event that entered finalizing (the whole audit without one)
     peak_finalize_rss_bytes: int | None  # from that event on
     finalize_s: float | None
+    finalize_stages_s: dict  # seconds by stage, from the completed event (audits.pipeline.finalize)
     db_bytes: int
     db_bytes_per_page: float
     status: str
@@ -99,6 +100,14 @@ def _finalize_seconds(audit_id: str) -> float | None:
     """From the phase event that entered finalizing to the completion event."""
     start, end = _finalize_window(audit_id)
     return (end - start).total_seconds() if start and end else None
+
+
+def _finalize_stages(audit_id: str) -> dict:
+    """The seconds by stage the completed event stores ({} without one)."""
+    rows = _sql(
+        "SELECT data->'finalize_stages_s' FROM audits_auditevent WHERE audit_id = %s AND kind = 'completed'", audit_id
+    )
+    return (rows[0][0] if rows else None) or {}
 
 
 def _db_bytes() -> int:
@@ -147,6 +156,7 @@ def scale_audit(size: int, *, args, workdir: Path) -> ScaleResult:
         peak_crawl_rss_bytes=rss.peak_between(None, split_at) if split_at else rss.peak,
         peak_finalize_rss_bytes=rss.peak_between(split_at, None) if split_at else None,
         finalize_s=_finalize_seconds(summary["id"]) if summary.get("id") else None,
+        finalize_stages_s=_finalize_stages(summary["id"]) if summary.get("id") else {},
         db_bytes=db_bytes,
         db_bytes_per_page=db_bytes / pages if pages else 0.0,
         status=f"{summary.get('status')} (exit {returncode})",
@@ -183,7 +193,24 @@ def print_results(results: list[ScaleResult]) -> None:
                 )
         if small.finalize_s and large.finalize_s:
             per_small, per_large = small.finalize_s / small.pages, large.finalize_s / large.pages
-            print(f"finalize ms/page: {per_small * 1000:.2f} at {small.size}, {per_large * 1000:.2f} at {large.size}")
+            print(
+                f"finalize ms/page: {per_small * 1000:.2f} at {small.size}, {per_large * 1000:.2f} at {large.size}, "
+                f"ratio {per_large / per_small:.2f} (goal <= 1.2)"
+            )
+        print_stages(small, large)
+
+
+def print_stages(small: ScaleResult, large: ScaleResult) -> None:
+    """Each finalize stage's seconds and ms a page at both sizes: the stage that grows faster than the pages."""
+    stages = sorted(set(large.finalize_stages_s) & set(small.finalize_stages_s), key=large.finalize_stages_s.get)[::-1]
+    if not stages:
+        return
+    print(f"\n{'finalize stage':<18}{small.size:>10} s{'ms/page':>9}{large.size:>10} s{'ms/page':>9}{'ratio':>7}")
+    for stage in stages:
+        s_small, s_large = small.finalize_stages_s[stage], large.finalize_stages_s[stage]
+        ms_small, ms_large = s_small * 1000 / small.pages, s_large * 1000 / large.pages
+        ratio = f"{ms_large / ms_small:.2f}" if ms_small >= 0.001 else "-"
+        print(f"{stage:<18}{s_small:>12.1f}{ms_small:>9.3f}{s_large:>12.1f}{ms_large:>9.3f}{ratio:>7}")
 
 
 def _raise_keyboard_interrupt(signum, frame):

@@ -3,6 +3,7 @@
 score, completion (credits settled, event, signal, the frontier dropped)."""
 
 import time
+from contextlib import contextmanager
 
 from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_count, score_breakdown_from
 from audits.checks.site import run_site_checks
@@ -38,47 +39,79 @@ def audit_lighthouse(*, audit_id) -> bool:
     return True
 
 
+class StageClock:
+    """Seconds spent in each named stage (a stage entered twice adds up); audits.events.FINALIZE_STAGES names them."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage: str):
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.monotonic() - started
+
+    def rounded(self) -> dict[str, float]:
+        """To the tenth of a second, as the event stores them."""
+        return {stage: round(seconds, 1) for stage, seconds in self.seconds.items()}
+
+
 def audit_finalize(*, audit_id) -> bool:
-    """Site checks, health score, completion and scratchpad clean-up. Idempotent."""
+    """Site checks, health score, completion and scratchpad clean-up. Idempotent. The completed event stores the
+    seconds each stage took (`finalize_stages_s`): what an operator reads when a large audit's last phase is slow."""
     started = time.monotonic()  # the task's time limit counts from here: the external link pass keeps within it
     if not audit_set_phase(audit_id=audit_id, phase=Phase.FINALIZING):
         return False
     audit = Audit.objects.get(id=audit_id)
+    stage = StageClock()
     # Statistics gathered before this audit's rows existed make PostgreSQL expect ~1 link edge and pick a nested
     # loop that compares every edge with every page (a 2,000-page finalize went from 0.6 s to 72 s).
-    planner_statistics_refresh()
+    with stage("statistics"):
+        planner_statistics_refresh()
     # Exact depths before the site checks: the orphan check reads Page.depth, and chunks claim without a
     # barrier between depth layers, so the depth a page was crawled at is only an upper bound.
-    page_depths_store(audit_id=audit_id)
+    with stage("depths"):
+        page_depths_store(audit_id=audit_id)
     # Finalize is one task (trimmed after it, config.celery): between its passes glibc would keep what each freed
     # for the next (its numpy arrays under 32 MiB come from the heap). On the 300,000-page scale audit the site
     # checks left the worker 23 MiB over their start; trimmed, 3.
     heap_trim()
-    run_site_checks(audit)
+    with stage("site_checks"):
+        run_site_checks(audit)
     heap_trim()
-    images_judge(audit)  # the image pass: asks the site, then its checks' issues
-    bots_judge(audit)  # what each search and AI crawler may fetch and is served; llms.txt
-    resources_judge(audit)  # the resource pass: scripts, stylesheets, fonts, icons asked once, then their issues
+    with stage("images"):
+        images_judge(audit)  # the image pass: asks the site, then its checks' issues
+    with stage("bots"):
+        bots_judge(audit)  # what each search and AI crawler may fetch and is served; llms.txt
+    with stage("resources"):
+        resources_judge(audit)  # the resource pass: scripts, stylesheets, fonts, icons asked once, then their issues
     # Last of the passes that ask the network: its budget is cut to what finalize's time limit leaves after them.
-    external_links_judge(audit, finalize_started=started)  # the external link pass: asks other sites, then issues
+    with stage("external_links"):
+        external_links_judge(audit, finalize_started=started)  # the external link pass: asks other sites, then issues
     heap_trim()
-    page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them
-    # Statistics taken before this audit's counts existed say it has none: the grid's sorts on them would then
-    # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).
-    planner_statistics_refresh(PageCounts)
-    # After the counts (inlinks are a compared field) and before the figures (they count the changes per field).
-    changes_store(audit)  # what changed on each URL since the baseline (the project's previous audit by default)
-    # The completed audit's pages and issues no longer change: its screens read these figures instead of
-    # aggregating them on every request.
-    stats = audit_stats_count(audit_id=audit_id)
-    stats["comparisons"] = comparisons_count(audit=audit)  # against the default baseline: the Compare tab, "new"
-    _pages, clean = pages_without_errors_count(Page.objects.filter(audit_id=audit_id))
-    score = score_breakdown_from(
-        audit=audit, rows=stats["issue_types"], pages=stats["pages"], pages_without_errors=clean
-    )
-    stats["score"] = score.as_stats()
+    with stage("page_counts"):
+        page_counts_store(audit_id=audit_id)  # inlinks and issues per page: the pages grid sorts and pages by them
+        # Statistics taken before this audit's counts existed say it has none: the grid's sorts on them would then
+        # expect no row and sort the whole audit instead of reading their index (15 ms -> 170 ms a deep page).
+        planner_statistics_refresh(PageCounts)
+    with stage("changes"):
+        # After the counts (inlinks are a compared field) and before the figures (they count the changes per field).
+        changes_store(audit)  # what changed on each URL since the baseline (the project's previous audit by default)
+    with stage("figures"):
+        # The completed audit's pages and issues no longer change: its screens read these figures instead of
+        # aggregating them on every request.
+        stats = audit_stats_count(audit_id=audit_id)
+        stats["comparisons"] = comparisons_count(audit=audit)  # against the default baseline: the Compare tab, "new"
+        _pages, clean = pages_without_errors_count(Page.objects.filter(audit_id=audit_id))
+        score = score_breakdown_from(
+            audit=audit, rows=stats["issue_types"], pages=stats["pages"], pages_without_errors=clean
+        )
+        stats["score"] = score.as_stats()
     return audit_complete(  # drops the frontier
         audit_id=audit_id,
+        event_data={"finalize_stages_s": stage.rounded()},
         pages_crawled=stats["pages"],
         health_score=score.score,
         score_formula=SCORE_FORMULA_VERSION,

@@ -100,12 +100,14 @@ def _round_revoke(audit_id) -> None:
     )
 
 
-def audit_complete(*, audit_id, **fields) -> bool:
-    """Complete a running audit once (conditional on status, so it cannot overwrite a failure)."""
+def audit_complete(*, audit_id, event_data: dict | None = None, **fields) -> bool:
+    """Complete a running audit once (conditional on status, so it cannot overwrite a failure). `event_data` goes
+    into the completed event's payload (finalize's seconds by stage)."""
     return _finish(
         audit_id,
         Status.COMPLETED,
         event=(EventKind.COMPLETED, "Completed"),
+        event_data=event_data,
         current_phase=Phase.COMPLETED,
         last_progress_at=timezone.now(),
         **fields,
@@ -129,7 +131,15 @@ def audit_delete(*, audit: Audit) -> None:
     report_pdfs_delete(audit_id=audit_id)
 
 
-def _finish(audit_id, status: str, *, event: tuple[str, str], reconciled_by: str | None = None, **fields) -> bool:
+def _finish(
+    audit_id,
+    status: str,
+    *,
+    event: tuple[str, str],
+    event_data: dict | None = None,
+    reconciled_by: str | None = None,
+    **fields,
+) -> bool:
     now = timezone.now()
     with transaction.atomic():
         updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING).update(
@@ -139,7 +149,9 @@ def _finish(audit_id, status: str, *, event: tuple[str, str], reconciled_by: str
             return False
         audit = Audit.objects.select_related("project").get(id=audit_id)
         credits_settle(audit=audit, charge_units=audit.pages_crawled if status == Status.COMPLETED else 0)
-        audit_event(audit_id=audit_id, kind=event[0], message=event[1], reconciled_by=reconciled_by)
+        audit_event(
+            audit_id=audit_id, kind=event[0], message=event[1], reconciled_by=reconciled_by, **(event_data or {})
+        )
         # After commit, not inside: a chunk's batch locks its frontier rows before the audit row, so deleting
         # them while holding the audit row could deadlock with it. Any batch that waits for these rows then
         # finds the audit finished and rolls back.

@@ -2,6 +2,7 @@
 lists its payload as labelled rows, and the events of a real crawl read as sentences (never a JSON blob)."""
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,15 @@ def test_a_cancel_and_an_expired_lease_are_told_in_words():
     )
 
 
+def test_finalize_s_stages_read_as_one_row_the_slowest_first():
+    timed = {"statistics": 0.04, "depths": 3.1, "site_checks": 20.4, "images": 0.0, "page_counts": 9.9}
+    event = _event("completed", "Completed", {"reconciled_by": None, "finalize_stages_s": timed})
+    said = "33.4 s: site checks 20.4 s, page counts 9.9 s, click depths 3.1 s"
+    assert event_rows(event) == [("Final analysis", said)]
+    quick = _event("completed", "Completed", {"finalize_stages_s": {"depths": 0.0}})
+    assert event_rows(quick) == [("Final analysis", "0.0 s")]
+
+
 def test_events_written_before_their_payload_grew_read_from_their_message():
     old = _event("lease_expired", "round 2: re-sent 1 chunk(s) whose run stopped renewing", {"reconciled_by": "heal"})
     assert event_sentence(old) == "Worker lost: round 2: re-sent 1 chunk(s) whose run stopped renewing."
@@ -151,6 +161,7 @@ def test_a_real_crawl_s_events_read_as_sentences_on_the_events_page(owner, owner
     assert "Discovery found no sitemap; crawling started from the start URL." in html
     assert "The audit completed: 1 page crawled; the crawl stopped at the page budget of 1." in html
     assert "<dt>Pages seen</dt><dd>2</dd>" in html  # the unknown kind: its payload in words
+    assert re.search(r"<dt>Final analysis</dt><dd>\d+\.\d s", html)  # finalize's seconds
     assert "<pre" not in html and "&quot;phase&quot;" not in html and '"phase"' not in html
 
 

@@ -6,7 +6,8 @@ import pytest
 
 from audits.checks import health_score, score_breakdown
 from audits.checks.site import run_site_checks
-from audits.models import Audit, Issue
+from audits.events import FINALIZE_STAGES
+from audits.models import Audit, AuditEvent, Issue
 from audits.pipeline.depth import page_depths_store
 from audits.pipeline.finalize import audit_finalize
 from audits.pipeline.images import images_judge
@@ -54,6 +55,10 @@ def test_finalize_run_twice_gives_identical_issue_rows():
 
     assert audit_finalize(audit_id=audit.id)  # runs the site checks again, then purges the frontier
     assert _snapshot(audit) == first
+    # the completed event says how long each stage took, every stage named (jsonb keeps no key order)
+    timed = AuditEvent.objects.get(audit=audit, kind=AuditEvent.Kind.COMPLETED).data["finalize_stages_s"]
+    assert set(timed) == set(FINALIZE_STAGES)
+    assert all(isinstance(seconds, float) and seconds >= 0 for seconds in timed.values())
     assert not Frontier.objects.filter(audit=audit).exists()
     assert not audit_finalize(audit_id=audit.id)  # a duplicated finalize message finds the audit completed
     run_site_checks(audit)  # and a retried site-check step after the purge changes nothing either
