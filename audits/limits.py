@@ -18,12 +18,14 @@ CHUNK_SEEN_URLS_MAX = 50_000  # URLs a chunk remembers having queued, to skip re
 
 # Finalize's exact-depth pass (pipeline.depth): page depths written per UPDATE, link pairs read per fetch
 # of its server-side cursor, page rows read per fetch, click edges one breadth-first step gathers at a time
-# (bounds its numpy temporaries: ~8 bytes each, a few arrays at once), deep-page issues inserted per statement.
+# (bounds its numpy temporaries: ~8 bytes each, a few arrays at once), deep pages read per fetch for their issues.
 DEPTH_WRITE_BATCH_PAGES = 5_000
 DEPTH_EDGE_FETCH_ROWS = 20_000
 DEPTH_PAGE_FETCH_ROWS = 5_000
 DEPTH_BFS_GATHER_EDGES = 131_072
-DEPTH_ISSUE_WRITE_BATCH = 500
+DEPTH_ISSUE_READ_ROWS = 2_000
+
+ISSUE_WRITE_BATCH = 500  # issue rows a bulk write sends at a time (audits.bulk.issues_insert, the site checks)
 
 # Planner statistics during a crawl (pipeline.statistics): a crawl table is analyzed again once the rows changed
 # since its last ANALYZE exceed this share of the rows it held then, and this many rows.

@@ -43,7 +43,6 @@ OUTCOME_TYPES = {
 OUTCOME_LABELS = dict(Outcome.choices)
 EXTERNAL_ISSUES_MAX = 2000  # per type and audit; the rest is counted in a marker issue (as the internal link checks)
 UNCHECKED_EXAMPLES_MAX = 5
-ISSUE_WRITE_BATCH = 500
 STREAM_CHUNK_ROWS = 2000
 NOT_JUDGED_FETCH_CLASSES = (Page.FetchClass.BLOCKED.value, Page.FetchClass.RATE_LIMITED.value)
 

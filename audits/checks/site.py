@@ -10,6 +10,7 @@ import logging
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Window
 
+from audits.bulk import issues_insert
 from audits.checks.bots import BOT_SITE_TYPES
 from audits.checks.content import near_duplicates, soft_404s
 from audits.checks.external import EXTERNAL_SITE_TYPES
@@ -20,6 +21,7 @@ from audits.checks.registry import SITE_TYPES, CheckSettings, as_uuid, make_issu
 from audits.checks.resources import RESOURCE_SITE_TYPES
 from audits.checks.security import HEADER_TYPES, security_header_checks
 from audits.checks.skips import skipped_url_issues
+from audits.limits import ISSUE_WRITE_BATCH
 from audits.models import Issue, Page
 from crawler.discovery import invalid_lines
 from scratchpad.models import Frontier, LinkEdge
@@ -29,7 +31,6 @@ logger = logging.getLogger(__name__)
 SITE_CHECK_TYPES: tuple[str, ...] = SITE_TYPES
 
 LINK_ISSUES_MAX = 2000  # per link check and audit; the rest is counted in a marker issue
-ISSUE_WRITE_BATCH = 500
 STREAM_CHUNK_ROWS = 2000
 FOLLOW_BATCH_URLS = 500  # redirect chains followed together, one query per hop
 REDIRECT_FOLLOW_HOPS_MAX = 50  # the crawler stops at 10 hops; a chain is never followed further than this
@@ -69,7 +70,7 @@ class _IssueWriter:
 
     def flush(self) -> None:
         if self.buffer:
-            Issue.objects.bulk_create(self.buffer, ignore_conflicts=True)
+            issues_insert(self.buffer)
             self.written += len(self.buffer)
             self.buffer = []
 

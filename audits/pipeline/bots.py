@@ -17,9 +17,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from audits.bulk import issues_insert
 from audits.checks.bots import BOT_SITE_TYPES, bot_site_issues
 from audits.checks.registry import CheckSettings
 from audits.checks.site import judged_pages
+from audits.limits import ISSUE_WRITE_BATCH
 from audits.models import AgentFetch, Audit, Issue, Page, agent_fetch_id_for
 from audits.pipeline.politeness import DiscoveryPacer
 from audits.pipeline.scope import audit_site_auth
@@ -37,7 +39,6 @@ LLMS_LINKS_CHECKED_MAX = 100  # distinct llms.txt links asked per audit; the res
 FOLDER_PAGES_READ_MAX = 100_000  # crawled pages read to find the top-level folders
 # Answers another host gives a bot it does not want: "could not verify", never "broken" (as the external pass).
 BOT_PROTECTION_STATUS_CODES = frozenset({401, 403, 429, 999})
-ISSUE_WRITE_BATCH = 500
 
 
 def bots_judge(audit: Audit) -> None:
@@ -57,7 +58,7 @@ def bots_judge(audit: Audit) -> None:
         sampled = {row.url for row in fetch_rows}
         page_ids = dict(Page.objects.filter(audit_id=audit.id, url__in=sampled).values_list("url", "id"))
         issues = bot_site_issues(audit.id, bot_access, fetches, check_settings, page_ids) if enabled else []
-        Issue.objects.bulk_create(issues, ignore_conflicts=True, batch_size=ISSUE_WRITE_BATCH)
+        issues_insert(issues)
     audit.bot_access = bot_access
 
 

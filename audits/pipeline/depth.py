@@ -25,12 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import connection, transaction
 
+from audits.bulk import issues_insert
 from audits.checks.page import robots_directives
 from audits.checks.registry import CheckSettings, make_issue
 from audits.limits import (
     DEPTH_BFS_GATHER_EDGES,
     DEPTH_EDGE_FETCH_ROWS,
-    DEPTH_ISSUE_WRITE_BATCH,
+    DEPTH_ISSUE_READ_ROWS,
     DEPTH_PAGE_FETCH_ROWS,
     DEPTH_WRITE_BATCH_PAGES,
 )
@@ -365,20 +366,14 @@ def _deep_pages_store(audit: Audit) -> int:
             .order_by("url")
             .values_list("id", "url", "depth")
         )
-        buffer, written = [], 0
-        for page_id, url, depth in pages.iterator(chunk_size=DEPTH_ISSUE_WRITE_BATCH):
-            buffer.append(
-                make_issue(
-                    audit.id,
-                    DEEP_PAGE,
-                    page_id=page_id,
-                    page_url=url,
-                    details={"depth": depth, "min_depth": min_depth},
-                    settings=settings,
-                )
+        return issues_insert(
+            make_issue(
+                audit.id,
+                DEEP_PAGE,
+                page_id=page_id,
+                page_url=url,
+                details={"depth": depth, "min_depth": min_depth},
+                settings=settings,
             )
-            if len(buffer) >= DEPTH_ISSUE_WRITE_BATCH:
-                Issue.objects.bulk_create(buffer, ignore_conflicts=True)
-                written, buffer = written + len(buffer), []
-        Issue.objects.bulk_create(buffer, ignore_conflicts=True)
-        return written + len(buffer)
+            for page_id, url, depth in pages.iterator(chunk_size=DEPTH_ISSUE_READ_ROWS)
+        )

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from audits.bulk import issues_insert
 from audits.checks.external import (
     EXTERNAL_SITE_TYPES,
     db_id,
@@ -48,7 +49,6 @@ EXTERNAL_GET_BODY_MAX_BYTES = 64 * 1024  # read of a GET's body: enough to recog
 EXTERNAL_PASS_BUDGET_MAX_S = EXTERNAL_LINKS_BUDGET_MAX_S
 EXTERNAL_WAIT_STEP_S = 0.5  # how often the scheduler looks at the budget while requests are in flight
 EXTERNAL_ABANDON_GRACE_S = 5.0  # after the budget, how long requests still in flight are waited for
-ISSUE_WRITE_BATCH = 500
 TARGET_WRITE_BATCH = 2000  # ExternalLink rows upserted per statement
 UNCHECKED_EXAMPLES = 5  # unchecked targets named in the site-wide issue
 ERROR_MAX_CHARS = 500
@@ -153,7 +153,7 @@ def external_links_judge(audit, *, finalize_started: float | None = None) -> Non
         Issue.objects.filter(audit_id=audit.id, type__in=EXTERNAL_SITE_TYPES).delete()
         if options.enabled:
             issues = external_link_issues(audit.id, check_settings, unchecked=unchecked)
-            Issue.objects.bulk_create(issues, ignore_conflicts=True, batch_size=ISSUE_WRITE_BATCH)
+            issues_insert(issues)
 
 
 def targets_store(audit_id) -> int:

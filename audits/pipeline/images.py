@@ -12,11 +12,11 @@ not followed (counted as answered).
 
 import itertools
 import time
-from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import transaction
 
+from audits.bulk import issues_insert
 from audits.checks.images import IMAGE_SITE_TYPES, image_site_issues
 from audits.checks.registry import CheckSettings
 from audits.checks.site import judged_pages
@@ -27,7 +27,6 @@ from crawler.fetch import build_session, fetch
 
 IMAGE_REQUESTS_MAX_PER_AUDIT = 500  # distinct image URLs asked per audit; the rest are not judged
 IMAGE_PASS_BUDGET_S = 120  # wall time the pass may take in finalize (a slow site or a long Crawl-delay)
-ISSUE_WRITE_BATCH = 500
 
 
 def images_judge(audit) -> None:
@@ -39,16 +38,7 @@ def images_judge(audit) -> None:
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type__in=IMAGE_SITE_TYPES).delete()
         if enabled:
-            _issues_write(image_site_issues(audit.id, judged_pages(audit.id), answers, check_settings))
-
-
-def _issues_write(issues: Iterable[Issue]) -> int:
-    """Insert `issues` ISSUE_WRITE_BATCH at a time as they come (bulk_create would list them all first)."""
-    written, issues = 0, iter(issues)
-    while batch := list(itertools.islice(issues, ISSUE_WRITE_BATCH)):
-        Issue.objects.bulk_create(batch, ignore_conflicts=True)
-        written += len(batch)
-    return written
+            issues_insert(image_site_issues(audit.id, judged_pages(audit.id), answers, check_settings))
 
 
 def image_answers(audit, pages) -> dict[str, dict]:

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audits.bulk import issues_insert
 from audits.checks.registry import LIGHTHOUSE_TYPES, CheckSettings, make_issue
 from audits.models import Audit, Issue, LighthouseResult, Page, lighthouse_id_for
 from audits.pipeline.chromium import chromium_flags, find_chromium
@@ -478,7 +479,7 @@ def lighthouse_issues_for_audit(*, audit) -> list[Issue]:
             add(row, "poor-cls", row.cls, max_cls, "unitless")
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type__in=LIGHTHOUSE_TYPES).delete()
-        Issue.objects.bulk_create(list(issues.values()), ignore_conflicts=True)
+        issues_insert(issues.values())
     return list(issues.values())
 
 

@@ -6,13 +6,11 @@ only for those, and it rolls back whole when the audit is no longer running (the
 it is conditional on status, and a cancel's update waits for it or it waits for the cancel). So a run that
 was taken over, or outlived its audit, writes nothing, and pages_crawled always equals the page rows."""
 
-import json
-import zlib
-
-from django.db import connection, models, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audits.bulk import issues_insert, rows_insert
 from audits.checks.page import PAGE_CHECK_TYPES
 from audits.checks.skips import skip_sentence
 from audits.limits import (
@@ -111,7 +109,7 @@ class BatchPersister:
         # Page checks replace what an earlier attempt at the same pages found. By page id, which is made from the
         # audit and the URL: an (audit, ...) index chosen on stale statistics would read every issue of the audit.
         Issue.objects.filter(page_id__in=[r.page.id for r in records], type__in=PAGE_CHECK_TYPES).delete()
-        Issue.objects.bulk_create([i for r in records for i in r.issues], ignore_conflicts=True)
+        issues_insert(i for r in records for i in r.issues)
         outcome = frontier_record_batch(
             audit_id=self.audit_id,
             lease_key=self.lease_key,
@@ -183,40 +181,10 @@ def _extraction_stops_report(audit_id, records: list[PageRecord]) -> None:
 
 
 PAGE_UPSERT_FIELDS = [f.name for f in Page._meta.concrete_fields if f.name not in ("id", "audit") and not f.primary_key]
-_PAGE_FIELDS = Page._meta.concrete_fields
-_PAGE_COLUMNS = ", ".join(f.column for f in _PAGE_FIELDS)
-# A temporary table per connection, emptied at each commit; named after the columns, so a connection that outlives
-# a migration makes a new one instead of copying into the old shape.
-_PAGE_STAGE = f"page_upsert_stage_{zlib.crc32(_PAGE_COLUMNS.encode()):08x}"
-_PAGE_JSON = [isinstance(f, models.JSONField) for f in _PAGE_FIELDS]
-_PAGE_ATTNAMES = [f.attname for f in _PAGE_FIELDS]
-_PAGE_UPDATES = ", ".join(f"{f.column} = EXCLUDED.{f.column}" for f in _PAGE_FIELDS if f.name in PAGE_UPSERT_FIELDS)
 
 
 def pages_upsert(pages: list[Page]) -> None:
     """Insert the pages, or update every field but the id and audit of those already there (a replayed batch).
-
-    On PostgreSQL through COPY into a temporary table and one INSERT … SELECT … ON CONFLICT: Django's bulk_create
-    quoted each of a batch's ~1,000 values in Python (its UNNEST arrays, client-side binding), ~12 % of a crawl
-    worker's CPU; COPY adapts them in psycopg's C code."""
-    if not pages:
-        return
-    if connection.vendor != "postgresql":
-        Page.objects.bulk_create(pages, update_conflicts=True, unique_fields=["id"], update_fields=PAGE_UPSERT_FIELDS)
-        return
-    table, columns = Page._meta.db_table, _PAGE_COLUMNS
-    # In a transaction (the batch's, or its own): the stage is emptied at commit.
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(
-            f"CREATE TEMPORARY TABLE IF NOT EXISTS {_PAGE_STAGE} (LIKE {table} INCLUDING DEFAULTS) "
-            "ON COMMIT DELETE ROWS"
-        )
-        with cursor.cursor.copy(f"COPY {_PAGE_STAGE} ({columns}) FROM STDIN") as copy:
-            for page in pages:
-                values = [getattr(page, name) for name in _PAGE_ATTNAMES]
-                copy.write_row([json.dumps(v) if j and v is not None else v for v, j in zip(values, _PAGE_JSON)])  # noqa: B905 - same lengths by construction
-        cursor.execute(
-            f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {_PAGE_STAGE} ORDER BY id "
-            f"ON CONFLICT (id) DO UPDATE SET {_PAGE_UPDATES}"
-        )
-        cursor.execute(f"DELETE FROM {_PAGE_STAGE}")  # a second batch in the same transaction starts empty
+    Through COPY on PostgreSQL (audits.bulk): Django's bulk_create quoted each of a batch's ~1,000 values in
+    Python, ~12 % of a crawl worker's CPU."""
+    rows_insert(Page, pages, update_fields=PAGE_UPSERT_FIELDS)

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 
+from audits.bulk import issues_insert
 from audits.checks.registry import CheckSettings
 from audits.checks.resources import RESOURCE_SITE_TYPES, RESOURCE_TYPE_OF_KIND, resource_site_issues
 from audits.checks.site import judged_pages
@@ -35,7 +36,6 @@ STYLESHEET_READ_MAX_BYTES = 2 * 1024 * 1024  # of a stylesheet's text read for i
 RESOURCE_REDIRECT_HOPS_MAX = 5  # redirects followed from one resource URL
 HEAD_REFUSED_STATUS_CODES = frozenset({405, 501})  # HEAD not allowed / not implemented: asked again with GET
 HEAD_RETRY_ERRORS = frozenset({"connect", "other"})  # a server that drops a HEAD (RemoteDisconnected)
-ISSUE_WRITE_BATCH = 500
 
 
 def resources_judge(audit) -> None:
@@ -50,7 +50,7 @@ def resources_judge(audit) -> None:
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type__in=RESOURCE_SITE_TYPES).delete()
         issues = resource_site_issues(audit.id, judged_pages(audit.id), answers, fonts_of, check_settings)
-        Issue.objects.bulk_create(issues, ignore_conflicts=True, batch_size=ISSUE_WRITE_BATCH)
+        issues_insert(issues)
 
 
 def resource_answers(audit, pages, *, kinds: set[str]) -> tuple[dict[str, dict], dict[str, list[str]]]:

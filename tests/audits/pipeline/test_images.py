@@ -6,6 +6,7 @@ import tracemalloc
 
 import pytest
 
+from audits import bulk
 from audits.checks.images import image_site_issues
 from audits.checks.registry import CheckSettings
 from audits.checks.site import judged_pages
@@ -98,7 +99,7 @@ def test_a_broken_image_on_every_page_is_written_as_it_comes_not_held(monkeypatc
     Page.objects.bulk_create(PageFactory.build_batch(4000, audit=audit, image_urls=[logo]))
     answers = {logo: {"status_code": 404, "bytes": None, "error": ""}}
     check_settings = CheckSettings.for_audit(audit)
-    monkeypatch.setattr(images, "ISSUE_WRITE_BATCH", 50)
+    monkeypatch.setattr(bulk, "ISSUE_WRITE_BATCH", 50)
 
     def issues():
         return image_site_issues(audit.id, judged_pages(audit.id), answers, check_settings)
@@ -110,7 +111,7 @@ def test_a_broken_image_on_every_page_is_written_as_it_comes_not_held(monkeypatc
         del held
         tracemalloc.reset_peak()
         base, _peak = tracemalloc.get_traced_memory()
-        written = images._issues_write(issues())
+        written = bulk.issues_insert(issues())
         _now, write_peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
