@@ -24,6 +24,7 @@ DEPTH_EDGE_FETCH_ROWS = 20_000
 DEPTH_PAGE_FETCH_ROWS = 5_000
 DEPTH_BFS_GATHER_EDGES = 131_072
 DEPTH_ISSUE_READ_ROWS = 2_000
+DEPTH_SQL_WORK_MEM_MB = 64  # PostgreSQL's work_mem for the pass's transaction (its sorts and hash joins), MiB
 
 ISSUE_WRITE_BATCH = 500  # issue rows a bulk write sends at a time (audits.bulk.issues_insert, the site checks)
 

@@ -10,8 +10,11 @@ import threading
 
 import numpy as np
 import pytest
+from django.db import connection
 
+from audits.limits import DEPTH_SQL_WORK_MEM_MB
 from audits.models import Audit, Issue, Page
+from audits.pipeline import depth
 from audits.pipeline.depth import PAIR_SHIFT, _clicks_load, page_depths_store
 from audits.pipeline.finalize import audit_finalize, audit_lighthouse
 from audits.pipeline.inline import pipeline_crawl_inline, pipeline_run_inline
@@ -112,6 +115,29 @@ def test_depth_pass_is_idempotent_and_keeps_unlinked_pages_null():
     assert again.changed == 0 and again.reached == len(EXACT) and again.deep_pages == 2
     assert _depths(audit) == {**EXACT, "/only-in-sitemap": None}
     assert Issue.objects.filter(audit=audit, type="deep-page").count() == 2
+
+
+def test_the_pass_sorts_and_joins_with_its_own_work_mem_and_gives_it_back(monkeypatch):
+    audit = AuditFactory(start_url="https://example.com/", status=Audit.Status.RUNNING)
+    PageFactory(audit=audit, url="https://example.com/", status_code=200, depth=0)
+    seen = []
+
+    def load(audit, scope):
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW work_mem")
+            seen.append(cursor.fetchone()[0])
+        return real_load(audit, scope)
+
+    real_load = depth._graph_load
+    monkeypatch.setattr(depth, "_graph_load", load)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW work_mem")
+        before = cursor.fetchone()[0]
+    assert page_depths_store(audit_id=audit.id).reached == 1
+    assert seen == [f"{DEPTH_SQL_WORK_MEM_MB}MB"] != [before]
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW work_mem")
+        assert cursor.fetchone()[0] == before  # SET LOCAL: the worker's next task has the server's setting
 
 
 def test_max_depth_is_judged_on_the_discovery_depth():
