@@ -85,7 +85,7 @@ class _Shape:
         self.attnames = [f.attname for f in fields]
         # (index, converter) of the values COPY cannot take as they are: JSON, and the times a save would set
         self.converted = [(i, convert) for i, f in enumerate(fields) if (convert := _converter(f)) is not None]
-        self.stamped = any(getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) for f in fields)
+        self.stamped = any(_stamped(f) for f in fields)
         if update_fields:
             updated = ", ".join(f"{q(f.column)} = EXCLUDED.{q(f.column)}" for f in fields if f.name in update_fields)
             self.on_conflict = f"({self.pk}) DO UPDATE SET {updated}"
@@ -101,9 +101,14 @@ def _shape(model: type[models.Model], update_fields: tuple[str, ...]) -> _Shape:
 def _converter(field: models.Field):
     """value, now -> what COPY writes for `field`; None where the value goes as it is (psycopg adapts text,
     numbers, UUIDs, times)."""
-    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+    if _stamped(field):
         return lambda value, now: now
     if isinstance(field, models.JSONField):
         encoder = field.encoder
         return lambda value, now: None if value is None else json.dumps(value, cls=encoder)
     return None
+
+
+def _stamped(field: models.Field) -> bool:
+    """A field a save sets to the current time (auto_now, auto_now_add)."""
+    return getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
