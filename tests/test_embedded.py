@@ -5,15 +5,22 @@ import os
 import signal
 import sqlite3
 import subprocess
+import uuid
 
 import pytest
 import requests
 
+from audits.models import set_issue_id_for
 from tests.support.waits import wait_until
 from tests.support.web import free_port, port_answers
 from tests.support.workers import REPO_ROOT, run_cli
 
 WEB_READY_TIMEOUT_S = 60
+DEEP_PAGES_AT_DEPTH_2 = (
+    "from audits.models import Audit; from audits.pipeline.depth import _deep_pages_store; "
+    "audit = Audit.objects.get(); audit.config = {'checks': {'thresholds': {'deep-page': {'min_depth': 2}}}}; "
+    "print(_deep_pages_store(audit))"
+)
 
 
 pytestmark = pytest.mark.slow  # child processes: the CLI in-process, a two-process worker and the web on SQLite
@@ -55,6 +62,22 @@ def test_cli_runs_the_whole_pipeline_in_process(small_site, embedded_env):
     assert len(rows) == result["pages_crawled"]
     assert all(stored == summed for _url, stored, summed in rows) and any(stored for _url, stored, _ in rows)
     assert keys and all(all(row) for row in keys)  # and a copy of its sort keys (page_sort_keys)
+    # deep-page through the depth pass's Python path (PostgreSQL writes them in one statement), run again with a
+    # threshold this shallow site reaches: a row a page fetched OK with a 2xx status 2+ clicks deep, with the id
+    # that statement would give it.
+    rerun = run_cli("shell", "-c", DEEP_PAGES_AT_DEPTH_2, env=embedded_env)
+    assert rerun.returncode == 0, rerun.stderr
+    with sqlite3.connect(embedded_env["DATABASE_URL"].removeprefix("sqlite:///")) as db:
+        deep_pages = db.execute(
+            "SELECT url FROM audits_page WHERE depth >= 2 AND fetch_class = 'ok' AND status_code BETWEEN 200 AND 299"
+        ).fetchall()
+        deep_issues = db.execute("SELECT id, audit_id, page_url FROM audits_issue WHERE type = 'deep-page'").fetchall()
+    assert int(rerun.stdout.split()[-1]) == len(deep_pages) > 0  # after the shell's own banner
+    assert sorted(url for _id, _audit, url in deep_issues) == sorted(url for (url,) in deep_pages)
+    assert all(
+        uuid.UUID(issue_id) == set_issue_id_for(uuid.UUID(audit_id), url, "deep-page")
+        for issue_id, audit_id, url in deep_issues
+    )
 
 
 def test_worker_with_two_processes_runs_chords_on_sqlite(small_site, embedded_env):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection, transaction
+from django.utils import timezone
 
 from audits.bulk import issues_insert
 from audits.checks.page import robots_directives
@@ -36,7 +37,7 @@ from audits.limits import (
     DEPTH_SQL_WORK_MEM_MB,
     DEPTH_WRITE_BATCH_PAGES,
 )
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, Issue, Page, set_issue_id_for, set_issue_id_sql
 from audits.pipeline.scope import CrawlScope, QueryPolicy
 from scratchpad.models import LinkEdge
 
@@ -352,13 +353,17 @@ def _write_depths(audit_id, depths: np.ndarray) -> int:
 
 def _deep_pages_store(audit: Audit) -> int:
     """Replace the audit's deep-page issues: a 2xx page fetched OK at an exact depth of min_depth or more
-    (the same pages the page check judged at crawl time, with the depth it could not know then)."""
+    (the same pages the page check judged at crawl time, with the depth it could not know then). On PostgreSQL
+    one INSERT … SELECT writes them from the page rows (no row travels to Python); elsewhere they are built here.
+    Either way in URL order, so the issue grid reads them from neighbouring heap pages."""
     settings = CheckSettings.for_audit(audit)
     with transaction.atomic():
         Issue.objects.filter(audit_id=audit.id, type=DEEP_PAGE).delete()
         if not settings.enabled(DEEP_PAGE):
             return 0
         min_depth = settings.threshold(DEEP_PAGE, "min_depth")
+        if connection.vendor == "postgresql":
+            return _deep_issues_insert_sql(audit, min_depth, settings.severity(DEEP_PAGE))
         pages = (
             Page.objects.filter(
                 audit_id=audit.id,
@@ -370,7 +375,7 @@ def _deep_pages_store(audit: Audit) -> int:
             .order_by("url")
             .values_list("id", "url", "depth")
         )
-        return issues_insert(
+        issues = (
             make_issue(
                 audit.id,
                 DEEP_PAGE,
@@ -381,3 +386,42 @@ def _deep_pages_store(audit: Audit) -> int:
             )
             for page_id, url, depth in pages.iterator(chunk_size=DEPTH_ISSUE_READ_ROWS)
         )
+        return issues_insert(_with_set_id(issue) for issue in issues)
+
+
+def _with_set_id(issue: Issue) -> Issue:
+    issue.id = set_issue_id_for(issue.audit_id, issue.page_url, issue.type)
+    return issue
+
+
+def _deep_issues_insert_sql(audit: Audit, min_depth: int, severity: str) -> int:
+    """The deep-page rows in one statement. Built in Python they cost ~0.05 ms a row at 100,000 pages and
+    0.14 at a million (a Django object, a uuid5 and a COPY line each, behind a cursor over the pages in URL order)."""
+    issue_id, params = set_issue_id_sql(audit.id, "p.url", DEEP_PAGE)
+    params |= {
+        "type": DEEP_PAGE,
+        "severity": severity,
+        "min_depth": min_depth,
+        "now": timezone.now(),
+        "audit": audit.id,
+        "ok": Page.FetchClass.OK,
+    }
+    columns = ", ".join(
+        connection.ops.quote_name(Issue._meta.get_field(name).column)
+        for name in ("id", "audit", "page", "page_url", "type", "severity", "details", "created_at")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {Issue._meta.db_table} ({columns})
+            SELECT {issue_id}, p.audit_id, p.id, p.url, %(type)s, %(severity)s,
+                   jsonb_build_object('depth', p.depth, 'min_depth', %(min_depth)s), %(now)s
+            FROM {Page._meta.db_table} AS p
+            WHERE p.audit_id = %(audit)s AND p.depth >= %(min_depth)s AND p.fetch_class = %(ok)s
+              AND p.status_code >= 200 AND p.status_code < 300
+            ORDER BY p.url
+            ON CONFLICT (id) DO NOTHING
+            """,
+            params,
+        )
+        return cursor.rowcount

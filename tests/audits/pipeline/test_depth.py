@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 
 from audits.limits import DEPTH_SQL_WORK_MEM_MB
-from audits.models import Audit, Issue, Page
+from audits.models import Audit, Issue, Page, page_id_for, set_issue_id_for
 from audits.pipeline import depth
 from audits.pipeline.depth import PAIR_SHIFT, _clicks_load, page_depths_store
 from audits.pipeline.finalize import audit_finalize, audit_lighthouse
@@ -115,6 +115,48 @@ def test_depth_pass_is_idempotent_and_keeps_unlinked_pages_null():
     assert again.changed == 0 and again.reached == len(EXACT) and again.deep_pages == 2
     assert _depths(audit) == {**EXACT, "/only-in-sitemap": None}
     assert Issue.objects.filter(audit=audit, type="deep-page").count() == 2
+
+
+def test_deep_page_rows_are_written_from_the_page_rows_with_the_audits_threshold_and_severity():
+    """The SQL path (PostgreSQL here) builds each row as the Python path would: set_issue_id_for's id, the page,
+    its URL, the audit's severity, details with the exact depth and the threshold; only OK 2xx pages that deep."""
+    audit = AuditFactory(config={"checks": {"thresholds": {"deep-page": {"min_depth": 3}},
+                                            "severities": {"deep-page": "warning"}}})  # fmt: skip
+    site = audit.start_url.rstrip("/")
+    deep = {
+        f"{site}/three": 3,
+        f"{site}/caf\u00e9/\u65e5\u672c?q='x'&p=%20": 4,  # unicode, a quote, a percent sign
+        f"{site}/nine": 9,
+    }
+    for url, d in deep.items():
+        PageFactory(audit=audit, url=url, depth=d)
+    PageFactory(audit=audit, url=f"{site}/shallow", depth=2)
+    PageFactory(audit=audit, url=f"{site}/unreached", depth=None)
+    PageFactory(audit=audit, url=f"{site}/missing", depth=5, status_code=404)
+    PageFactory(audit=audit, url=f"{site}/moved", depth=5, status_code=301)
+    PageFactory(audit=audit, url=f"{site}/failed", depth=5, fetch_class=Page.FetchClass.ERROR, status_code=None)
+
+    assert depth._deep_pages_store(audit) == len(deep)
+
+    rows = Issue.objects.filter(audit=audit, type="deep-page").order_by("page_url")
+    assert [
+        (i.id, i.page_id, i.page_url, i.severity, i.details, i.created_at is not None) for i in rows
+    ] == [
+        (set_issue_id_for(audit.id, url, "deep-page"), page_id_for(audit.id, url), url, "warning",
+         {"depth": deep[url], "min_depth": 3}, True)
+        for url in sorted(deep)
+    ]  # fmt: skip
+    assert depth._deep_pages_store(audit) == len(deep)  # replaced, not added to
+    assert Issue.objects.filter(audit=audit, type="deep-page").count() == len(deep)
+
+
+def test_deep_page_rows_go_when_the_check_is_disabled():
+    audit = AuditFactory()
+    PageFactory(audit=audit, depth=6)
+    assert depth._deep_pages_store(audit) == 1
+    audit.config = {"checks": {"disabled": ["deep-page"]}}
+    assert depth._deep_pages_store(audit) == 0
+    assert not Issue.objects.filter(audit=audit, type="deep-page").exists()
 
 
 def test_the_pass_sorts_and_joins_with_its_own_work_mem_and_gives_it_back(monkeypatch):
