@@ -134,7 +134,10 @@ class LinkEdge(models.Model):
 
     # No index of its own: the (audit, …) indexes and constraints below serve every lookup by audit.
     audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="link_edges", db_index=False)
-    source_page = models.ForeignKey("audits.Page", on_delete=models.CASCADE, related_name="outlinks")
+    # No database constraint (the note above audits.models.Page): ~15 edges a page, each checked at its commit.
+    source_page = models.ForeignKey(
+        "audits.Page", on_delete=models.CASCADE, related_name="outlinks", db_constraint=False
+    )
     target_url = models.TextField()
     anchor_text = models.CharField(max_length=200, blank=True, help_text="The first non-empty text of its links")
     nofollow = models.BooleanField(default=False, help_text="Every link of the page to the target is nofollow")
