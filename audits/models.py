@@ -40,25 +40,17 @@ def set_issue_id_for(audit_id, page_url: str, issue_type: str) -> uuid.UUID:
     return uuid.uuid3(ISSUE_NAMESPACE, f"{audit_id}|{page_url}|{issue_type}|")
 
 
-def set_issue_id_sql(audit_id, page_url_sql: str, issue_type: str) -> tuple[str, dict]:
-    """set_issue_id_for as a PostgreSQL expression over the page URL that `page_url_sql` gives: (SQL, its named
-    parameters, for a statement that uses named parameters)."""
-    digest = (
-        "md5(decode(%(issue_namespace)s, 'hex') "
-        f"|| convert_to(%(issue_name_head)s || {page_url_sql} || %(issue_name_tail)s, 'UTF8'))"
-    )  # 32 hex digits
+def set_issue_id_sql(audit_id, page_url_sql: str, issue_type: str) -> tuple[str, list]:
+    """set_issue_id_for as a PostgreSQL expression over the page URL that `page_url_sql` gives: (SQL, its
+    positional parameters)."""
+    digest = "md5(decode(%s, 'hex') || convert_to(%s || " + page_url_sql + " || %s, 'UTF8'))"  # 32 hex digits
     # RFC 4122 version 3: the 13th hex digit becomes 3, the 17th keeps its two low bits under the variant 10.
     sql = (
         f"(substr({digest}, 1, 12) || '3' || substr({digest}, 14, 3) "
         f"|| substr('89ab', (('x' || substr({digest}, 17, 1))::bit(4)::int & 3) + 1, 1) "
         f"|| substr({digest}, 18))::uuid"
     )
-    params = {
-        "issue_namespace": ISSUE_NAMESPACE.hex,
-        "issue_name_head": f"{audit_id}|",
-        "issue_name_tail": f"|{issue_type}|",
-    }
-    return sql, params
+    return sql, [ISSUE_NAMESPACE.hex, f"{audit_id}|", f"|{issue_type}|"] * sql.count("md5(")  # once a digest
 
 
 class Project(models.Model):
