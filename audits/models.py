@@ -29,28 +29,37 @@ def page_id_for(audit_id, url: str) -> uuid.UUID:
     return uuid.uuid5(PAGE_NAMESPACE, f"{audit_id}|{url}")
 
 
+def _issue_name(audit_id, page_url: str, issue_type: str, dedupe_key: str = "") -> str:
+    """What an issue's id is the hash of (set_issue_id_sql builds the same name in SQL)."""
+    return f"{audit_id}|{page_url}|{issue_type}|{dedupe_key}"
+
+
 def issue_id_for(audit_id, page_url: str, issue_type: str, dedupe_key: str = "") -> uuid.UUID:
-    return uuid.uuid5(ISSUE_NAMESPACE, f"{audit_id}|{page_url}|{issue_type}|{dedupe_key}")
+    return uuid.uuid5(ISSUE_NAMESPACE, _issue_name(audit_id, page_url, issue_type, dedupe_key))
 
 
 def set_issue_id_for(audit_id, page_url: str, issue_type: str) -> uuid.UUID:
     """The id of an issue that a finalize pass writes as one set in SQL (deep-page): a uuid3, the MD5 of the same
     name issue_id_for hashes, because PostgreSQL has MD5 built in and SHA-1 (uuid5) only through pgcrypto. Such a
     pass replaces every row of its type at once, so no other writer has to agree with it on an id."""
-    return uuid.uuid3(ISSUE_NAMESPACE, f"{audit_id}|{page_url}|{issue_type}|")
+    return uuid.uuid3(ISSUE_NAMESPACE, _issue_name(audit_id, page_url, issue_type))
 
 
 def set_issue_id_sql(audit_id, page_url_sql: str, issue_type: str) -> tuple[str, list]:
     """set_issue_id_for as a PostgreSQL expression over the page URL that `page_url_sql` gives: (SQL, its
     positional parameters)."""
+    # The name around the URL: _issue_name's, without a dedupe key.
+    head, tail = _issue_name(audit_id, "\0", issue_type).split("\0")
     digest = "md5(decode(%s, 'hex') || convert_to(%s || " + page_url_sql + " || %s, 'UTF8'))"  # 32 hex digits
     # RFC 4122 version 3: the 13th hex digit becomes 3, the 17th keeps its two low bits under the variant 10.
-    sql = (
-        f"(substr({digest}, 1, 12) || '3' || substr({digest}, 14, 3) "
-        f"|| substr('89ab', (('x' || substr({digest}, 17, 1))::bit(4)::int & 3) + 1, 1) "
-        f"|| substr({digest}, 18))::uuid"
+    template = (
+        "(substr({digest}, 1, 12) || '3' || substr({digest}, 14, 3) "
+        "|| substr('89ab', (('x' || substr({digest}, 17, 1))::bit(4)::int & 3) + 1, 1) "
+        "|| substr({digest}, 18))::uuid"
     )
-    return sql, [ISSUE_NAMESPACE.hex, f"{audit_id}|", f"|{issue_type}|"] * sql.count("md5(")  # once a digest
+    # Each use of the digest takes its three parameters (counted on the template: the caller's SQL is not ours).
+    params = [ISSUE_NAMESPACE.hex, head, tail] * template.count("{digest}")
+    return template.format(digest=digest), params
 
 
 class Project(models.Model):
