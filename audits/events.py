@@ -73,7 +73,7 @@ LABELS = {
 # Payload keys a sentence already says (or that only the machinery reads): not repeated as rows.
 _SAID = {
     Kind.STARTED: {"max_pages"},
-    Kind.PHASE: {"phase", "sitemaps", "sitemap_urls", "listed_urls", "listed_urls_seeded"},
+    Kind.PHASE: {"phase", "sitemaps", "sitemap_urls", "listed_urls", "listed_urls_seeded", "run"},
     Kind.RETRY: {"task", "reason"},
     Kind.LEASE_EXPIRED: {"expired", "silent_s", "round", "chunks", "lease_s", "reconciled_by"},
     Kind.REVIVED: {"phase", "silent_s", "revival", "reconciled_by"},
@@ -130,6 +130,13 @@ def _phase(event, data, audit) -> str:
         if not sitemaps:
             return "Discovery found no sitemap; crawling started from the start URL"
         return f"Discovery found {_n(sitemaps, 'sitemap')} with {_n(data['sitemap_urls'], 'URL')}; crawling started"
+    run = data.get("run")
+    if phase == Audit.Phase.FINALIZING and isinstance(run, int) and run > 1:
+        # audits.fencing: a finalize handed out again (its worker lost the broker, or the reconciler re-sent it)
+        return (
+            f"The analysis started again (run {run}): the previous run stopped answering or its step was handed out "
+            "twice; only this run's results are kept"
+        )
     return PHASE_STARTED.get(phase, f"The audit moved to its “{phase}” phase")
 
 

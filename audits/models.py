@@ -217,6 +217,9 @@ class Audit(models.Model):
     pages_crawled = models.PositiveIntegerField(default=0)
     pages_total = models.PositiveIntegerField(default=0)
     crawl_round = models.PositiveIntegerField(default=0)
+    finalize_generation = models.PositiveIntegerField(
+        default=0, help_text="Runs of finalize that took this audit so far; only the latest writes (audits.fencing)"
+    )
     health_score = models.PositiveSmallIntegerField(null=True, blank=True)
     score_formula = models.PositiveSmallIntegerField(
         null=True,

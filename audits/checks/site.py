@@ -7,7 +7,7 @@ rows again (deterministic ids, details and ordering).
 
 import logging
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef, Q, Window
 
 from audits.bulk import issues_insert
@@ -21,6 +21,7 @@ from audits.checks.registry import SITE_TYPES, CheckSettings, as_uuid, make_issu
 from audits.checks.resources import RESOURCE_SITE_TYPES
 from audits.checks.security import HEADER_TYPES, security_header_checks
 from audits.checks.skips import skipped_url_issues
+from audits.fencing import FinalizeRun, finalize_atomic
 from audits.limits import ISSUE_WRITE_BATCH
 from audits.models import Issue, Page
 from crawler.discovery import invalid_lines
@@ -75,8 +76,9 @@ class _IssueWriter:
             self.buffer = []
 
 
-def run_site_checks(audit) -> None:
-    """Compute every site check of the catalogue for `audit`, replacing earlier results. Idempotent."""
+def run_site_checks(audit, *, run: FinalizeRun | None = None) -> None:
+    """Compute every site check of the catalogue for `audit`, replacing earlier results. Idempotent; given
+    finalize's `run`, the writes are fenced on it (audits.fencing)."""
     settings = CheckSettings.for_audit(audit)
     frontier = _frontier_counts(audit.id)
     # The image, bot, external link and resource checks' issues are their passes' (audits.pipeline.images, .bots,
@@ -88,7 +90,7 @@ def run_site_checks(audit) -> None:
         *RESOURCE_SITE_TYPES,
         *(FRONTIER_CHECK_TYPES if frontier is None else ()),
     )
-    with transaction.atomic():
+    with finalize_atomic(run):
         Issue.objects.filter(audit_id=audit.id, type__in=[t for t in SITE_CHECK_TYPES if t not in kept]).delete()
         out = _IssueWriter(audit.id, settings)
         enabled = settings.enabled

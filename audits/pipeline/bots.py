@@ -14,13 +14,13 @@ import time
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from audits.bulk import issues_insert
 from audits.checks.bots import BOT_SITE_TYPES, bot_site_issues
 from audits.checks.registry import CheckSettings
 from audits.checks.site import judged_pages
+from audits.fencing import FinalizeRun, finalize_atomic
 from audits.limits import ISSUE_WRITE_BATCH
 from audits.models import AgentFetch, Audit, Issue, Page, agent_fetch_id_for
 from audits.pipeline.politeness import DiscoveryPacer
@@ -41,15 +41,16 @@ FOLDER_PAGES_READ_MAX = 100_000  # crawled pages read to find the top-level fold
 BOT_PROTECTION_STATUS_CODES = frozenset({401, 403, 429, 999})
 
 
-def bots_judge(audit: Audit) -> None:
-    """Measure what the crawlers may fetch and are served, store it and replace the audit's bot issues."""
+def bots_judge(audit: Audit, *, run: FinalizeRun | None = None) -> None:
+    """Measure what the crawlers may fetch and are served, store it and replace the audit's bot issues (given
+    finalize's `run`, only while it holds the audit: audits.fencing)."""
     check_settings = CheckSettings.for_audit(audit)
     enabled = any(check_settings.enabled(t) for t in BOT_SITE_TYPES)
     if enabled:
         bot_access, fetch_rows = bot_access_measure(audit)
     else:
         bot_access, fetch_rows = {}, []
-    with transaction.atomic():
+    with finalize_atomic(run):
         Audit.objects.filter(id=audit.id).update(bot_access=bot_access)
         AgentFetch.objects.filter(audit_id=audit.id).delete()
         AgentFetch.objects.bulk_create(fetch_rows, batch_size=ISSUE_WRITE_BATCH)

@@ -32,6 +32,7 @@ from audits.checks.external import db_id
 from audits.checks.robots import robots_directives
 from audits.dispatch import CHANGES_COMPUTE, task_send
 from audits.errors import AuditRefused, ErrorCode
+from audits.fencing import FinalizeRun, finalize_atomic
 from audits.models import Audit, Page, PageChange, PageCounts, page_change_id_for
 from audits.pipeline.discovery import SITEMAP_ERRORS_KEPT, SITEMAPS_KEPT
 from audits.pipeline.start import Mode, audit_mode, baseline_checked
@@ -166,11 +167,11 @@ def changes_recompute(*, audit_id) -> bool:
 # --- the comparison --------------------------------------------------------------------------------
 
 
-def changes_store(audit: Audit) -> Audit | None:
+def changes_store(audit: Audit, *, run: FinalizeRun | None = None) -> Audit | None:
     """Replace the audit's PageChange rows with its changes against its baseline (Audit.baseline when it is still a
     valid one, else baseline_default, stored on the audit). Returns the baseline; None: nothing to compare with,
-    no rows. Idempotent: the same rows, same ids, each time."""
-    with transaction.atomic():
+    no rows. Idempotent: the same rows, same ids, each time. Given finalize's `run`, fenced on it (audits.fencing)."""
+    with finalize_atomic(run):
         # One computation at a time per audit (finalize, a chosen baseline's task): both delete then insert. The row
         # as stored, not as the caller holds it (robots.txt is written by discovery, after the start's object).
         locked = Audit.objects.select_for_update().get(id=audit.id)

@@ -23,12 +23,13 @@ from array import array
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from audits.bulk import issues_insert
 from audits.checks.page import robots_directives
 from audits.checks.registry import CheckSettings, make_issue
+from audits.fencing import FinalizeRun, finalize_atomic
 from audits.limits import (
     DEPTH_BFS_GATHER_EDGES,
     DEPTH_EDGE_FETCH_ROWS,
@@ -85,14 +86,15 @@ class _Graph:
     edges: int  # followable link edges (canonical and hreflang targets not counted)
 
 
-def page_depths_store(*, audit_id) -> DepthPass:
+def page_depths_store(*, audit_id, run: FinalizeRun | None = None) -> DepthPass:
     """Store every page's exact click depth (NULL when no link path from the start page reaches it), then
-    replace the audit's deep-page issues with those the exact depths give. Idempotent."""
+    replace the audit's deep-page issues with those the exact depths give. Idempotent; given finalize's `run`,
+    its writes are fenced on it (audits.fencing)."""
     audit = Audit.objects.get(id=audit_id)
     scope = CrawlScope.for_audit(audit)
     pages = reached = changed = edges = 0
     if scope.follow_links:
-        with transaction.atomic():  # scopes the server-side cursors and the planner setting to the pass
+        with finalize_atomic(run):  # scopes the server-side cursors and the planner setting to the pass
             if connection.vendor == "postgresql":
                 with connection.cursor() as cursor:
                     # A cursor's plan is costed for its first 10 % of rows by default, which favours fast-start
@@ -106,7 +108,7 @@ def page_depths_store(*, audit_id) -> DepthPass:
             del graph  # the edge arrays go before the writes
             changed = _write_depths(audit_id, depths)
         pages, reached = len(depths), int(np.count_nonzero(depths != UNREACHED))
-    deep = _deep_pages_store(audit)
+    deep = _deep_pages_store(audit, run)
     return DepthPass(pages=pages, reached=reached, changed=changed, edges=edges, deep_pages=deep)
 
 
@@ -351,13 +353,13 @@ def _write_depths(audit_id, depths: np.ndarray) -> int:
     return len(changed_depths)
 
 
-def _deep_pages_store(audit: Audit) -> int:
+def _deep_pages_store(audit: Audit, run: FinalizeRun | None = None) -> int:
     """Replace the audit's deep-page issues: a 2xx page fetched OK at an exact depth of min_depth or more
     (the same pages the page check judged at crawl time, with the depth it could not know then). On PostgreSQL
     one INSERT … SELECT writes them from the page rows (no row travels to Python); elsewhere they are built here.
     Either way in URL order, so the issue grid reads them from neighbouring heap pages."""
     settings = CheckSettings.for_audit(audit)
-    with transaction.atomic():
+    with finalize_atomic(run):
         Issue.objects.filter(audit_id=audit.id, type=DEEP_PAGE).delete()
         if not settings.enabled(DEEP_PAGE):
             return 0

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from audits.bulk import issues_insert
@@ -31,6 +31,7 @@ from audits.checks.external import (
     judged_external_edges_sql,
 )
 from audits.checks.registry import CheckSettings
+from audits.fencing import FinalizeRun, finalize_atomic
 from audits.limits import EXTERNAL_LINKS_BUDGET_MAX_S, FINALIZE_AFTER_EXTERNAL_RESERVE_S, STEP_TIME_LIMIT_S
 from audits.models import ExternalLink, Issue, external_link_id_for
 from crawler import limits as crawler_limits
@@ -136,27 +137,29 @@ def pass_settings(audit) -> PassSettings:
     )
 
 
-def external_links_judge(audit, *, finalize_started: float | None = None) -> None:
+def external_links_judge(audit, *, finalize_started: float | None = None, run: FinalizeRun | None = None) -> None:
     """Ask the audit's external link targets not asked yet (when the project checks them) and replace the audit's
     external link issues with what the checks make of the answers. `finalize_started` (time.monotonic() when the
-    finalize task began): the budget is cut to what its time limit leaves after FINALIZE_AFTER_EXTERNAL_RESERVE_S."""
+    finalize task began): the budget is cut to what its time limit leaves after FINALIZE_AFTER_EXTERNAL_RESERVE_S.
+    Given finalize's `run`, every write (targets, each answer, the issues) is fenced on it (audits.fencing): an answer
+    is kept for the next run, so a run cut off from the network must not store its "no answer"s."""
     options = pass_settings(audit)
     if finalize_started is not None:
         left_s = STEP_TIME_LIMIT_S - FINALIZE_AFTER_EXTERNAL_RESERVE_S - (time.monotonic() - finalize_started)
         options.budget_s = max(0.0, min(options.budget_s, left_s))
     unchecked = None
     if options.enabled:
-        targets_store(audit.id)
-        unchecked = targets_ask(audit, options)
+        targets_store(audit.id, run=run)
+        unchecked = targets_ask(audit, options, run=run)
     check_settings = CheckSettings.for_audit(audit)
-    with transaction.atomic():
+    with finalize_atomic(run):
         Issue.objects.filter(audit_id=audit.id, type__in=EXTERNAL_SITE_TYPES).delete()
         if options.enabled:
             issues = external_link_issues(audit.id, check_settings, unchecked=unchecked)
             issues_insert(issues)
 
 
-def targets_store(audit_id) -> int:
+def targets_store(audit_id, *, run: FinalizeRun | None = None) -> int:
     """One ExternalLink row per distinct external target of the judged pages (unchecked when new), each with the
     number of pages linking to it, written a batch at a time as the grouped edges stream in. Rows already asked keep
     their answer. Returns the number of targets."""
@@ -166,7 +169,7 @@ def targets_store(audit_id) -> int:
         GROUP BY e.target_url
     """
     stored = 0
-    with transaction.atomic(), connection.chunked_cursor() as cursor:  # a server-side cursor lives in a transaction
+    with finalize_atomic(run), connection.chunked_cursor() as cursor:  # a server-side cursor lives in a transaction
         cursor.execute(sql, [db_id(audit_id)])
         while counts := cursor.fetchmany(TARGET_WRITE_BATCH):
             rows = [
@@ -187,14 +190,14 @@ def targets_store(audit_id) -> int:
     return stored
 
 
-def targets_ask(audit, options: PassSettings) -> dict:
+def targets_ask(audit, options: PassSettings, *, run: FinalizeRun | None = None) -> dict:
     """Ask the unchecked targets within the cap (the most linked first) and the budget, writing each answer as it
     comes. Returns what was left unchecked, for the site-wide issue."""
     links = ExternalLink.objects.filter(audit_id=audit.id)
     ranked = links.order_by("-linking_pages", "url")
     within_cap = list(ranked.values_list("id", "url", "host", "checked_at")[: options.max_targets])
     todo = [(link_id, url, host) for link_id, url, host, checked_at in within_cap if checked_at is None]
-    answered = _ask_all(audit, todo, options) if todo else 0
+    answered = _ask_all(audit, todo, options, run) if todo else 0
     targets = links.count()
     left = links.filter(checked_at__isnull=True)
     left_count = left.count()
@@ -210,7 +213,7 @@ def targets_ask(audit, options: PassSettings) -> dict:
     }
 
 
-def _ask_all(audit, todo: list[tuple], options: PassSettings) -> int:
+def _ask_all(audit, todo: list[tuple], options: PassSettings, run: FinalizeRun | None) -> int:
     """The scheduler: at most EXTERNAL_HOST_CONCURRENCY targets of one host and EXTERNAL_THREADS_MAX in all in
     flight; nothing new is started once the budget is spent, and every request's deadline ends with it. Returns how
     many answers it stored."""
@@ -256,7 +259,8 @@ def _ask_all(audit, todo: list[tuple], options: PassSettings) -> int:
                 in_flight_by_host[host] -= 1
                 answer = future.result()
                 if answer is not None:  # None: cut by the budget, left unchecked
-                    _answer_store(link_id, answer)
+                    with finalize_atomic(run):
+                        _answer_store(link_id, answer)
                     asked += 1
     finally:
         pool.shutdown(wait=not running, cancel_futures=True)

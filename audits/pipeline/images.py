@@ -14,12 +14,12 @@ import itertools
 import time
 
 from django.conf import settings
-from django.db import transaction
 
 from audits.bulk import issues_insert
 from audits.checks.images import IMAGE_SITE_TYPES, image_site_issues
 from audits.checks.registry import CheckSettings
 from audits.checks.site import judged_pages
+from audits.fencing import FinalizeRun, finalize_atomic
 from audits.models import Issue
 from audits.pipeline.politeness import DiscoveryPacer
 from audits.pipeline.scope import audit_site_auth
@@ -29,13 +29,14 @@ IMAGE_REQUESTS_MAX_PER_AUDIT = 500  # distinct image URLs asked per audit; the r
 IMAGE_PASS_BUDGET_S = 120  # wall time the pass may take in finalize (a slow site or a long Crawl-delay)
 
 
-def images_judge(audit) -> None:
+def images_judge(audit, *, run: FinalizeRun | None = None) -> None:
     """Ask the site for the audit's image URLs (when an image check is enabled) and replace the audit's image
-    issues with what the image checks make of the answers."""
+    issues with what the image checks make of the answers; given finalize's `run`, only while it holds the audit
+    (audits.fencing): a run cut off from the network gets no answer and must not write them as broken images."""
     check_settings = CheckSettings.for_audit(audit)
     enabled = any(check_settings.enabled(t) for t in IMAGE_SITE_TYPES)
     answers = image_answers(audit, judged_pages(audit.id)) if enabled else {}
-    with transaction.atomic():
+    with finalize_atomic(run):
         Issue.objects.filter(audit_id=audit.id, type__in=IMAGE_SITE_TYPES).delete()
         if enabled:
             issues_insert(image_site_issues(audit.id, judged_pages(audit.id), answers, check_settings))

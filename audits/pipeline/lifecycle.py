@@ -13,6 +13,7 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.services import credits_settle
 from audits import dispatch
+from audits.fencing import FinalizeRun, finalize_session_claim
 from audits.limits import ERROR_DETAIL_CHARS
 from audits.models import Audit, AuditEvent
 from audits.pipeline.rounds import chunk_task_id
@@ -41,6 +42,33 @@ def audit_set_phase(*, audit_id, phase: str, **fields) -> bool:
         found = _discovery_counts(fields["discovery"]) if "discovery" in fields else {}
         audit_event(audit_id=audit_id, kind=EventKind.PHASE, message=f"Phase {phase}", phase=phase, **found)
     return bool(updated)
+
+
+def finalize_claim(*, audit_id) -> FinalizeRun | None:
+    """Take a running audit's finalize for this run: the finalizing phase and the next generation, which fences
+    every earlier run's writes (audits.fencing). None when the audit is no longer running. A run after the first
+    (its message handed out again, or re-sent by the reconciler) is said in the event log."""
+    with transaction.atomic():
+        row = (
+            Audit.objects.select_for_update(no_key=True)
+            .filter(id=audit_id, status=Status.RUNNING)
+            .values_list("current_phase", "finalize_generation")
+            .first()
+        )
+        if row is None:
+            return None
+        phase, generation = row[0], row[1] + 1
+        Audit.objects.filter(id=audit_id).update(
+            current_phase=Phase.FINALIZING, finalize_generation=generation, last_progress_at=timezone.now()
+        )
+        if phase != Phase.FINALIZING or generation > 1:
+            audit_event(
+                audit_id=audit_id, kind=EventKind.PHASE, message=f"Phase {Phase.FINALIZING}",
+                phase=Phase.FINALIZING, run=generation,
+            )  # fmt: skip
+    run = FinalizeRun(audit_id=audit_id, generation=generation)
+    finalize_session_claim(run)
+    return run
 
 
 # What discovery found, copied to the event that ends it so the event log can say it (audits.events).
@@ -100,12 +128,14 @@ def _round_revoke(audit_id) -> None:
     )
 
 
-def audit_complete(*, audit_id, event_data: dict | None = None, **fields) -> bool:
-    """Complete a running audit once (conditional on status, so it cannot overwrite a failure). `event_data` goes
-    into the completed event's payload (finalize's seconds by stage)."""
+def audit_complete(*, audit_id, event_data: dict | None = None, run: FinalizeRun | None = None, **fields) -> bool:
+    """Complete a running audit once (conditional on status, so it cannot overwrite a failure), and, given the run
+    of finalize completing it, only while that run holds the audit (audits.fencing). `event_data` goes into the
+    completed event's payload (finalize's seconds by stage)."""
     return _finish(
         audit_id,
         Status.COMPLETED,
+        only_if={"finalize_generation": run.generation} if run else {},
         event=(EventKind.COMPLETED, "Completed"),
         event_data=event_data,
         current_phase=Phase.COMPLETED,
@@ -138,11 +168,12 @@ def _finish(
     event: tuple[str, str],
     event_data: dict | None = None,
     reconciled_by: str | None = None,
+    only_if: dict | None = None,
     **fields,
 ) -> bool:
     now = timezone.now()
     with transaction.atomic():
-        updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING).update(
+        updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING, **(only_if or {})).update(
             status=status, completed_at=now, reconciled_by=reconciled_by or "", **fields
         )
         if not updated:

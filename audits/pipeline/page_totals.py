@@ -4,10 +4,11 @@ Writes; the reads are audits.selectors.pages and audits.selectors.links."""
 
 from itertools import islice
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce, Length
 
+from audits.fencing import FinalizeRun, finalize_atomic
 from audits.models import Issue, Page, PageCounts
 from audits.selectors.links import inlink_pages_subquery, page_inlinks_subquery
 from audits.selectors.pages import HTML_PAGE_Q, HTML_TYPES
@@ -39,16 +40,16 @@ def _sort_key_annotations() -> dict:
     return {f"k_{key}": computed.get(key, F(key)) for key in SORT_KEYS}
 
 
-def page_counts_store(*, audit_id) -> int:
+def page_counts_store(*, audit_id, run: FinalizeRun | None = None) -> int:
     """Count every page's inlinks, linking pages and issue rows once, after the site checks wrote the last issues
     (finalize calls it), and store them with the page's sort keys (SORT_KEYS) as the audit's PageCounts rows: the
     ones of an earlier run of finalize are replaced in the same transaction, so it can run again. Returns the pages
-    counted.
+    counted. Given finalize's `run`, fenced on it (audits.fencing).
 
     One INSERT … SELECT: the page rows are read, not rewritten (as columns of Page the counts rewrote every ~2.2 KB
     page row and its ten index entries, and left the dead copy in the page heap). On PostgreSQL the edges and
     issues are each aggregated once (a hash join onto the pages) instead of two index lookups per page."""
-    with transaction.atomic():
+    with finalize_atomic(run):
         PageCounts.objects.filter(audit_id=audit_id).delete()
         if connection.vendor != "postgresql":
             rows = (

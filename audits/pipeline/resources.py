@@ -16,12 +16,12 @@ import time
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db import transaction
 
 from audits.bulk import issues_insert
 from audits.checks.registry import CheckSettings
 from audits.checks.resources import RESOURCE_SITE_TYPES, RESOURCE_TYPE_OF_KIND, resource_site_issues
 from audits.checks.site import judged_pages
+from audits.fencing import FinalizeRun, finalize_atomic
 from audits.models import Issue
 from audits.pipeline.politeness import DiscoveryPacer
 from audits.pipeline.scope import audit_site_auth
@@ -38,16 +38,17 @@ HEAD_REFUSED_STATUS_CODES = frozenset({405, 501})  # HEAD not allowed / not impl
 HEAD_RETRY_ERRORS = frozenset({"connect", "other"})  # a server that drops a HEAD (RemoteDisconnected)
 
 
-def resources_judge(audit) -> None:
+def resources_judge(audit, *, run: FinalizeRun | None = None) -> None:
     """Ask for the audit's page resources (when a resource check is enabled) and replace the audit's resource
-    issues with what the resource checks make of the answers."""
+    issues with what the resource checks make of the answers (given finalize's `run`, only while it holds the
+    audit: audits.fencing)."""
     check_settings = CheckSettings.for_audit(audit)
     kinds = {kind for kind, issue_type in RESOURCE_TYPE_OF_KIND.items() if check_settings.enabled(issue_type)}
     if kinds:
         answers, fonts_of = resource_answers(audit, judged_pages(audit.id), kinds=kinds)
     else:
         answers, fonts_of = {}, {}
-    with transaction.atomic():
+    with finalize_atomic(run):
         Issue.objects.filter(audit_id=audit.id, type__in=RESOURCE_SITE_TYPES).delete()
         issues = resource_site_issues(audit.id, judged_pages(audit.id), answers, fonts_of, check_settings)
         issues_insert(issues)

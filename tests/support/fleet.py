@@ -165,6 +165,21 @@ class Deployment:
         ((status, crawled),) = self.query("SELECT status, pages_crawled FROM audits_audit WHERE id = %s", (audit_id,))
         return status, crawled
 
+    def phase(self, audit_id: str) -> str:
+        ((phase,),) = self.query("SELECT current_phase FROM audits_audit WHERE id = %s", (audit_id,))
+        return phase
+
+    def host_of_session(self, application_name: str) -> Host | None:
+        """The worker host whose database session carries this name (a crawl chunk's run, a finalize run): the
+        host doing that work right now. None: no such session."""
+        rows = self.query(
+            "SELECT host(client_addr) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = %s",
+            (application_name,),
+        )
+        by_address = {host.address: host for host in self.network.hosts}
+        return next((by_address[address] for (address,) in rows if address in by_address), None)
+
     def crawl(self, audit_id: str) -> Crawl:
         with self._connect() as conn:  # one connection for the whole read
 

@@ -1,0 +1,76 @@
+"""Finalize's fence: only the latest run of an audit's finalize writes.
+
+Finalize is one task, and a task can run twice: RabbitMQ hands a late-ack message to another worker when the first
+one's connection drops (a host cut off from the network, a frozen VM), and the reconciler re-sends the finalize of
+an audit that stopped moving. The first run does not know: cut off in the middle of the image pass, it got "no
+answer" for every image, and when its link came back it wrote them as broken images into an audit the second run
+had completed (the fleet test's cut-off host). Each run therefore takes the audit with a new generation
+(audits.pipeline.lifecycle.finalize_claim), and every transaction a stage writes in commits only while its run's
+generation is still the audit's and the audit still runs (finalize_atomic); the run a later one took over stops at
+its next write or stage, with nothing written. Stages called without a run (tests, a recomputation of a completed
+audit) are not fenced.
+
+Public interface:
+- FinalizeRun(audit_id, generation): what a run holds
+- FinalizeSuperseded: raised in a run that no longer holds its audit (its transaction rolls back)
+- finalize_atomic(run): transaction.atomic() whose commit is fenced on `run`
+- finalize_hold(run): the check itself, between stages (outside a transaction it locks nothing)
+- finalize_session_name(run), finalize_session_claim(run): the run's database session name
+  (pg_stat_activity.application_name: which run and, by client_addr, which host)
+"""
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.db import connection, transaction
+
+from audits.models import Audit
+
+
+class FinalizeSuperseded(Exception):
+    """This run of finalize no longer holds its audit: a later run took it over, or the audit ended."""
+
+
+@dataclass(frozen=True)
+class FinalizeRun:
+    audit_id: UUID | str
+    generation: int
+
+
+SESSION_NAME_MAX_CHARS = 63  # PostgreSQL keeps application_name to NAMEDATALEN - 1 bytes (the names are ASCII)
+
+
+def finalize_session_name(run: FinalizeRun) -> str:
+    """Which run of whose finalize a database session works for, as pg_stat_activity shows it to an operator."""
+    return f"sitewarden-finalize {run.audit_id} g{run.generation}"[:SESSION_NAME_MAX_CHARS]
+
+
+def finalize_session_claim(run: FinalizeRun) -> None:
+    """Name this connection's database session after the run (as crawl chunks name theirs)."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('application_name', %s, false)", [finalize_session_name(run)])
+
+
+def finalize_hold(run: FinalizeRun | None) -> None:
+    """Raise FinalizeSuperseded unless `run` still holds its audit (None: no fence). Inside a transaction the audit
+    row stays locked (FOR NO KEY UPDATE) until the commit: a later claim, a cancel or a failure waits for the
+    writes this check lets through, and after any of them commits, this check fails."""
+    if run is None:
+        return
+    held = Audit.objects.filter(id=run.audit_id, status=Audit.Status.RUNNING, finalize_generation=run.generation)
+    if transaction.get_connection().in_atomic_block:
+        held = held.select_for_update(no_key=True)
+    if not held.exists():
+        raise FinalizeSuperseded(f"audit {run.audit_id}: finalize run {run.generation} superseded, or the audit ended")
+
+
+@contextmanager
+def finalize_atomic(run: FinalizeRun | None):
+    """transaction.atomic() for a finalize stage's writes: the check runs last, just before the commit, so the audit
+    row is locked for milliseconds, not for the stage's work; a superseded run's writes roll back."""
+    with transaction.atomic():
+        yield
+        finalize_hold(run)
