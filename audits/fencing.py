@@ -17,6 +17,8 @@ Public interface:
 - finalize_hold(run): the check itself, between stages (outside a transaction it locks nothing)
 - finalize_session_name(run), finalize_session_claim(run): the run's database session name
   (pg_stat_activity.application_name: which run and, by client_addr, which host)
+- phase_atomic(audit_id, phase), PhaseLeft: the Lighthouse step's fence, by phase: two runs of it may both write
+  (the same rows), but none once the audit moved on to finalize or ended
 """
 
 from contextlib import contextmanager
@@ -74,3 +76,20 @@ def finalize_atomic(run: FinalizeRun | None):
     with transaction.atomic():
         yield
         finalize_hold(run)
+
+
+class PhaseLeft(Exception):
+    """The audit no longer runs in the phase a step writes for: it moved on (or ended) without this run."""
+
+
+@contextmanager
+def phase_atomic(audit_id, phase: str | None):
+    """transaction.atomic() whose commit is fenced on the audit still running in `phase` (None: not fenced); the
+    check locks the audit row until the commit, as finalize_atomic's does, else PhaseLeft rolls it back."""
+    with transaction.atomic():
+        yield
+        if phase is None:
+            return
+        held = Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING, current_phase=phase)
+        if not held.select_for_update(no_key=True).exists():
+            raise PhaseLeft(f"audit {audit_id} is no longer in its {phase} phase")

@@ -30,16 +30,18 @@ Phase = Audit.Phase
 
 
 def audit_lighthouse(*, audit_id) -> bool:
-    """The optional Lighthouse phase; it never fails the audit. False when the audit ended."""
+    """The optional Lighthouse phase; it never fails the audit. False when the audit ended or left the phase."""
     audit = Audit.objects.filter(id=audit_id, status=Status.RUNNING).first()
     if audit is None:
         return False
     if not audit.config.get("lighthouse"):
         return True
-    if not audit_set_phase(audit_id=audit_id, phase=Phase.LIGHTHOUSE):
+    # From the crawl, or this phase itself (a message handed out again); never back from finalize.
+    if not audit_set_phase(audit_id=audit_id, phase=Phase.LIGHTHOUSE, from_phases=(Phase.CRAWLING, Phase.LIGHTHOUSE)):
         return False
-    lighthouse_run_for_audit(audit=audit)
-    return True
+    # Fenced on the phase: a twin of this run (its message handed out again) that finished first moved the audit
+    # on to finalize, and this one then writes nothing and sends no second finalize.
+    return lighthouse_run_for_audit(audit=audit, phase=Phase.LIGHTHOUSE)
 
 
 class StageClock:

@@ -32,12 +32,14 @@ def audit_event(*, audit_id, kind: str, message: str, **data) -> None:
     AuditEvent.objects.create(audit_id=audit_id, kind=kind, message=message[:500], data=data)
 
 
-def audit_set_phase(*, audit_id, phase: str, **fields) -> bool:
-    """Move a running audit to `phase`; False when it is no longer running (cancelled, failed)."""
+def audit_set_phase(*, audit_id, phase: str, from_phases: tuple[str, ...] | None = None, **fields) -> bool:
+    """Move a running audit to `phase`; False when it is no longer running (cancelled, failed), or, given
+    `from_phases`, no longer in one of them (a late duplicate of a step must not move the audit back)."""
     current = Audit.objects.filter(id=audit_id).values_list("current_phase", flat=True).first()
-    updated = Audit.objects.filter(id=audit_id, status=Status.RUNNING).update(
-        current_phase=phase, last_progress_at=timezone.now(), **fields
-    )
+    running = Audit.objects.filter(id=audit_id, status=Status.RUNNING)
+    if from_phases is not None:
+        running = running.filter(current_phase__in=from_phases)
+    updated = running.update(current_phase=phase, last_progress_at=timezone.now(), **fields)
     if updated and current != phase:
         found = _discovery_counts(fields["discovery"]) if "discovery" in fields else {}
         audit_event(audit_id=audit_id, kind=EventKind.PHASE, message=f"Phase {phase}", phase=phase, **found)

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from audits.bulk import issues_insert
 from audits.checks.registry import LIGHTHOUSE_TYPES, CheckSettings, make_issue
+from audits.fencing import PhaseLeft, phase_atomic
 from audits.models import Audit, Issue, LighthouseResult, Page, lighthouse_id_for
 from audits.pipeline.chromium import chromium_flags, find_chromium
 from crawler.shapes import url_template
@@ -387,8 +387,9 @@ def _heartbeat(audit_id) -> bool:
     return bool(Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING).update(last_progress_at=timezone.now()))
 
 
-def _note(audit_id, note: str) -> None:
-    Audit.objects.filter(id=audit_id).update(lighthouse_note=_short(note))
+def _note(audit_id, note: str, phase: str | None = None) -> None:
+    with phase_atomic(audit_id, phase):
+        Audit.objects.filter(id=audit_id).update(lighthouse_note=_short(note))
 
 
 _METRIC_FIELDS = (
@@ -405,7 +406,7 @@ _METRIC_FIELDS = (
 )
 
 
-def _store(run: _Run, result: dict) -> LighthouseResult:
+def _store(run: _Run, result: dict, phase: str | None) -> LighthouseResult:
     audit_id = run.page.audit_id
     report = _report_file(audit_id, run.result_id)
     report_bytes = result.pop("report_bytes", 0)
@@ -426,12 +427,14 @@ def _store(run: _Run, result: dict) -> LighthouseResult:
     for name in _METRIC_FIELDS:
         values[name] = result.get(name)  # None on a failed run: a rerun must not keep old figures
     values["summary"] = result.get("summary") or {}
-    row, _ = LighthouseResult.objects.update_or_create(id=run.result_id, defaults=values)
+    with phase_atomic(audit_id, phase):
+        row, _ = LighthouseResult.objects.update_or_create(id=run.result_id, defaults=values)
     return row
 
 
-def lighthouse_issues_for_audit(*, audit) -> list[Issue]:
-    """Replace the audit's Lighthouse issues with those its current results call for (idempotent).
+def lighthouse_issues_for_audit(*, audit, phase: str | None = None) -> list[Issue]:
+    """Replace the audit's Lighthouse issues with those its current results call for (idempotent); given `phase`,
+    only while the audit is still in it (audits.fencing.phase_atomic).
 
     Thresholds, severities and disabled types come from the check registry with the audit's overrides.
     """
@@ -477,38 +480,48 @@ def lighthouse_issues_for_audit(*, audit) -> list[Issue]:
             add(row, "poor-lcp", row.lcp_ms, max_lcp_ms, "ms")
         if row.cls is not None and row.cls > max_cls:
             add(row, "poor-cls", row.cls, max_cls, "unitless")
-    with transaction.atomic():
+    with phase_atomic(audit.id, phase):
         Issue.objects.filter(audit_id=audit.id, type__in=LIGHTHOUSE_TYPES).delete()
         issues_insert(issues.values())
     return list(issues.values())
 
 
-def lighthouse_run_for_audit(*, audit) -> None:
+def lighthouse_run_for_audit(*, audit, phase: str | None = None) -> bool:
     """The Lighthouse phase: sample, run mobile and desktop two at a time, store rows, reports and issues.
 
     Never raises: missing tools are recorded in `audit.lighthouse_note` and the phase is skipped; a failed
-    run is a failed row; anything unexpected is logged and noted.
+    run is a failed row; anything unexpected is logged and noted. Given the `phase` the step runs in (the
+    pipeline's step passes Lighthouse), every write lands only while the audit is still in it (audits.fencing):
+    a run handed out twice, whose twin finished and moved the audit on to finalize, writes nothing more and
+    returns False.
     """
     try:
-        _run_for_audit(audit)
+        _run_for_audit(audit, phase)
+    except PhaseLeft:
+        logger.info("Lighthouse run of audit %s stopped: the audit left its Lighthouse phase", audit.id)
+        return False
     except Exception as exc:
         logger.exception("Lighthouse phase failed for audit %s", audit.id)
-        _note(audit.id, f"Lighthouse phase error: {type(exc).__name__}: {exc}")
+        try:
+            _note(audit.id, f"Lighthouse phase error: {type(exc).__name__}: {exc}", phase)
+        except PhaseLeft:
+            return False
+    return True
 
 
-def _run_for_audit(audit) -> None:
+def _run_for_audit(audit, phase: str | None) -> None:
     lighthouse, reason = find_lighthouse()
     if lighthouse is None:
-        _note(audit.id, f"Skipped: {reason}")
+        _note(audit.id, f"Skipped: {reason}", phase)
         return
     chromium, reason = find_chromium()
     if chromium is None:
-        _note(audit.id, f"Skipped: {reason}")
+        _note(audit.id, f"Skipped: {reason}", phase)
         return
     pages = sample_pages(audit)
     if not pages:
-        _note(audit.id, "Skipped: no indexable 2xx HTML page to sample")
-        lighthouse_issues_for_audit(audit=audit)
+        _note(audit.id, "Skipped: no indexable 2xx HTML page to sample", phase)
+        lighthouse_issues_for_audit(audit=audit, phase=phase)
         return
     runs = [_Run(page, url_template(page.url), strategy) for page in pages for strategy in STRATEGIES]
     deadline = time.monotonic() + LIGHTHOUSE_PHASE_BUDGET_S
@@ -539,17 +552,17 @@ def _run_for_audit(audit) -> None:
                     result = future.result()
                 except Exception as exc:  # lighthouse_run_page does not raise; a bug must not end the phase
                     result = {"status": LighthouseResult.Status.FAILED, "error": f"{type(exc).__name__}: {exc}"}
-                row = _store(run, result)
+                row = _store(run, result, phase)  # PhaseLeft: the pool's exit waits for the runs in flight
                 done += 1
                 failed += row.status == LighthouseResult.Status.FAILED
                 if not _heartbeat(audit.id) and not stopped:
                     stopped = "the audit is no longer running"
     not_run = len(runs) - done
-    lighthouse_issues_for_audit(audit=audit)
+    lighthouse_issues_for_audit(audit=audit, phase=phase)
     note = "" if not failed else f"{failed} of {done} Lighthouse runs failed"
     if stopped:
         note = f"Stopped: {stopped}; {not_run} of {len(runs)} runs not started" + (f"; {note}" if note else "")
-    _note(audit.id, note)
+    _note(audit.id, note, phase)
 
 
 # --- The HTML report ----------------------------------------------------------------------------------

@@ -274,6 +274,11 @@ def fake_cli(tmp_path, monkeypatch):
             if "crash" in url:
                 print("Runtime error encountered: boom", file=sys.stderr)
                 sys.exit(1)
+            if "held" in url:  # a run held up until the test lets it answer
+                import os, time
+                open({str(tmp_path / "held")!r}, "a").write(url)
+                while not os.path.exists({str(tmp_path / "release")!r}):
+                    time.sleep(0.05)
             report = {json.dumps(canned_report(performance=0.31, lcp_ms=4100.0, cls=0.25))}
             report["configSettings"]["formFactor"] = "desktop" if "--preset=desktop" in args else "mobile"
             report["requestedUrl"] = url
@@ -366,8 +371,9 @@ def _running(pid: int) -> bool:
 def test_the_pipeline_step_runs_the_phase_only_when_asked(fake_cli):
     from audits.pipeline.finalize import audit_lighthouse
 
-    asked = AuditFactory(start_url="https://x.test/", site_url="https://x.test/", config={"lighthouse": True})
-    not_asked = AuditFactory(start_url="https://x.test/", site_url="https://x.test/", config={})
+    crawled = {"start_url": "https://x.test/", "site_url": "https://x.test/", "current_phase": Audit.Phase.CRAWLING}
+    asked = AuditFactory(**crawled, config={"lighthouse": True})
+    not_asked = AuditFactory(**crawled, config={})
     for audit in (asked, not_asked):
         make_page(audit, "https://x.test/", depth=0)
 
@@ -377,6 +383,56 @@ def test_the_pipeline_step_runs_the_phase_only_when_asked(fake_cli):
     assert not LighthouseResult.objects.filter(audit=not_asked).exists()
     asked.refresh_from_db()
     assert asked.current_phase == Audit.Phase.LIGHTHOUSE and asked.status == Audit.Status.RUNNING
+
+
+def test_a_late_duplicate_of_the_step_does_not_take_the_audit_back_from_finalize(fake_cli):
+    from audits.pipeline.finalize import audit_lighthouse
+
+    audit = AuditFactory(
+        start_url="https://x.test/", site_url="https://x.test/", config={"lighthouse": True},
+        current_phase=Audit.Phase.FINALIZING,
+    )  # fmt: skip
+    make_page(audit, "https://x.test/", depth=0)
+    assert audit_lighthouse(audit_id=audit.id) is False  # no second finalize either
+    audit.refresh_from_db()
+    assert audit.current_phase == Audit.Phase.FINALIZING
+    assert not LighthouseResult.objects.filter(audit=audit).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_whose_audit_moved_on_to_finalize_writes_nothing(fake_cli, tmp_path):
+    """Its twin (the message handed out again) finished first and finalize took the audit: this run's answers
+    come too late and are not stored, nor its issues or note (audits.fencing.phase_atomic)."""
+    import threading
+
+    from django.db import connection
+
+    from audits.pipeline.lifecycle import finalize_claim
+
+    audit = AuditFactory(
+        start_url="https://x.test/", site_url="https://x.test/", config={"lighthouse": True},
+        current_phase=Audit.Phase.LIGHTHOUSE,
+    )  # fmt: skip
+    make_page(audit, "https://x.test/held/", depth=0)
+    out = {}
+
+    def stale_run():
+        try:
+            out["ran"] = lighthouse_run_for_audit(audit=audit, phase=Audit.Phase.LIGHTHOUSE)
+        finally:
+            connection.close()  # the thread's own
+
+    run = threading.Thread(target=stale_run)
+    run.start()
+    wait_until((tmp_path / "held").exists, 60, "a Lighthouse run held up")
+    assert finalize_claim(audit_id=audit.id) is not None
+    (tmp_path / "release").touch()
+    run.join(120)
+    assert out == {"ran": False}
+    audit.refresh_from_db()
+    assert not LighthouseResult.objects.filter(audit=audit).exists()
+    assert not Issue.objects.filter(audit=audit).exists()
+    assert audit.lighthouse_note == ""
 
 
 def test_report_files_are_removed_with_the_audit_s_reports(fake_cli, media_root):
