@@ -1,7 +1,13 @@
 """Stage 2, discovery: follow the start URL's redirects (the site is where it lands), read robots.txt
-(kept raw on the audit, so a retry re-parses and never re-fetches) and the sitemaps, seed the frontier."""
+(kept raw on the audit, so a retry re-parses and never re-fetches) and the sitemaps, seed the frontier.
+
+Every write of the step is conditional on the audit still running in its discovery phase: the broker hands the
+step out again when its worker's connection drops, and a run that comes back late (its host cut off, so its start
+URL "gave no answer") must neither fail an audit another run moved on, nor rewrite its robots.txt, nor seed a
+frontier that was already crawled or purged."""
 
 from django.conf import settings
+from django.db import transaction
 
 from audits.models import Audit, AuditEvent
 from audits.pipeline.lifecycle import audit_event, audit_fail, audit_set_phase
@@ -25,9 +31,9 @@ SITEMAP_ERRORS_KEPT = 20  # "URL: message" strings, one per sitemap that failed
 
 def audit_discover(*, audit_id) -> bool:
     """Resolve the start URL, read robots.txt and sitemaps, seed the frontier. False when the audit ended."""
-    audit = Audit.objects.select_related("project").filter(id=audit_id, status=Audit.Status.RUNNING).first()
+    audit = _in_discovery(audit_id).select_related("project").first()
     if audit is None:
-        return False
+        return False  # ended, or a late duplicate of the step: another run moved the audit on
     session = build_session(audit.config.get("user_agent") or None)
     session.auth = audit_site_auth(audit)
     pace = DiscoveryPacer(audit)
@@ -41,6 +47,7 @@ def audit_discover(*, audit_id) -> bool:
                 code="start_url_unreachable",
                 detail=f"The start URL {audit.start_url} gave no HTTP answer: {error}",
                 phase=Audit.Phase.DISCOVERY,
+                from_phases=(Audit.Phase.DISCOVERY,),
             )
             return False
         robots = fetch_robots(session, final_url, allow_private=settings.ALLOW_PRIVATE_TARGETS, pace=pace)
@@ -49,7 +56,11 @@ def audit_discover(*, audit_id) -> bool:
         audit.robots_txt = robots.raw
         audit.robots_status = robots.status_code
         audit.discovery = {**audit.discovery, "robots_fetched": True, "robots_error": robots.error}
-        audit.save(update_fields=["site_url", "robots_txt", "robots_status", "discovery"])
+        if not _in_discovery(audit.id).update(
+            site_url=audit.site_url, robots_txt=audit.robots_txt, robots_status=audit.robots_status,
+            discovery=audit.discovery,
+        ):  # fmt: skip
+            return False
 
     scope = CrawlScope.for_audit(audit)
     pace.use_crawl_delay(scope.robots.crawl_delay_s())
@@ -77,7 +88,6 @@ def audit_discover(*, audit_id) -> bool:
             seeds.append(NewURL(url, depth=None, source=Source.SITEMAP, in_sitemap=True, pattern=url_pattern(url)))
         else:
             skipped += 1
-    frontier_seed(audit_id=audit.id, urls=seeds)
     discovery = {
         **audit.discovery,
         "sitemaps": sitemaps.sitemaps_found[:SITEMAPS_KEPT],
@@ -91,7 +101,24 @@ def audit_discover(*, audit_id) -> bool:
         # without them and says so here instead of failing.
         "skipped_patterns": scope.skipped_patterns,
     }
-    return audit_set_phase(audit_id=audit.id, phase=Audit.Phase.CRAWLING, discovery=discovery)
+    return _crawl_from(audit, seeds, discovery)
+
+
+def _in_discovery(audit_id):
+    """The audit while it still runs in its discovery phase: what every write of the step is conditional on."""
+    return Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING, current_phase=Audit.Phase.DISCOVERY)
+
+
+def _crawl_from(audit: Audit, seeds: list[NewURL], discovery: dict) -> bool:
+    """Seed the frontier and move the audit to crawling, together, and only from discovery (the phase move comes
+    first: its row lock holds off any other finish until the seeds are in). False: the audit moved on or ended."""
+    with transaction.atomic():
+        moved = audit_set_phase(
+            audit_id=audit.id, phase=Audit.Phase.CRAWLING, from_phases=(Audit.Phase.DISCOVERY,), discovery=discovery
+        )
+        if moved:
+            frontier_seed(audit_id=audit.id, urls=seeds)
+    return moved
 
 
 def _seed_listed(audit: Audit, scope: CrawlScope, *, config_urls: list[str], sitemaps) -> bool:
@@ -112,7 +139,6 @@ def _seed_listed(audit: Audit, scope: CrawlScope, *, config_urls: list[str], sit
             continue
         seeds.append(NewURL(url, depth=0, source=source, in_sitemap=in_sitemap, pattern=url_pattern(url)))
     seeds = list({s.url: s for s in seeds}.values())[: audit.max_pages]
-    frontier_seed(audit_id=audit.id, urls=seeds)
     discovery = {
         **audit.discovery,
         "mode": audit_mode(audit),
@@ -136,15 +162,16 @@ def _seed_listed(audit: Audit, scope: CrawlScope, *, config_urls: list[str], sit
             "sitemap_errors": sitemaps.errors[:SITEMAP_ERRORS_KEPT],
         }
     if not seeds:
-        Audit.objects.filter(id=audit.id).update(discovery=discovery)  # what was refused, for the person
+        _in_discovery(audit.id).update(discovery=discovery)  # what was refused, for the person
         audit_fail(
             audit_id=audit.id,
             code="no_listed_url_allowed",
             detail="None of the listed URLs may be crawled (robots.txt, the project's rules or an empty sitemap).",
             phase=Audit.Phase.DISCOVERY,
+            from_phases=(Audit.Phase.DISCOVERY,),
         )
         return False
-    return audit_set_phase(audit_id=audit.id, phase=Audit.Phase.CRAWLING, discovery=discovery)
+    return _crawl_from(audit, seeds, discovery)
 
 
 def _http_fallback(audit: Audit, session, pace, *, https_error: str) -> tuple[str, str | None]:
@@ -155,7 +182,8 @@ def _http_fallback(audit: Audit, session, pace, *, https_error: str) -> tuple[st
     if error:
         return final_url, f"{https_error}; over http too: {error}"
     audit.start_url = http_url
-    audit.save(update_fields=["start_url"])
+    if not _in_discovery(audit.id).update(start_url=http_url):
+        return final_url, None  # moved on without this run: its next write stops it
     audit_event(
         audit_id=audit.id,
         kind=AuditEvent.Kind.HTTP_FALLBACK,

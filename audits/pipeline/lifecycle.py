@@ -89,9 +89,17 @@ def _discovery_counts(discovery: dict) -> dict:
 
 
 def audit_fail(
-    *, audit_id, code: str, detail: str = "", phase: str | None = None, reconciled_by: str | None = None
+    *,
+    audit_id,
+    code: str,
+    detail: str = "",
+    phase: str | None = None,
+    reconciled_by: str | None = None,
+    from_phases: tuple[str, ...] | None = None,
 ) -> bool:
-    """Fail a running audit once; a finished audit keeps its outcome. Returns whether this call failed it."""
+    """Fail a running audit once; a finished audit keeps its outcome. Returns whether this call failed it. Given
+    `from_phases`, only an audit still in one of them: a step's run that comes back late (its host was cut off)
+    must not fail an audit another run of it moved on."""
     current = Audit.objects.filter(id=audit_id).values_list("current_phase", flat=True).first()
     if current is None:
         return False
@@ -105,6 +113,7 @@ def audit_fail(
         error_detail=detail,
         failed_phase=phase or current,
         current_phase=Phase.FAILED,
+        only_if={"current_phase__in": from_phases} if from_phases is not None else None,
     )
 
 

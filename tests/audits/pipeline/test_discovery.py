@@ -73,3 +73,90 @@ def test_unreachable_start_url_fails_with_a_reason():
     assert audit.error_code == "start_url_unreachable"
     assert audit.failed_phase == "discovery"
     assert str(port) in audit.error_detail
+
+
+# --- a run of the step that comes back late (audits/pipeline/discovery.py's fence) --------------------------
+
+
+def _discovery_state(audit) -> dict:
+    from scratchpad.models import Frontier
+
+    row = Audit.objects.filter(id=audit.id).values(
+        "status", "current_phase", "site_url", "robots_txt", "robots_status", "discovery"
+    )
+    return {
+        "audit": row.get(),
+        "frontier": sorted(Frontier.objects.filter(audit=audit).values_list("url", "state")),
+        "events": list(AuditEvent.objects.filter(audit=audit).order_by("id").values_list("kind", "message")),
+    }
+
+
+def test_a_late_duplicate_of_the_step_changes_nothing():
+    from audits.pipeline.discovery import audit_discover
+
+    with serve_routes() as site:
+        _http_only_site(site)
+        site.add("/robots.txt", "User-agent: *\nDisallow: /private\n", content_type="text/plain")
+        project = ProjectFactory(base_url=site.url + "/")
+        audit = audit_start(project=project, start_url=site.url + "/", max_pages=100, dispatch=False)
+        assert audit_discover(audit_id=audit.id)
+        before = _discovery_state(audit)
+        assert before["audit"]["current_phase"] == Audit.Phase.CRAWLING and before["frontier"]
+        site.add("/robots.txt", "User-agent: *\nDisallow: /\n", content_type="text/plain")  # a different answer
+        asked = len(site.requests)
+        assert not audit_discover(audit_id=audit.id)  # the broker handed the step out twice
+        assert len(site.requests) == asked  # it does not even ask
+    assert _discovery_state(audit) == before
+
+
+def test_a_run_cut_off_before_its_start_url_answered_does_not_fail_the_audit_another_run_moved_on():
+    """The first run's request for the start URL is held, then dropped unanswered (its host cut off): by then
+    another run has discovered the site and the audit is crawling; the first run fails nothing and writes nothing."""
+    import threading
+
+    from django.db import connection
+
+    from audits.pipeline.discovery import audit_discover
+    from tests.support.waits import wait_until
+
+    held, release, asked = threading.Event(), threading.Event(), []
+
+    def home(handler):
+        asked.append(1)
+        if len(asked) == 1:
+            held.set()
+            assert release.wait(60)
+            handler.close_connection = True
+            handler.connection.shutdown(2)  # no answer at all
+            return
+        body = b'<html><head><title>Home</title></head><body><a href="/about">About</a></body></html>'
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    with serve_routes() as site:
+        _http_only_site(site)
+        site.handle("/", home)
+        project = ProjectFactory(base_url=site.url + "/")
+        audit = audit_start(project=project, start_url=site.url + "/", max_pages=100, dispatch=False)
+        out = {}
+
+        def first_run():
+            try:
+                out["discovered"] = audit_discover(audit_id=audit.id)
+            finally:
+                connection.close()
+
+        first = threading.Thread(target=first_run)
+        first.start()
+        wait_until(held.is_set, 60, "the first run asking for the start URL")
+        assert audit_discover(audit_id=audit.id)  # the run the broker handed the step to
+        moved_on = _discovery_state(audit)
+        release.set()
+        first.join(60)
+    assert out == {"discovered": False}
+    assert _discovery_state(audit) == moved_on
+    assert moved_on["audit"]["status"] == Audit.Status.RUNNING
+    assert moved_on["audit"]["current_phase"] == Audit.Phase.CRAWLING
