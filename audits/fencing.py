@@ -1,4 +1,7 @@
-"""Finalize's fence: only the latest run of an audit's finalize writes.
+"""Fences for the pipeline steps that are one task each and can run twice: finalize (only its latest run writes)
+and Lighthouse (writes only while the audit is in its phase). The crawl's chunks have their own (leases with a
+generation: scratchpad.services.frontier_hold), and discovery's writes are conditional updates on its phase
+(audits.pipeline.discovery).
 
 Finalize is one task, and a task can run twice: RabbitMQ hands a late-ack message to another worker when the first
 one's connection drops (a host cut off from the network, a frozen VM), and the reconciler re-sends the finalize of
