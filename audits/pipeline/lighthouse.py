@@ -487,14 +487,10 @@ def lighthouse_issues_for_audit(*, audit, phase: str | None = None) -> list[Issu
 
 
 def lighthouse_run_for_audit(*, audit, phase: str | None = None) -> bool:
-    """The Lighthouse phase: sample, run mobile and desktop two at a time, store rows, reports and issues.
-
-    Never raises: missing tools are recorded in `audit.lighthouse_note` and the phase is skipped; a failed
-    run is a failed row; anything unexpected is logged and noted. Given the `phase` the step runs in (the
-    pipeline's step passes Lighthouse), every write lands only while the audit is still in it (audits.fencing):
-    a run handed out twice, whose twin finished and moved the audit on to finalize, writes nothing more and
-    returns False.
-    """
+    """The Lighthouse phase: sample, run mobile and desktop two at a time, store rows, reports and issues. Never
+    raises: missing tools are noted (`audit.lighthouse_note`) and the phase skipped; a failed run is a failed row;
+    anything unexpected is logged and noted. Given the step's `phase`, each write lands only while the audit is in
+    it (audits.fencing): False when it moved on (a twin of this run, handed out again, finished first)."""
     try:
         _run_for_audit(audit, phase)
     except PhaseLeft:
