@@ -59,16 +59,19 @@ def finalize_session_claim(run: FinalizeRun) -> None:
         cursor.execute("SELECT set_config('application_name', %s, false)", [finalize_session_name(run)])
 
 
-def finalize_hold(run: FinalizeRun | None) -> None:
-    """Raise FinalizeSuperseded unless `run` still holds its audit (None: no fence). Inside a transaction the audit
-    row stays locked (FOR NO KEY UPDATE) until the commit: a later claim, a cancel or a failure waits for the
-    writes this check lets through, and after any of them commits, this check fails."""
-    if run is None:
-        return
-    held = Audit.objects.filter(id=run.audit_id, status=Audit.Status.RUNNING, finalize_generation=run.generation)
+def _still_running(audit_id, **conditions) -> bool:
+    """Whether the audit still runs and meets `conditions`. Inside a transaction the audit row stays locked (FOR NO
+    KEY UPDATE) until the commit: a later claim, a phase move, a cancel or a failure waits for the writes this check
+    lets through, and once any of them has committed, the check fails. Outside one it locks nothing."""
+    held = Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING, **conditions)
     if transaction.get_connection().in_atomic_block:
         held = held.select_for_update(no_key=True)
-    if not held.exists():
+    return held.exists()
+
+
+def finalize_hold(run: FinalizeRun | None) -> None:
+    """Raise FinalizeSuperseded unless `run` still holds its audit (None: no fence)."""
+    if run is not None and not _still_running(run.audit_id, finalize_generation=run.generation):
         raise FinalizeSuperseded(f"audit {run.audit_id}: finalize run {run.generation} superseded, or the audit ended")
 
 
@@ -87,12 +90,9 @@ class PhaseLeft(Exception):
 
 @contextmanager
 def phase_atomic(audit_id, phase: str | None):
-    """transaction.atomic() whose commit is fenced on the audit still running in `phase` (None: not fenced); the
-    check locks the audit row until the commit, as finalize_atomic's does, else PhaseLeft rolls it back."""
+    """transaction.atomic() whose commit is fenced, as finalize_atomic's is, on the audit still running in `phase`
+    (None: not fenced); else PhaseLeft rolls it back."""
     with transaction.atomic():
         yield
-        if phase is None:
-            return
-        held = Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING, current_phase=phase)
-        if not held.select_for_update(no_key=True).exists():
+        if phase is not None and not _still_running(audit_id, current_phase=phase):
             raise PhaseLeft(f"audit {audit_id} is no longer in its {phase} phase")

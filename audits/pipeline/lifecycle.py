@@ -146,7 +146,7 @@ def audit_complete(*, audit_id, event_data: dict | None = None, run: FinalizeRun
     return _finish(
         audit_id,
         Status.COMPLETED,
-        only_if={"finalize_generation": run.generation} if run else {},
+        only_if={"finalize_generation": run.generation} if run else None,
         event=(EventKind.COMPLETED, "Completed"),
         event_data=event_data,
         current_phase=Phase.COMPLETED,
