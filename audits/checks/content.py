@@ -17,9 +17,10 @@ within PAIR_SLACK (their 64 values read less precisely than the words' 128); the
 A few words replaced read the same both ways (96 %); the same words in another order read low on their pairs;
 sentences or paragraphs moved around keep their pairs and stay near duplicates.
 
-At crawl time (`text_signature`) the words' 32-bit token hashes get 128 × 32-bit affine permutations, as
-datasketch's "affine32" scheme, and the pairs' 64 more (seed + 1), made in bulk with numpy from the text's bytes;
-base64 on the Page row, prefixed with the scheme ("w2:"; a page signed under another scheme, "w1:" words only or
+At crawl time (`text_signature`) the words' 64-bit token hashes give 128 minima and the pairs' 64 more by
+one-permutation hashing with optimal densification (`_bin_minima`: one hash a token instead of one per permutation,
+the same estimate), made in bulk with numpy from the text's bytes; base64 on the Page row, prefixed with the scheme
+("w3:"; a page signed under another scheme, "w2:" the 192 affine permutations before issue 29, "w1:" words only or
 "m3:", is left out of the comparison, never compared with values that mean something else).
 Finalize bands the word pairs' values the way datasketch's MinHashLSH does (its (bands, rows) choice for what a text
 at the threshold reads on its pairs, LSH_SLACK under it in Jaccard; a pair whose pairs read lower still, down to
@@ -62,14 +63,14 @@ from crawler import limits
 from crawler.parse.text import WORD_UNIT_CHARACTERS, excerpt_at
 from crawler.words import cjk_spaced
 
-SIGNATURE_PERMUTATIONS = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
+WORD_MINIMA = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
-PAIR_PERMUTATIONS = 64  # the word pairs' minima: only a check on the words' order, read within ±4 points at 90 %
+PAIR_MINIMA = 64  # the word pairs' minima: only a check on the words' order, read within ±4 points at 90 %
 PAIR_SLACK = 0.1  # the pairs may read this much under the threshold: a 96 % pair reads 92 ± 4 on its pairs
-SIGNATURE_VALUES = SIGNATURE_PERMUTATIONS + PAIR_PERMUTATIONS  # 192 × 4 bytes a page
+SIGNATURE_VALUES = WORD_MINIMA + PAIR_MINIMA  # 192 × 4 bytes a page
 LSH_SLACK = 0.1  # the LSH index finds pairs down to this much below the Jaccard asked for; each is then verified
 LSH_THRESHOLD_FLOOR = 0.3
-LSH_QUADRATURE_NODES = SIGNATURE_PERMUTATIONS // 2 + 1  # Gauss–Legendre is exact up to degree 2n - 1 >= 128
+LSH_QUADRATURE_NODES = WORD_MINIMA // 2 + 1  # Gauss–Legendre is exact up to degree 2n - 1 >= 128
 BAND_KEY_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant (golden ratio): mixes a band's values
 VERIFY_BATCH_PAIRS = 2_048  # candidate pairs compared per numpy step (two 1.5 MiB slices of the signatures)
 URL_LOOKUP_BATCH = 1000  # page ids per query when the near duplicates' URLs are read
@@ -151,37 +152,27 @@ _HEADLINE_404 = re.compile(r"^\W*(?:error\W*)?404\b|\b404\W*$|\b(?:error|fehler|
 _WORD_HASH_BASE = 0x100000001B3  # odd (FNV-1's 64-bit prime): invertible modulo 2^64
 _TOKEN_MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
 _FMIX64 = (np.uint64(33), np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
-_HASH_HIGH_BITS = np.uint64(32)
 _SPACE = 0x20  # the one byte that separates words: UTF-8 never uses it inside a multi-byte character
 # Bytes of the main text signed: 5,000 words (crawler.limits.MAX_MAIN_WORDS_KEPT) are ~35 KB of prose; only a page of
 # words over 50 characters long reaches this, and its text past it is left out of its signature.
 SIGNED_TEXT_MAX_BYTES = 256 * 1024
 # Stored signatures name their scheme: a page signed under another scheme (an audit that ran while workers were
 # upgraded) is left out of the comparison instead of being compared with values that mean something else.
-# "w2:": words counted with their repeats, then word pairs ("w1:": the words alone, which read two texts drawn from
-# one small vocabulary as 90 % the same; "m3:": 3-word shingles, before issue 27).
-SIGNATURE_PREFIX = "w2:"
+# "w3:": words counted with their repeats, then word pairs, one-permutation minima (`_bin_minima`); "w2:" the same
+# tokens under 192 affine permutations (before issue 29); "w1:": the words alone, which read two texts drawn from
+# one small vocabulary as 90 % the same; "m3:": 3-word shingles, before issue 27.
+SIGNATURE_PREFIX = "w3:"
 _TEXT_START = np.uint64(0x243F6A8885A308D3)  # the "word" before a text's first (pi's fraction): its first pair
 _PAIR_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # odd: the word before, mixed with the word
 
 
 @functools.cache
-def _permutations() -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) of the seed's affine permutations h -> a·h + b mod 2^32 (datasketch's "affine32" draw), made once
-    per process. Read-only once made: the fetch threads share them."""
-    generator = np.random.RandomState(SIGNATURE_SEED)
-    a = generator.randint(0, 1 << 31, SIGNATURE_PERMUTATIONS, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
-    b = generator.randint(0, 1 << 32, SIGNATURE_PERMUTATIONS, dtype=np.uint32)
-    return a.reshape(-1, 1), b.reshape(-1, 1)
-
-
-@functools.cache
-def _pair_permutations() -> tuple[np.ndarray, np.ndarray]:
-    """The pairs' PAIR_PERMUTATIONS permutations: the same draw with the next seed, so they are not the words'."""
-    generator = np.random.RandomState(SIGNATURE_SEED + 1)
-    a = generator.randint(0, 1 << 31, PAIR_PERMUTATIONS, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
-    b = generator.randint(0, 1 << 32, PAIR_PERMUTATIONS, dtype=np.uint32)
-    return a.reshape(-1, 1), b.reshape(-1, 1)
+def _borrow_orders(bins: int) -> np.ndarray:
+    """For each of `bins` bins, every bin in an order of its own drawn once from the seed (bins × bins indexes, made
+    once per process, read-only): an empty bin takes the value of the first bin in its order that is not empty.
+    The orders depend on nothing but the seed, so two texts empty in one bin look for its value the same way."""
+    generator = np.random.RandomState(SIGNATURE_SEED + bins)
+    return np.stack([generator.permutation(bins) for _ in range(bins)]).astype(np.intp)
 
 
 @functools.cache
@@ -233,11 +224,11 @@ def _word_hashes(text: str) -> np.ndarray:
 
 
 def _occurrence_tokens(hashes: np.ndarray) -> np.ndarray:
-    """One 32-bit token per item of `hashes`: the k-th occurrence of a value is its own token (the value and k
+    """One 64-bit token per item of `hashes`: the k-th occurrence of a value is its own token (the value and k
     mixed), so a multiset becomes a set that MinHash takes unchanged."""
     size = len(hashes)
     if not size:
-        return np.empty(0, dtype=np.uint32)
+        return np.empty(0, dtype=np.uint64)
     ordered = np.sort(hashes)
     run_start = np.empty(size, dtype=bool)
     run_start[0] = True
@@ -252,22 +243,20 @@ def _occurrence_tokens(hashes: np.ndarray) -> np.ndarray:
     occurrence *= k2
     ordered *= k1  # ordered is np.sort's own copy
     ordered ^= occurrence
-    tokens = _fmix64(ordered)
-    # Distinct by construction (a 32-bit collision inside one text is as rare as it is harmless: MinHash keeps
-    # minima, which a repeated value does not change), so no second sort.
-    tokens >>= _HASH_HIGH_BITS
-    return tokens.astype(np.uint32)
+    # Distinct by construction (a collision inside one text is as rare as it is harmless: MinHash keeps minima,
+    # which a repeated value does not change), so no second sort.
+    return _fmix64(ordered)
 
 
 def word_token_hashes(text: str) -> np.ndarray:
-    """One 32-bit hash per word occurrence of `text` (lower-cased words joined by one space): the
+    """One 64-bit hash per word occurrence of `text` (lower-cased words joined by one space): the
     k-th occurrence of a word is its own token, so the tokens stand for the text's words counted with their
     repeats (empty for an empty text)."""
     return _occurrence_tokens(_word_hashes(text))
 
 
 def word_pair_token_hashes(text: str) -> np.ndarray:
-    """One 32-bit hash per word of `text` paired with the word before it (the first with the text's start),
+    """One 64-bit hash per word of `text` paired with the word before it (the first with the text's start),
     counted with their repeats: the words in their order, which `word_token_hashes` leaves aside."""
     return _pair_tokens(_word_hashes(text))
 
@@ -275,7 +264,7 @@ def word_pair_token_hashes(text: str) -> np.ndarray:
 def _pair_tokens(hashes: np.ndarray) -> np.ndarray:
     """word_pair_token_hashes from the text's word hashes (text_signature has them already)."""
     if not len(hashes):
-        return np.empty(0, dtype=np.uint32)
+        return np.empty(0, dtype=np.uint64)
     pairs = np.empty_like(hashes)
     pairs[0] = _TEXT_START
     pairs[1:] = hashes[:-1]
@@ -284,23 +273,37 @@ def _pair_tokens(hashes: np.ndarray) -> np.ndarray:
     return _occurrence_tokens(_fmix64(pairs))
 
 
-def _minima(tokens: np.ndarray, permutations: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    a, b = permutations
-    values = a * tokens  # (permutations, tokens), wrapping modulo 2^32 as the scheme means
-    values += b
-    return values.min(axis=1).astype("<u4")
+def _bin_minima(tokens: np.ndarray, bins: int) -> np.ndarray:
+    """One-permutation MinHash with optimal densification (Shrivastava, ICML 2017), `bins` a power of two: each
+    64-bit token falls in the bin its top bits name and offers its low 32 bits; a bin keeps the least it is offered.
+    A bin no token fell in (a text of fewer tokens than bins has some) takes the value of the first bin in its
+    `_borrow_orders` that one fell in. Every text walks a bin's order alike, so two texts agree on an empty bin
+    when the first bin in its order that either filled holds its least token in both: as often as their tokens are
+    shared, and the estimate stays unbiased (its spread that of `bins` permutations, measured in
+    tests/audits/checks). One hash a token where `bins` permutations made `bins`: the crawl's costliest step, ~30 %
+    of a worker's CPU before issue 29."""
+    which = (tokens >> np.uint64(64 - (bins.bit_length() - 1))).astype(np.intp)
+    minima = np.full(bins, np.iinfo(np.uint32).max, dtype=np.uint32)
+    np.minimum.at(minima, which, tokens.astype(np.uint32))  # the low 32 bits
+    filled = np.zeros(bins, dtype=bool)
+    filled[which] = True
+    if not filled.all():
+        empty = np.flatnonzero(~filled)
+        orders = _borrow_orders(bins)[empty]
+        minima[empty] = minima[orders[np.arange(len(empty)), np.argmax(filled[orders], axis=1)]]
+    return minima.astype("<u4")
 
 
 def text_signature(text: str, *, characters: bool = False) -> str:
     """MinHash signature of `text` (lower-cased words joined by one space), prefixed with its scheme; "" when the
-    text has no word: SIGNATURE_PERMUTATIONS minima over its words counted with their repeats
-    (`word_token_hashes`), then PAIR_PERMUTATIONS minima over its word pairs (`word_pair_token_hashes`). With
+    text has no word: WORD_MINIMA minima over its words counted with their repeats
+    (`word_token_hashes`), then PAIR_MINIMA minima over its word pairs (`word_pair_token_hashes`). With
     `characters` (a page counted in characters, PageData.word_unit), each Chinese or Japanese character is a word."""
     hashes = _word_hashes(cjk_spaced(text) if characters else text)  # once, for the words and their pairs
     if not len(hashes):
         return ""
     values = np.concatenate(
-        [_minima(_occurrence_tokens(hashes), _permutations()), _minima(_pair_tokens(hashes), _pair_permutations())]
+        [_bin_minima(_occurrence_tokens(hashes), WORD_MINIMA), _bin_minima(_pair_tokens(hashes), PAIR_MINIMA)]
     )
     return SIGNATURE_PREFIX + base64.b64encode(values.tobytes()).decode("ascii")
 
@@ -423,7 +426,7 @@ def text_similarity(words_dice, pair_dice, min_similarity: float):
 
 
 def lsh_bands(min_similarity: float) -> tuple[int, int]:
-    """(bands, rows per band) datasketch's MinHashLSH picks over the word pairs' PAIR_PERMUTATIONS values, for the
+    """(bands, rows per band) datasketch's MinHashLSH picks over the word pairs' PAIR_MINIMA values, for the
     pairs' Jaccard a little under what a text min_similarity the same reads on them (its words replaced here and
     there). Banded on the pairs, not the words: texts that share their words but not their order (a small
     vocabulary) would otherwise share band buckets by thousands and be verified in vain. Not down to PAIR_SLACK
@@ -431,7 +434,7 @@ def lsh_bands(min_similarity: float) -> tuple[int, int]:
     bands that loose made a tenth of all its pairs candidates."""
     pair_dice = 2 * min_similarity - 1  # words_same_from_pairs inverted
     threshold = max(jaccard_from_dice(max(pair_dice, 0.0)) - LSH_SLACK, LSH_THRESHOLD_FLOOR)
-    return _optimal_bands(round(threshold, 12), PAIR_PERMUTATIONS)
+    return _optimal_bands(round(threshold, 12), PAIR_MINIMA)
 
 
 @functools.cache
@@ -560,7 +563,7 @@ def _block_write(block: np.ndarray, files: list, band_rows: int) -> None:
     """Append a block of signatures to files[0] and its keys of band k to files[1 + k]."""
     block.tofile(files[0])
     for band, file in enumerate(files[1:]):
-        _band_keys(block[:, SIGNATURE_PERMUTATIONS:], band, band_rows).tofile(file)
+        _band_keys(block[:, WORD_MINIMA:], band, band_rows).tofile(file)
 
 
 def _band_file(spill: Path, band: int) -> Path:
@@ -579,12 +582,8 @@ def _verified_pairs(codes: np.ndarray, pages: int, signatures: Path, min_similar
             needed = np.unique(np.r_[a, b])
             values = _rows_read(file.fileno(), needed)
             left, right = values[np.searchsorted(needed, a)], values[np.searchsorted(needed, b)]
-            words_dice = dice_from_jaccard(
-                (left[:, :SIGNATURE_PERMUTATIONS] == right[:, :SIGNATURE_PERMUTATIONS]).mean(1)
-            )
-            pair_dice = dice_from_jaccard(
-                (left[:, SIGNATURE_PERMUTATIONS:] == right[:, SIGNATURE_PERMUTATIONS:]).mean(1)
-            )
+            words_dice = dice_from_jaccard((left[:, :WORD_MINIMA] == right[:, :WORD_MINIMA]).mean(1))
+            pair_dice = dice_from_jaccard((left[:, WORD_MINIMA:] == right[:, WORD_MINIMA:]).mean(1))
             similarity = text_similarity(words_dice, pair_dice, min_similarity)
             kept = similarity >= min_similarity
             firsts.append(a[kept])

@@ -7,18 +7,18 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from datasketch import MinHash, MinHashLSH
+from datasketch import MinHashLSH
 
 from audits.checks import content
 from audits.checks.content import (
     CANDIDATES_PER_PAGE_MAX,
-    SIGNATURE_PERMUTATIONS,
+    PAIR_MINIMA,
     SIGNATURE_PREFIX,
-    SIGNATURE_SEED,
     SIGNATURE_VALUES,
     SIGNED_TEXT_MAX_BYTES,
+    WORD_MINIMA,
+    _bin_minima,
     _optimal_bands,
-    _permutations,
     _word_hashes,
     content_fields_fill,
     content_page_checks,
@@ -71,7 +71,7 @@ def test_word_token_hashes_are_one_per_word_occurrence(n_words):
     vocabulary = ["alpha", "beta", "ΟΔΟΣ", "naïve", "日本", "🙂", "x", "\udcff"] + [f"w{i}" for i in range(200)]
     words = [rng.choice(vocabulary) for _ in range(n_words)]
     hashes = word_token_hashes(" ".join(words))
-    assert hashes.dtype == np.uint32
+    assert hashes.dtype == np.uint64
     assert len(hashes) == len(_tokens(words)) == n_words  # no two occurrences share a hash here
 
 
@@ -126,9 +126,53 @@ def test_signatures_of_another_scheme_are_not_compared():
     assert signature_values(unprefixed) is None
 
 
-def test_permutations_are_datasketchs_affine32_draw():
-    a, b = MinHash(num_perm=SIGNATURE_PERMUTATIONS, seed=SIGNATURE_SEED, scheme="affine32").permutations
-    assert [p.ravel().tolist() for p in _permutations()] == [a.tolist(), b.tolist()]
+def test_each_bin_keeps_the_least_low_half_of_the_tokens_its_top_bits_name():
+    # 8 bins: a token's top 3 bits name its bin, its low 32 bits are what it offers.
+    def token(bin_, value, noise=0):
+        return (bin_ << 61) | (noise << 32) | value
+
+    tokens = np.array([token(b, 1000 + b) for b in range(8)] + [token(3, 7, noise=5), token(5, 99_999)], np.uint64)
+    assert _bin_minima(tokens, 8).tolist() == [1000, 1001, 1002, 7, 1004, 1005, 1006, 1007]
+
+
+def test_an_empty_bin_borrows_the_same_way_for_every_text():
+    # Bins 1 and 6 empty in both texts: each takes the value of the same other bin in both, so texts that agree on
+    # every filled bin agree on the empty ones too, and a text filling one of them (not borrowing) stays its own.
+    def token(bin_, value):
+        return (bin_ << 61) | value
+
+    filled = [0, 2, 3, 4, 5, 7]
+    one = _bin_minima(np.array([token(b, 10 + b) for b in filled], np.uint64), 8)
+    two = _bin_minima(np.array([token(b, 10 + b) for b in reversed(filled)], np.uint64), 8)
+    assert one.tolist() == two.tolist()
+    assert set(one[[1, 6]].tolist()) <= {10 + b for b in filled}
+    alone = _bin_minima(np.array([token(5, 42)], np.uint64), 8)
+    assert alone.tolist() == [42] * 8
+
+
+@pytest.mark.parametrize("words", [50, 120, 5000])
+def test_the_estimate_of_short_and_long_texts_is_unbiased_and_as_tight_as_k_permutations(words):
+    # A 50-word text fills ~40 of the 128 word bins; the empty ones borrow (optimal densification). Over 300 pairs
+    # with one word in 25 replaced, the mean estimate is the true Jaccard and its spread that of 128 independent
+    # permutations, sqrt(J(1 - J) / 128): borrowing in an order of each text's own, or from a fixed bin, would
+    # bias it or widen it. Each pair's replacement words are its own: shared ones (one hash each for all 300 pairs)
+    # would move every estimate the same way.
+    estimates, pair_estimates = [], []
+    for seed in range(300):
+        base = _article(seed, words)
+        edited = [f"edit{seed}x{n}" if n % 25 == 12 else word for n, word in enumerate(base)]
+        a, b = _signature(" ".join(base)), _signature(" ".join(edited))
+        estimates.append(np.mean(a[:WORD_MINIMA] == b[:WORD_MINIMA]))
+        pair_estimates.append(np.mean(a[WORD_MINIMA:] == b[WORD_MINIMA:]))
+    changed = len(range(12, words, 25))
+    jaccard = (words - changed) / (words + changed)
+    spread = (jaccard * (1 - jaccard) / WORD_MINIMA) ** 0.5
+    assert abs(np.mean(estimates) - jaccard) < 0.3 * spread, (np.mean(estimates), jaccard)
+    assert np.std(estimates) < 1.25 * spread, (np.std(estimates), spread)
+    pairs_jaccard = (words - 2 * changed) / (words + 2 * changed)  # each replaced word breaks two pairs
+    pair_spread = (pairs_jaccard * (1 - pairs_jaccard) / PAIR_MINIMA) ** 0.5
+    assert abs(np.mean(pair_estimates) - pairs_jaccard) < 0.5 * pair_spread
+    assert np.std(pair_estimates) < 1.25 * pair_spread
 
 
 def test_texts_drawn_from_one_small_vocabulary_are_not_near_duplicates():
@@ -142,7 +186,7 @@ def test_texts_drawn_from_one_small_vocabulary_are_not_near_duplicates():
     words_only = [
         dice_from_jaccard(float(np.mean(_signature(texts[0])[:128] == _signature(texts[n])[:128]))) for n in range(1, 6)
     ]
-    assert min(words_only) > 0.84, words_only  # words alone: every pair over an 80 % threshold
+    assert min(words_only) > 0.8, words_only  # words alone: every pair over the 80 % threshold below
     assert dict(near_duplicate_groups(((k, _signature(t)) for k, t in texts.items()), min_similarity=0.8)) == {}
 
 
@@ -506,8 +550,8 @@ def test_a_text_past_the_signed_bytes_is_cut_at_a_word():
 
 @pytest.mark.parametrize("threshold", [0.3, 0.45, 0.5, 0.62, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95])
 def test_lsh_bands_are_datasketchs_choice(threshold):
-    lsh = MinHashLSH(threshold=threshold, num_perm=SIGNATURE_PERMUTATIONS)
-    assert _optimal_bands(threshold, SIGNATURE_PERMUTATIONS) == (lsh.b, lsh.r)
+    lsh = MinHashLSH(threshold=threshold, num_perm=WORD_MINIMA)
+    assert _optimal_bands(threshold, WORD_MINIMA) == (lsh.b, lsh.r)
 
 
 def test_japanese_near_duplicates_are_measured_on_characters():
