@@ -13,31 +13,31 @@ pages, the benchmark site: ~130 words) then share ~90 % of their words: every pa
 duplicate of every other. So the signature also keeps the text's word pairs (each word with the one before it,
 counted with their repeats): a word replaced here and there breaks two pairs, so the share of words the same reads
 (1 + pairs' Dice) / 2 from them too. A pair of pages is a near duplicate when its words say so and its pairs agree
-within PAIR_SLACK (their 64 values read less precisely than the words' 128); the similarity shown is the words'.
+within PAIR_SLACK (their values only check the words' order); the similarity shown is the words'.
 A few words replaced read the same both ways (96 %); the same words in another order read low on their pairs;
 sentences or paragraphs moved around keep their pairs and stay near duplicates.
 
 At crawl time (`text_signature`) the words' 64-bit token hashes give 128 minima and the pairs' 64 more by
 one-permutation hashing with optimal densification (`_bin_minima`: one hash a token instead of one per permutation,
 the same estimate), made in bulk with numpy from the text's bytes; base64 on the Page row, prefixed with the scheme
-("w3:"; a page signed under another scheme, "w2:" the 192 affine permutations before issue 29, "w1:" words only or
+("w3:"; a page signed under another scheme, "w2:" 128 + 64 affine permutations before issue 29, "w1:" words only or
 "m3:", is left out of the comparison, never compared with values that mean something else).
 Finalize bands the word pairs' values the way datasketch's MinHashLSH does (its (bands, rows) choice for what a text
 at the threshold reads on its pairs, LSH_SLACK under it in Jaccard; a pair whose pairs read lower still, down to
 PAIR_SLACK, is reported only when a band finds it), one band at a time (banded on the words, the benchmark site's
 pages shared band buckets by thousands and finalize verified millions of pairs in vain). The signatures and each
-band's keys are spilled to temporary files as they are read, never held whole (768 bytes a page: 730 MiB at a
-million pages held the worker at 1.5 GiB). Each page is compared only with the few pages sharing a band with it,
-never all pairs: the work grows with the pages, not their square (bench/near_duplicates.py measures it on 100,000
-pages). A bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of it only, and candidates and matches are
-numpy arrays, so one template copied on 10,000 pages costs a few hundred verified pairs a page at most
+band's keys are spilled to temporary files as they are read, never held whole (1,024 bytes a page: ~1 GiB at a
+million pages; 730 MiB held whole took the worker to 1.5 GiB). Each page is compared only with the few pages sharing
+a band with it, never all pairs: the work grows with the pages, not their square (bench/near_duplicates.py measures
+it on 100,000 pages). A bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of it only, and candidates and
+matches are numpy arrays, so one template copied on 10,000 pages costs a few hundred verified pairs a page at most
 (CANDIDATE_BANDS_MAX), not 10,000 (before, a Python set of every pair and a list of every match per page took the
 worker to 3 GiB on the 10,000-page benchmark site). datasketch's own index holds a Python object per page and band:
-560 MiB at 100,000 pages against a few MiB here.
-Similarity is the share of words two texts have in common (Dice on the multisets: 2|A∩B| / (|A|+|B|), the words
-both have over their average length); MinHash estimates Jaccard J, and Dice = 2J / (1 + J). The project's
-threshold (`near-duplicate-content` min_similarity_pct, 90 by default) is in these units: a 96 % pair is reported
-with 4 points to spare (the estimate's spread is about ±1.3 points there), a 70 % pair never.
+560 MiB at 100,000 pages against a few MiB here. Similarity is the share of words two texts have in common (Dice on
+the multisets: 2|A∩B| / (|A|+|B|), the words both have over their average length); MinHash estimates Jaccard J, and
+Dice = 2J / (1 + J). The project's threshold (`near-duplicate-content` min_similarity_pct, 90 by default) is in
+these units: a 96 % pair is reported with 4 points to spare (the estimate's spread is about ±1.3 points there),
+a 70 % pair never.
 
 Why one module of over 600 lines: the crawl-time signature and finalize's banding and grouping are the two halves
 of one MinHash scheme (the values' layout and prefix, the permutations, the bands read from them must agree, and
@@ -65,21 +65,24 @@ from crawler.words import cjk_spaced
 
 WORD_MINIMA = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
 SIGNATURE_SEED = 1  # fixed: signatures of every page and audit must be comparable
-PAIR_MINIMA = 64  # the word pairs' minima: only a check on the words' order, read within ±4 points at 90 %
-# The pairs may read this much under the threshold (in words_same_from_pairs' units, where a pair of texts 90 % the
-# same reads 90 ± 2 and one 96 % the same 96 ± 1.5). At 0.1, texts drawn from one small vocabulary (reading ~66 on
-# their pairs) got through about once in 10^4 candidates: the LSH band that made a pair a candidate had already
-# made r of its 64 pair values equal. 166 pages of the 30,000-page benchmark site were reported, none a near
-# duplicate (words 91 % the same, pairs 66 %); 0 at 0.05, and at 100,000 pages too (bench/README.md).
+# The word pairs' minima, a check on the words' order: what rejects two different texts from one small vocabulary
+# (words 91 % the same, pairs 66 %), however many of them a crawl holds. With 64 values and PAIR_SLACK 0.1 such
+# texts got through about once in 10^4 candidates: the LSH band that made a pair a candidate had already made r of
+# its pair values equal, and the tail of the rest did the rest. The benchmark site, none of whose pages is a near
+# duplicate, had 21 pages reported at 10,000 pages, 166 at 30,000, 1,300 at 100,000; 2 at 100,000 with
+# PAIR_SLACK 0.05, and 0 with 128 values (bench/README.md).
+PAIR_MINIMA = 128
+# The pairs may read this much under the threshold, in words_same_from_pairs' units (where texts 90 % the same
+# read 90 ± 1.5 and 96 % the same 96 ± 1): the words' own estimate decides at the threshold, not this.
 PAIR_SLACK = 0.05
-SIGNATURE_VALUES = WORD_MINIMA + PAIR_MINIMA  # 192 × 4 bytes a page
+SIGNATURE_VALUES = WORD_MINIMA + PAIR_MINIMA  # 256 × 4 bytes a page
 LSH_SLACK = 0.1  # the LSH index finds pairs down to this much below the Jaccard asked for; each is then verified
 LSH_THRESHOLD_FLOOR = 0.3
-LSH_QUADRATURE_NODES = WORD_MINIMA // 2 + 1  # Gauss–Legendre is exact up to degree 2n - 1 >= 128
+LSH_QUADRATURE_NODES = PAIR_MINIMA // 2 + 1  # Gauss–Legendre is exact up to degree 2n - 1 >= the bands' values
 BAND_KEY_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant (golden ratio): mixes a band's values
-VERIFY_BATCH_PAIRS = 2_048  # candidate pairs compared per numpy step (two 1.5 MiB slices of the signatures)
+VERIFY_BATCH_PAIRS = 2_048  # candidate pairs compared per numpy step (two 2 MiB slices of the signatures)
 URL_LOOKUP_BATCH = 1000  # page ids per query when the near duplicates' URLs are read
-SIGNATURE_BLOCK_ROWS = 8_192  # signatures banded and spilled to disk together (6 MiB of values)
+SIGNATURE_BLOCK_ROWS = 8_192  # signatures banded and spilled to disk together (8 MiB of values)
 SIGNATURES_FILE = "signatures.u32"
 # Pages a page is verified against per band bucket (the next ones in the bucket): a template with thousands of
 # copies stays linear in time and memory (candidate pairs <= pages × this, 8 bytes each).
@@ -508,7 +511,7 @@ def near_duplicate_groups(rows, *, min_similarity: float):
     Banding as in datasketch's MinHashLSH (its (bands, rows) choice), done band by band on the word pairs' values:
     each band is a sort of n 64-bit keys, a bucket pairs each page with the next CANDIDATES_PER_PAGE_MAX of it only,
     and every candidate pair is verified on the whole signature (`text_similarity`).
-    Memory does not hold the signatures (768 bytes a page, 730 MiB at a million pages): they are spilled to a
+    Memory does not hold the signatures (1,024 bytes a page, ~1 GiB at a million pages): they are spilled to a
     temporary file as they come, in blocks of SIGNATURE_BLOCK_ROWS, with each band's keys to a file of its own.
     What is held is one band's keys and its sort (~25 bytes a page at its peak), the candidates seen so far (at
     most n × CANDIDATES_PER_PAGE_MAX × CANDIDATE_BANDS_MAX × 8 bytes, however many pages one template has; a

@@ -49,7 +49,7 @@ def _signature(text: str) -> np.ndarray:
 def test_signature_round_trips_and_is_deterministic():
     text = " ".join(shared_text("alpha", 400).split())
     assert text_signature(text) == text_signature(str(text))
-    assert signature_values(text_signature(text)).shape == (SIGNATURE_VALUES,)  # 128 for the words, 64 for pairs
+    assert signature_values(text_signature(text)).shape == (SIGNATURE_VALUES,)  # 128 for the words, 128 for pairs
     assert text_signature("two words").startswith(SIGNATURE_PREFIX)
     assert text_signature("") == ""
     assert signature_values("not base64!") is None and signature_values("") is None
@@ -193,8 +193,8 @@ def test_texts_drawn_from_one_small_vocabulary_are_not_near_duplicates():
 def test_thousands_of_texts_from_one_small_vocabulary_are_not_near_duplicates():
     # The same texts at scale: 12,000 pages of 40 paragraphs (~3,000 words) from the pool above share ~90 % of their
     # words and ~33 % of their pairs (words_same_from_pairs ~66 %). A pair is verified because one of its LSH bands
-    # matched, so r of its 64 pair values are equal before the rest is read: with PAIR_SLACK 0.1 the tail of the
-    # rest let 2 such pairs through here (166 pages of the 30,000-page benchmark site, none a near duplicate).
+    # matched, so r of its pair values are equal before the rest is read: with 64 pair values and PAIR_SLACK 0.1
+    # the tail of the rest let 2 such pairs through here (1,300 pages of the 100,000-page benchmark site).
     rng = random.Random(3)
     vocabulary = [f"w{i}" for i in range(130)]
     pool = [" ".join(rng.choices(vocabulary, k=rng.randint(24, 126))) for _ in range(600)]
@@ -258,7 +258,8 @@ def test_a_pair_shared_by_several_bands_is_verified_once(monkeypatch):
 
 def test_signatures_are_spilled_to_disk_not_held_whole(tmp_path, monkeypatch):
     # Issue 29: at a million pages the signatures held as one array (768 bytes a page) took the worker from 450 MiB
-    # to 1.5 GiB. 40,000 distinct texts: their signatures are 29 MiB; the grouping holds a block and a band's keys.
+    # to 1.5 GiB. 40,000 distinct texts: their signatures are 39 MiB (1,024 bytes each now); the grouping holds a
+    # block and a band's keys.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     pages = 40_000
     rng = np.random.default_rng(7)
@@ -562,8 +563,8 @@ def test_a_text_past_the_signed_bytes_is_cut_at_a_word():
 
 @pytest.mark.parametrize("threshold", [0.3, 0.45, 0.5, 0.62, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95])
 def test_lsh_bands_are_datasketchs_choice(threshold):
-    lsh = MinHashLSH(threshold=threshold, num_perm=WORD_MINIMA)
-    assert _optimal_bands(threshold, WORD_MINIMA) == (lsh.b, lsh.r)
+    lsh = MinHashLSH(threshold=threshold, num_perm=PAIR_MINIMA)
+    assert _optimal_bands(threshold, PAIR_MINIMA) == (lsh.b, lsh.r)
 
 
 def test_japanese_near_duplicates_are_measured_on_characters():
