@@ -175,11 +175,11 @@ _PAIR_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # odd: the word before, mixed 
 
 
 @functools.cache
-def _borrow_orders(bins: int) -> np.ndarray:
+def _borrow_orders(bins: int, seed: int) -> np.ndarray:
     """For each of `bins` bins, every bin in an order of its own drawn once from the seed (bins × bins indexes, made
     once per process, read-only): an empty bin takes the value of the first bin in its order that is not empty.
     The orders depend on nothing but the seed, so two texts empty in one bin look for its value the same way."""
-    generator = np.random.RandomState(SIGNATURE_SEED + bins)
+    generator = np.random.RandomState(seed)
     return np.stack([generator.permutation(bins) for _ in range(bins)]).astype(np.intp)
 
 
@@ -281,7 +281,7 @@ def _pair_tokens(hashes: np.ndarray) -> np.ndarray:
     return _occurrence_tokens(_fmix64(pairs))
 
 
-def _bin_minima(tokens: np.ndarray, bins: int) -> np.ndarray:
+def _bin_minima(tokens: np.ndarray, bins: int, seed: int) -> np.ndarray:
     """One-permutation MinHash with optimal densification (Shrivastava, ICML 2017), `bins` a power of two: each
     64-bit token falls in the bin its top bits name and offers its low 32 bits; a bin keeps the least it is offered.
     A bin no token fell in (a text of fewer tokens than bins has some) takes the value of the first bin in its
@@ -297,7 +297,7 @@ def _bin_minima(tokens: np.ndarray, bins: int) -> np.ndarray:
     filled[which] = True
     if not filled.all():
         empty = np.flatnonzero(~filled)
-        orders = _borrow_orders(bins)[empty]
+        orders = _borrow_orders(bins, seed)[empty]
         minima[empty] = minima[orders[np.arange(len(empty)), np.argmax(filled[orders], axis=1)]]
     return minima.astype("<u4")
 
@@ -311,7 +311,10 @@ def text_signature(text: str, *, characters: bool = False) -> str:
     if not len(hashes):
         return ""
     values = np.concatenate(
-        [_bin_minima(_occurrence_tokens(hashes), WORD_MINIMA), _bin_minima(_pair_tokens(hashes), PAIR_MINIMA)]
+        [
+            _bin_minima(_occurrence_tokens(hashes), WORD_MINIMA, SIGNATURE_SEED),
+            _bin_minima(_pair_tokens(hashes), PAIR_MINIMA, SIGNATURE_SEED + 1),  # orders not the words'
+        ]
     )
     return SIGNATURE_PREFIX + base64.b64encode(values.tobytes()).decode("ascii")
 
