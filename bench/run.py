@@ -50,6 +50,9 @@ TARGET_RSS_GROWTH_RATIO = 1.2  # worker peak RSS on the large site over the smal
 # "Differs wildly": beyond this the audit did not crawl the site, and the run fails.
 PAGES_TOLERANCE_FRACTION = 0.10
 EXTRA_PAGES_ALLOWED = 100  # --max-pages is the expected count plus this, so the cap never bites
+# Findings the generated site cannot have, so any is a wrong one and fails the run: its pages are distinct texts
+# drawn from one small vocabulary, which the near-duplicate check once reported by the hundred at 30,000 pages.
+ABSENT_ISSUE_TYPES = ("near-duplicate-content",)
 RSS_SAMPLE_INTERVAL_S = 0.2
 WORKER_READY_TIMEOUT_S = 90
 WORKER_STOP_TIMEOUT_S = 30
@@ -334,10 +337,17 @@ def print_size(result: SizeResult) -> None:
     match = "exact" if p.pages == result.expected_urls else f"differs by {p.pages - result.expected_urls:+d}"
     print(f"  pages_crawled {p.pages} vs expected {result.expected_urls}: {match}")
     print(f"  ERROR lines in the worker log: {p.worker_errors}")
+    print(f"  findings the site does not have ({', '.join(ABSENT_ISSUE_TYPES)}): {_absent_issues(p.summary) or 'none'}")
     print(
         f"  status {p.summary.get('status')}, health_score {p.summary.get('health_score')}, "
         f"issues {json.dumps(p.summary.get('issues_by_type'), sort_keys=True)}"
     )
+
+
+def _absent_issues(summary: dict) -> dict[str, int]:
+    """The ABSENT_ISSUE_TYPES the audit reported anyway, with their counts."""
+    by_type = summary.get("issues_by_type") or {}
+    return {kind: by_type[kind] for kind in ABSENT_ISSUE_TYPES if by_type.get(kind)}
 
 
 def _cpu_ratio(result: SizeResult) -> float | None:
@@ -448,6 +458,9 @@ def run_size(size: int, *, args, workdir: Path) -> SizeResult:
         off_by = abs(result.product.pages - expected)
         if off_by > max(2, PAGES_TOLERANCE_FRACTION * expected):
             raise BenchError(f"audit of {size} pages stored {result.product.pages} pages, expected {expected}")
+        wrong = _absent_issues(result.product.summary)
+        if wrong:
+            raise BenchError(f"audit of {size} pages reported findings the site does not have: {wrong}")
     return result
 
 
