@@ -17,7 +17,7 @@ within PAIR_SLACK (their values only check the words' order); the similarity sho
 A few words replaced read the same both ways (96 %); the same words in another order read low on their pairs;
 sentences or paragraphs moved around keep their pairs and stay near duplicates.
 
-At crawl time (`text_signature`) the words' 64-bit token hashes give 128 minima and the pairs' 64 more by
+At crawl time (`text_signature`) the words' 64-bit token hashes give 128 minima and the pairs' 128 more by
 one-permutation hashing with optimal densification (`_bin_minima`: one hash a token instead of one per permutation,
 the same estimate), made in bulk with numpy from the text's bytes; base64 on the Page row, prefixed with the scheme
 ("w3:"; a page signed under another scheme, "w2:" 128 + 64 affine permutations before issue 29, "w1:" words only or
