@@ -73,14 +73,20 @@ def test_cancel_during_a_batch_leaves_counters_equal_to_rows_and_no_frontier(sit
     assert not CrawlChunk.objects.filter(audit=audit).exists()
 
 
-def test_chunk_executed_twice_leaves_no_duplicates(small_site):
-    base, manifest = small_site
+def _first_chunk(base: str) -> tuple[Audit, dict]:
+    """A discovered audit of the site at `base` and the arguments of its first round's first chunk."""
     project = ProjectFactory(base_url=base + "/")
     audit = audit_start(project=project, start_url=base + "/", max_pages=1000, dispatch=False)
     assert audit_discover(audit_id=audit.id)
     plan = round_plan(audit_id=audit.id, round_no=1)
     key, quota = plan.chunks[0]
-    run = dict(audit_id=audit.id, lease_key=key, quota=quota, round_no=plan.round_no)
+    return audit, dict(audit_id=audit.id, lease_key=key, quota=quota, round_no=plan.round_no)
+
+
+def test_chunk_executed_twice_leaves_no_duplicates(small_site):
+    base, manifest = small_site
+    audit, run = _first_chunk(base)
+    key, quota = run["lease_key"], run["quota"]
     first = crawl_chunk_run(**run)
     pages_after_first = Page.objects.filter(audit=audit).count()
     edges_after_first = LinkEdge.objects.filter(audit=audit).count()
@@ -127,12 +133,8 @@ def test_a_chunk_builds_one_page_at_a_time_while_its_fetches_overlap(small_site,
     monkeypatch.setattr(chunk, "build_page_record", builds)
     monkeypatch.setattr(chunk, "fetch", fetches)
     base, _manifest = small_site
-    project = ProjectFactory(base_url=base + "/")
-    audit = audit_start(project=project, start_url=base + "/", max_pages=1000, dispatch=False)
-    assert audit_discover(audit_id=audit.id)
-    plan = round_plan(audit_id=audit.id, round_no=1)
-    key, quota = plan.chunks[0]
-    outcome = crawl_chunk_run(audit_id=audit.id, lease_key=key, quota=quota, round_no=plan.round_no)
+    _audit, run = _first_chunk(base)
+    outcome = crawl_chunk_run(**run)
     assert outcome["finished"] >= 10
     assert fetches.most >= 2
     assert builds.most == 1
