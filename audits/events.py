@@ -97,6 +97,7 @@ ROW_LABELS = {
     "task": "Step",
     "reconciled_by": "Noticed by",
     "finalize_stages_s": "Final analysis",
+    "finalize_time_limit_s": "Final analysis time limit",
 }
 
 
@@ -306,7 +307,7 @@ def _stages(seconds) -> str:
     return f"{sum(seconds.values()):.1f} s" + (f": {named}" if named else "")
 
 
-_FORMATS = {"finalize_stages_s": _stages}
+_FORMATS = {"finalize_stages_s": _stages, "finalize_time_limit_s": lambda seconds: _value(seconds) + " s"}
 
 
 def event_rows(event) -> list[tuple[str, str]]:

@@ -17,19 +17,23 @@ Public interface:
 - FinalizeRun(audit_id, generation): what a run holds
 - FinalizeSuperseded: raised in a run that no longer holds its audit (its transaction rolls back)
 - finalize_atomic(run): transaction.atomic() whose commit is fenced on `run`
-- finalize_hold(run): the check itself, between stages (outside a transaction it locks nothing)
+- finalize_hold(run): the check itself, between stages (outside a transaction it locks nothing); at most every
+  FINALIZE_HEARTBEAT_EVERY_S it also moves the audit's heartbeat
 - finalize_session_name(run), finalize_session_claim(run): the run's database session name
   (pg_stat_activity.application_name: which run and, by client_addr, which host)
 - phase_atomic(audit_id, phase), PhaseLeft: the Lighthouse step's fence, by phase: two runs of it may both write
   (the same rows), but none once the audit moved on to finalize or ended
 """
 
+import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from uuid import UUID
 
 from django.db import connection, transaction
+from django.utils import timezone
 
+from audits.limits import FINALIZE_HEARTBEAT_EVERY_S
 from audits.models import Audit
 
 
@@ -37,10 +41,12 @@ class FinalizeSuperseded(Exception):
     """This run of finalize no longer holds its audit: a later run took it over, or the audit ended."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class FinalizeRun:
     audit_id: UUID | str
     generation: int
+    # When this run last moved its audit's heartbeat (time.monotonic()); its claim moved it (finalize_claim).
+    beat_at: float = field(default_factory=time.monotonic, compare=False)
 
 
 SESSION_NAME_MAX_CHARS = 63  # PostgreSQL keeps application_name to NAMEDATALEN - 1 bytes (the names are ASCII)
@@ -70,9 +76,27 @@ def _still_running(audit_id, **conditions) -> bool:
 
 
 def finalize_hold(run: FinalizeRun | None) -> None:
-    """Raise FinalizeSuperseded unless `run` still holds its audit (None: no fence)."""
-    if run is not None and not _still_running(run.audit_id, finalize_generation=run.generation):
+    """Raise FinalizeSuperseded unless `run` still holds its audit (None: no fence). Once FINALIZE_HEARTBEAT_EVERY_S
+    passed since the run's last beat, the check is the heartbeat itself: an UPDATE of the audit's last_progress_at
+    on the same conditions (it locks the row as the check's SELECT … FOR NO KEY UPDATE does), so the reconciler
+    does not take a finalize longer than RECONCILE_STALE_AFTER_S for a dead one and send another."""
+    if run is None:
+        return
+    if time.monotonic() - run.beat_at < FINALIZE_HEARTBEAT_EVERY_S:
+        held = _still_running(run.audit_id, finalize_generation=run.generation)
+    else:
+        held = _held_beat(run)
+    if not held:
         raise FinalizeSuperseded(f"audit {run.audit_id}: finalize run {run.generation} superseded, or the audit ended")
+
+
+def _held_beat(run: FinalizeRun) -> bool:
+    beat = Audit.objects.filter(
+        id=run.audit_id, status=Audit.Status.RUNNING, finalize_generation=run.generation
+    ).update(last_progress_at=timezone.now())
+    if beat:
+        run.beat_at = time.monotonic()
+    return bool(beat)
 
 
 @contextmanager

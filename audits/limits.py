@@ -1,5 +1,7 @@
 """Bounds of the audit pipeline: chunk sizes, batches, deadlines, task time limits, plan defaults."""
 
+import math
+
 CHUNK_TARGET_PAGES = 200  # URLs one crawl_chunk claims at most
 PERSIST_BATCH_PAGES = 25  # pages upserted per transaction; each batch moves the heartbeat
 CHUNK_SOFT_DEADLINE_S = 90  # after this a chunk starts no new fetch and releases the rest
@@ -33,7 +35,7 @@ ISSUE_WRITE_BATCH = 500  # issue rows a bulk write sends at a time (audits.bulk.
 PLANNER_STATS_STALE_SHARE = 0.5
 PLANNER_STATS_STALE_MIN_ROWS = 2_000
 
-STEP_TIME_LIMIT_S = 600  # discovery and finalize
+STEP_TIME_LIMIT_S = 600  # discovery, and finalize at its least (finalize_time_limit_s)
 # The external link pass (audits/pipeline/external.py), a stage of finalize: the project's cap on distinct targets
 # and its time budget are bounded here. The budget takes at most half of finalize's time limit, and runs last of
 # the passes that ask the network: the depth pass, the site checks, the image, bot and resource passes (up to 120 s
@@ -64,6 +66,22 @@ DEFAULT_MAX_PAGES = 500
 # The most pages one audit may crawl (Screaming Frog's database mode defaults to 5 million URLs). bench.scale
 # takes the page count as an argument to check how an audit's memory, finalize and bytes a page grow towards it.
 MAX_PAGES_CEILING = 5_000_000
+# Finalize's hard time limit grows with the audit: STEP_TIME_LIMIT_S, plus this for each page crawled (the limit
+# travels on the finalize message: audits.dispatch.finalize_send). The million-page benchmark audit's finalize took
+# 550 s (0.55 ms a page, and a page's share grew ~1.65x per tenfold pages), so the 5,000,000-page ceiling should
+# take ~3,900 s: 1.6 ms a page allows 2,200 s at a million pages and 8,600 s at the ceiling, about twice that.
+FINALIZE_TIME_LIMIT_MS_PER_PAGE = 1.6
+# A running finalize moves its audit's heartbeat (Audit.last_progress_at) at most this often, at its stages' fenced
+# checks (audits.fencing.finalize_hold): a finalize longer than RECONCILE_STALE_AFTER_S is not taken for a dead one.
+FINALIZE_HEARTBEAT_EVERY_S = 60
+
+
+def finalize_time_limit_s(pages: int) -> int:
+    """Finalize's hard time limit, in seconds, for an audit of `pages` pages."""
+    return STEP_TIME_LIMIT_S + math.ceil(max(0, pages) * FINALIZE_TIME_LIMIT_MS_PER_PAGE / 1000)
+
+
+FINALIZE_TIME_LIMIT_MAX_S = finalize_time_limit_s(MAX_PAGES_CEILING)  # 8,600 s: the brokers' redelivery waits longer
 # The per-shape cap's top value, which means "no cap" (the default). It is its own number, not the page ceiling:
 # projects store it, and it kept meaning "off" when the ceiling rose from 100,000.
 PATTERN_CAP_OFF = 100_000

@@ -32,7 +32,7 @@ from audits.checks.external import (
 )
 from audits.checks.registry import CheckSettings
 from audits.fencing import FinalizeRun, finalize_atomic
-from audits.limits import EXTERNAL_LINKS_BUDGET_MAX_S, FINALIZE_AFTER_EXTERNAL_RESERVE_S, STEP_TIME_LIMIT_S
+from audits.limits import EXTERNAL_LINKS_BUDGET_MAX_S, FINALIZE_AFTER_EXTERNAL_RESERVE_S
 from audits.models import ExternalLink, Issue, external_link_id_for
 from crawler import limits as crawler_limits
 from crawler.fetch import build_session, fetch
@@ -46,7 +46,8 @@ EXTERNAL_REQUEST_TIMEOUT_S = 10.0  # one request: connect, headers and the cappe
 EXTERNAL_REDIRECT_HOPS_MAX = crawler_limits.MAX_REDIRECT_HOPS  # redirects followed from one target
 EXTERNAL_GET_BODY_MAX_BYTES = 64 * 1024  # read of a GET's body: enough to recognise a challenge page
 # The pass never takes more than this, whatever the project or an old audit's config says: finalize (audits.tasks,
-# STEP_TIME_LIMIT_S = 600 s) also runs the depth pass, the site checks, the image pass (up to 120 s) and the counts.
+# at least STEP_TIME_LIMIT_S = 600 s) also runs the depth pass, the site checks, the image pass (up to 120 s) and
+# the counts.
 EXTERNAL_PASS_BUDGET_MAX_S = EXTERNAL_LINKS_BUDGET_MAX_S
 EXTERNAL_WAIT_STEP_S = 0.5  # how often the scheduler looks at the budget while requests are in flight
 EXTERNAL_ABANDON_GRACE_S = 5.0  # after the budget, how long requests still in flight are waited for
@@ -137,15 +138,15 @@ def pass_settings(audit) -> PassSettings:
     )
 
 
-def external_links_judge(audit, *, finalize_started: float | None = None, run: FinalizeRun | None = None) -> None:
+def external_links_judge(audit, *, finalize_deadline: float | None = None, run: FinalizeRun | None = None) -> None:
     """Ask the audit's external link targets not asked yet (when the project checks them) and replace the audit's
-    external link issues with what the checks make of the answers. `finalize_started` (time.monotonic() when the
-    finalize task began): the budget is cut to what its time limit leaves after FINALIZE_AFTER_EXTERNAL_RESERVE_S.
+    external link issues with what the checks make of the answers. `finalize_deadline` (time.monotonic() at which
+    the finalize task's time limit ends): the budget is cut to what it leaves after FINALIZE_AFTER_EXTERNAL_RESERVE_S.
     Given finalize's `run`, every write (targets, each answer, the issues) is fenced on it (audits.fencing): an answer
     is kept for the next run, so a run cut off from the network must not store its "no answer"s."""
     options = pass_settings(audit)
-    if finalize_started is not None:
-        left_s = STEP_TIME_LIMIT_S - FINALIZE_AFTER_EXTERNAL_RESERVE_S - (time.monotonic() - finalize_started)
+    if finalize_deadline is not None:
+        left_s = finalize_deadline - FINALIZE_AFTER_EXTERNAL_RESERVE_S - time.monotonic()
         options.budget_s = max(0.0, min(options.budget_s, left_s))
     unchecked = None
     if options.enabled:

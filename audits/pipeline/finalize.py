@@ -10,6 +10,7 @@ from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_coun
 from audits.checks.site import run_site_checks
 from audits.comparison import comparisons_count
 from audits.fencing import FinalizeRun, FinalizeSuperseded, finalize_hold
+from audits.limits import STEP_TIME_LIMIT_S
 from audits.models import Audit, Page, PageCounts
 from audits.pipeline.bots import bots_judge
 from audits.pipeline.changes import changes_store
@@ -66,24 +67,25 @@ class StageClock:
         return {stage: round(seconds, 1) for stage, seconds in self.seconds.items()}
 
 
-def audit_finalize(*, audit_id) -> bool:
+def audit_finalize(*, audit_id, time_limit_s: int = STEP_TIME_LIMIT_S) -> bool:
     """Site checks, health score, completion and scratchpad clean-up. Idempotent, and fenced: a run of it that a
     later run took over writes nothing more (audits.fencing) and returns False, as it does when the audit ended.
-    The completed event stores the seconds each stage took (`finalize_stages_s`): what an operator reads when a
-    large audit's last phase is slow."""
-    started = time.monotonic()  # the task's time limit counts from here: the external link pass keeps within it
+    The completed event stores the seconds each stage took (`finalize_stages_s`) and the time limit the run had
+    (`finalize_time_limit_s`, the task's): what an operator reads when a large audit's last phase is slow."""
+    # The task's time limit counts from here: the external link pass keeps within it.
+    deadline = time.monotonic() + time_limit_s
     run = finalize_claim(audit_id=audit_id)
     if run is None:
         return False
     try:
-        return _finalize(run, started)
+        return _finalize(run, deadline=deadline, time_limit_s=time_limit_s)
     except FinalizeSuperseded:
         logger.info("finalize run %s of audit %s stopped: a later run took the audit over, or it ended",
                     run.generation, audit_id)  # fmt: skip
         return False
 
 
-def _finalize(run: FinalizeRun, started: float) -> bool:
+def _finalize(run: FinalizeRun, *, deadline: float, time_limit_s: int) -> bool:
     audit_id = run.audit_id
     audit = Audit.objects.get(id=audit_id)
     stage = StageClock(run)
@@ -110,7 +112,7 @@ def _finalize(run: FinalizeRun, started: float) -> bool:
         resources_judge(audit, run=run)  # the resource pass: scripts, stylesheets, fonts, icons asked once, then issues
     # Last of the passes that ask the network: its budget is cut to what finalize's time limit leaves after them.
     with stage("external_links"):
-        external_links_judge(audit, finalize_started=started, run=run)  # asks other sites, then issues
+        external_links_judge(audit, finalize_deadline=deadline, run=run)  # asks other sites, then issues
     heap_trim()
     with stage("page_counts"):
         page_counts_store(audit_id=audit_id, run=run)  # inlinks and issues per page: the pages grid sorts by them
@@ -133,7 +135,7 @@ def _finalize(run: FinalizeRun, started: float) -> bool:
     return audit_complete(  # drops the frontier
         audit_id=audit_id,
         run=run,
-        event_data={"finalize_stages_s": stage.rounded()},
+        event_data={"finalize_stages_s": stage.rounded(), "finalize_time_limit_s": time_limit_s},
         pages_crawled=stats["pages"],
         health_score=score.score,
         score_formula=SCORE_FORMULA_VERSION,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from audits import dispatch
+from audits.limits import finalize_time_limit_s
 from audits.models import Audit
 from audits.pipeline.rounds import RoundPlan, round_advance, round_close_if_done, round_plan
 from audits.pipeline.statistics import crawl_statistics_refresh_if_stale
@@ -99,4 +100,5 @@ def step_send(*, audit_id: str, step: Step) -> None:
     elif step.kind == StepKind.LIGHTHOUSE:
         dispatch.task_send(dispatch.LIGHTHOUSE, audit_id)
     elif step.kind == StepKind.FINALIZE:
-        dispatch.task_send(dispatch.FINALIZE, audit_id)
+        pages = Audit.objects.filter(id=audit_id).values_list("pages_crawled", flat=True).first() or 0
+        dispatch.finalize_send(audit_id, time_limit_s=finalize_time_limit_s(pages))

@@ -16,7 +16,7 @@ from django.utils import timezone
 from audits import dispatch
 from audits.limits import LEASE_WAIT_MAX_S
 from audits.models import Audit, AuditEvent
-from audits.pipeline.flow import STOP, next_after_round, step_send
+from audits.pipeline.flow import FINALIZE, STOP, next_after_round, step_send
 from audits.pipeline.lifecycle import audit_event, audit_fail
 from scratchpad.models import CrawlChunk, Frontier
 from scratchpad.selectors import chunks_of_round, frontier_stats
@@ -243,7 +243,7 @@ def pipeline_revive(audit: Audit) -> None:
     elif audit.current_phase == Phase.LIGHTHOUSE:
         dispatch.task_send(dispatch.LIGHTHOUSE, audit_id)
     else:
-        dispatch.task_send(dispatch.FINALIZE, audit_id)
+        step_send(audit_id=audit_id, step=FINALIZE)  # with the time limit the audit's pages call for
 
 
 def audit_status_refresh(*, audit_id) -> Audit:

@@ -214,16 +214,23 @@ if EMBEDDED_BROKER:
     }
 
 
+# Redis hands an unacknowledged message out again after this: longer than any task's time limit, finalize's at the
+# page ceiling included (audits.limits.FINALIZE_TIME_LIMIT_MAX_S, 8,600 s; tests/config/test_settings.py holds them
+# together), else a long finalize would be started again on another worker while it runs, and again after that.
+REDIS_VISIBILITY_TIMEOUT_S = 3 * 3600
+
+
 def broker_transport_options(broker_url: str) -> dict:
     """Transport options for a server broker. RabbitMQ (the recommended one): publisher confirms, so a
     send returns only once the broker holds the message. Redis: an unacknowledged message comes back only
-    after visibility_timeout, longer than any task's time_limit so a slow chunk is not redelivered while it
-    still runs (a dead worker's chunk therefore waits for it; RabbitMQ hands it back when the connection drops)."""
+    after REDIS_VISIBILITY_TIMEOUT_S, longer than any task's time limit so a slow step is not redelivered while it
+    still runs (a dead worker's message therefore waits for it: the lease sweep re-sends its chunks, the reconciler
+    its other steps; RabbitMQ hands it back when the connection drops)."""
     if broker_url.startswith(("amqp://", "amqps://", "pyamqp://")):
         return {"confirm_publish": True}
     # One Redis list per priority 0-9 (kombu pops the lowest first): audits.dispatch gives a young audit's
     # messages a lower number than a big audit's chunks (fair sharing, docs/ARCHITECTURE.md).
-    return {"visibility_timeout": 3600, "priority_steps": list(range(10))}
+    return {"visibility_timeout": REDIS_VISIBILITY_TIMEOUT_S, "priority_steps": list(range(10))}
 
 
 if not EMBEDDED_BROKER:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from audits.models import Audit, Page
+from audits.limits import STEP_TIME_LIMIT_S, finalize_time_limit_s
+from audits.models import Audit, AuditEvent, Page
 from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
 from tests.support.waits import wait_audit_finished
@@ -21,6 +22,9 @@ def test_worker_audit_of_generated_site(small_site, celery_worker_process):
     pages = {p.url: p for p in Page.objects.filter(audit=audit)}
     assert set(pages) == manifest.expected_urls(base)
     assert audit.crawl_round >= 2, "the crawl ran as several chord rounds"
+    # finalize ran under the time limit its message carried, the one the audit's pages call for
+    completed = AuditEvent.objects.get(audit=audit, kind=AuditEvent.Kind.COMPLETED)
+    assert completed.data["finalize_time_limit_s"] == finalize_time_limit_s(audit.pages_crawled) > STEP_TIME_LIMIT_S
     # robots.txt Disallow honoured
     assert manifest.disallowed and not any(base + path in pages for path in manifest.disallowed)
     # the sitemap index's gzipped child was read: the orphan is only listed there

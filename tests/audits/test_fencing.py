@@ -7,13 +7,16 @@ back, into the audit the other run had completed."""
 
 import json
 import threading
+from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from audits.checks.site import run_site_checks
 from audits.events import event_sentence
 from audits.fencing import FinalizeSuperseded, finalize_atomic, finalize_hold, finalize_session_name
+from audits.limits import FINALIZE_HEARTBEAT_EVERY_S
 from audits.models import AgentFetch, Audit, AuditEvent, ExternalLink, Issue, Page, PageChange, PageCounts
 from audits.pipeline.bots import bots_judge
 from audits.pipeline.changes import changes_store
@@ -24,6 +27,7 @@ from audits.pipeline.images import images_judge
 from audits.pipeline.inline import pipeline_crawl_inline
 from audits.pipeline.lifecycle import audit_cancel, audit_complete, finalize_claim
 from audits.pipeline.page_totals import page_counts_store
+from audits.pipeline.reconcile import reconcile_running_audit
 from audits.pipeline.resources import resources_judge
 from audits.pipeline.start import audit_start
 from tests.factories import IssueFactory, ProjectFactory
@@ -133,11 +137,15 @@ def test_no_run_writes_once_the_audit_ended():
     assert not Issue.objects.filter(audit=audit).exists()
 
 
-def test_a_claim_waits_for_the_commit_of_writes_that_passed_the_check():
+@pytest.mark.parametrize("beat_due", [False, True], ids=["check", "heartbeat"])
+def test_a_claim_waits_for_the_commit_of_writes_that_passed_the_check(beat_due):
     """The check locks the audit row until its commit, so a new claim cannot slip between a run's check and its
-    commit: the writes that passed land before the claim, and none after it."""
+    commit: the writes that passed land before the claim, and none after it. The same when the check is the run's
+    heartbeat (an UPDATE of the row instead of SELECT … FOR NO KEY UPDATE)."""
     audit = _running_audit()
     run = finalize_claim(audit_id=audit.id)
+    if beat_due:
+        run.beat_at -= FINALIZE_HEARTBEAT_EVERY_S
     checked, release = threading.Event(), threading.Event()
 
     def writes_that_passed():
@@ -170,6 +178,36 @@ def test_a_claim_waits_for_the_commit_of_writes_that_passed_the_check():
     with pytest.raises(FinalizeSuperseded), finalize_atomic(run):
         IssueFactory(audit=audit, page=None, type="http-page")
     assert Issue.objects.filter(audit=audit).count() == 1
+
+
+def test_a_long_finalize_moves_its_heartbeat_so_the_reconciler_does_not_take_it_for_dead():
+    """A finalize longer than RECONCILE_STALE_AFTER_S (a million-page audit's took 550 s; the page ceiling's may take
+    an hour) moves its audit's heartbeat at its fenced checks, at most every FINALIZE_HEARTBEAT_EVERY_S; a superseded
+    run's does not move it."""
+    audit = _running_audit()
+    run = finalize_claim(audit_id=audit.id)
+    stale_after_s = 15 * 60
+    long_ago = timezone.now() - timedelta(seconds=stale_after_s + 60)
+    Audit.objects.filter(id=audit.id).update(started_at=long_ago, last_progress_at=long_ago)  # stages that ran long
+    finalize_hold(run)  # its last beat (the claim) is recent: the check alone, no write
+    assert Audit.objects.get(id=audit.id).last_progress_at == long_ago
+    run.beat_at -= FINALIZE_HEARTBEAT_EVERY_S
+    with finalize_atomic(run):  # a stage's fenced write, once a beat is due
+        IssueFactory(audit=audit, page=None, type="llms-txt-missing")
+    beat = Audit.objects.get(id=audit.id).last_progress_at
+    assert timezone.now() - beat < timedelta(seconds=THREAD_TIMEOUT_S)
+    verdict = reconcile_running_audit(Audit.objects.get(id=audit.id), stale_after_s=stale_after_s, grace_s=0)
+    assert (verdict.action, verdict.reason) == ("alive", "recent heartbeat")
+    assert not AuditEvent.objects.filter(audit=audit, kind=AuditEvent.Kind.REVIVED).exists()
+    later = finalize_claim(audit_id=audit.id)
+    Audit.objects.filter(id=audit.id).update(last_progress_at=long_ago)
+    run.beat_at -= FINALIZE_HEARTBEAT_EVERY_S
+    with pytest.raises(FinalizeSuperseded):
+        finalize_hold(run)
+    assert Audit.objects.get(id=audit.id).last_progress_at == long_ago  # the superseded run's beat wrote nothing
+    later.beat_at -= FINALIZE_HEARTBEAT_EVERY_S
+    finalize_hold(later)
+    assert Audit.objects.get(id=audit.id).last_progress_at > beat
 
 
 def _waits_on_a_lock(pid: int | None) -> bool:

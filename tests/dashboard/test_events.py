@@ -124,8 +124,8 @@ def test_finalize_s_stages_read_as_one_row_the_slowest_first():
     event = _event("completed", "Completed", {"reconciled_by": None, "finalize_stages_s": timed})
     said = "33.4 s: site checks 20.4 s, page counts 9.9 s, click depths 3.1 s"
     assert event_rows(event) == [("Final analysis", said)]
-    quick = _event("completed", "Completed", {"finalize_stages_s": {"depths": 0.0}})
-    assert event_rows(quick) == [("Final analysis", "0.0 s")]
+    quick = _event("completed", "Completed", {"finalize_stages_s": {"depths": 0.0}, "finalize_time_limit_s": 2200})
+    assert event_rows(quick) == [("Final analysis", "0.0 s"), ("Final analysis time limit", "2,200 s")]
 
 
 def test_events_written_before_their_payload_grew_read_from_their_message():

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from audits.limits import STEP_TIME_LIMIT_S
+from audits.limits import FINALIZE_AFTER_EXTERNAL_RESERVE_S
 from audits.models import Audit, ExternalLink, Issue
 from audits.pipeline import external
 from audits.pipeline.external import external_links_judge
@@ -317,7 +317,7 @@ def test_a_finalize_that_used_its_time_already_asks_nothing_and_says_so(crawled)
     """The budget is cut to what finalize's task time limit leaves: a finalize whose earlier stages took it all
     starts no request (its targets stay unchecked for a run with time)."""
     site, audit, others = crawled
-    external_links_judge(audit, finalize_started=time.monotonic() - STEP_TIME_LIMIT_S)
+    external_links_judge(audit, finalize_deadline=time.monotonic() + FINALIZE_AFTER_EXTERNAL_RESERVE_S)
     assert [other.asked() for other in others] == [[], [], []]
     (unchecked,) = Issue.objects.filter(audit=audit, type="external-links-unchecked")
     assert unchecked.details["out_of_time"] == ExternalLink.objects.filter(audit=audit).count() == 16

@@ -5,6 +5,7 @@ what the pipeline sends next when the crawl is over and when a round's last chun
 import pytest
 
 from audits import dispatch
+from audits.limits import STEP_TIME_LIMIT_S, finalize_time_limit_s
 from audits.models import Audit
 from audits.pipeline import flow
 from audits.pipeline.flow import Step, StepKind
@@ -169,10 +170,17 @@ def test_a_replan_is_the_rounds_end_sent_after_its_wait_and_stop_sends_nothing(s
     assert sends == [(dispatch.CRAWL_ROUND_DONE, ([], "a", 5), {"countdown": 30.0})]
 
 
-def test_lighthouse_and_finalize_are_one_message_each(sends):
-    flow.step_send(audit_id="a", step=flow.LIGHTHOUSE)
-    flow.step_send(audit_id="a", step=flow.FINALIZE)
-    assert sends == [(dispatch.LIGHTHOUSE, ("a",), {}), (dispatch.FINALIZE, ("a",), {})]
+def test_lighthouse_and_finalize_are_one_message_each_finalize_with_the_time_limit_of_the_audits_pages(sends):
+    audit = _audit_with_nothing_to_crawl(lighthouse=True)
+    Audit.objects.filter(id=audit.id).update(pages_crawled=250_000)
+    audit_id = str(audit.id)
+    flow.step_send(audit_id=audit_id, step=flow.LIGHTHOUSE)
+    flow.step_send(audit_id=audit_id, step=flow.FINALIZE)
+    assert sends == [
+        (dispatch.LIGHTHOUSE, (audit_id,), {}),
+        (dispatch.FINALIZE, (audit_id,), {"time_limit": finalize_time_limit_s(250_000)}),
+    ]
+    assert finalize_time_limit_s(250_000) == STEP_TIME_LIMIT_S + 400
 
 
 def test_a_rounds_chunk_messages_carry_their_round_as_an_argument(monkeypatch):
