@@ -33,6 +33,7 @@ from audits.checks.robots import robots_directives
 from audits.dispatch import CHANGES_COMPUTE, task_send
 from audits.errors import AuditRefused, ErrorCode
 from audits.fencing import FinalizeRun, finalize_atomic
+from audits.limits import finalize_time_limit_s
 from audits.models import Audit, Page, PageChange, PageCounts, page_change_id_for
 from audits.pipeline.discovery import SITEMAP_ERRORS_KEPT, SITEMAPS_KEPT
 from audits.pipeline.start import Mode, audit_mode, baseline_checked
@@ -145,7 +146,8 @@ def audit_baseline_set(*, audit: Audit, baseline) -> Audit:
     chosen = baseline_checked(project=audit.project, baseline=baseline, audit=audit)
     with transaction.atomic():
         Audit.objects.filter(id=audit.id).update(baseline=chosen)
-        task_send(CHANGES_COMPUTE, str(audit.id))
+        # finalize's limit for the audit's pages: this is one of its stages, run alone (600 s would not do at 5M)
+        task_send(CHANGES_COMPUTE, str(audit.id), time_limit=finalize_time_limit_s(audit.pages_crawled))
     audit.refresh_from_db()
     return audit
 

@@ -6,6 +6,7 @@ import pytest
 from django.utils import timezone
 
 from audits.errors import AuditRefused
+from audits.limits import finalize_time_limit_s
 from audits.models import Audit, Page, PageChange, page_change_id_for
 from audits.pipeline.changes import (
     INLINKS_CHANGE_MIN_LINKS,
@@ -76,9 +77,13 @@ def test_the_second_version_lists_exactly_what_changed_and_an_unchanged_rerun_no
 
     # Chosen later: stored, then recomputed by the task the service sends after commit.
     sent = []
-    monkeypatch.setattr("audits.pipeline.changes.task_send", lambda name, *args: sent.append((name, *args)))
+    monkeypatch.setattr(
+        "audits.pipeline.changes.task_send", lambda name, *args, **options: sent.append((name, *args, options))
+    )
     assert audit_baseline_set(audit=rerun, baseline=str(first.id)).baseline_id == first.id
-    assert sent == [("audits.changes_compute", str(rerun.id))]
+    assert sent == [
+        ("audits.changes_compute", str(rerun.id), {"time_limit": finalize_time_limit_s(rerun.pages_crawled)})
+    ]
     changes_compute.apply(args=[str(rerun.id)]).get()
     rerun.refresh_from_db()
     assert _rows(rerun) == expected
