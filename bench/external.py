@@ -12,7 +12,7 @@ the first byte of its answer: never more than the client really had in flight).
 
 A child process with Django (database `sitewarden_bench_external`, dropped and recreated; ALLOW_PRIVATE_TARGETS on,
 as bench.run sets it) writes an audit whose `--pages` judged pages link about 5 targets each (every target at
-least once), and a second child times `external_links_judge(audit, finalize_started=...)`: wall time, process CPU,
+least once), and a second child times `external_links_judge(audit, finalize_deadline=...)`: wall time, process CPU,
 peak RSS. It prints a block and one `EXTERNAL_JSON {...}` line; exit 1 when a target was asked twice with one
 method, a host saw more than 2 requests in flight (8 in all), or the pass overran its budget by more than
 BUDGET_GRACE_S.
@@ -397,6 +397,7 @@ def external_measure(audit_id: str) -> dict:
     from django.db.models import Count
 
     from audits.checks.external import EXTERNAL_SITE_TYPES
+    from audits.limits import STEP_TIME_LIMIT_S
     from audits.models import Audit, ExternalLink, Issue
     from audits.pipeline.external import external_links_judge, pass_settings
 
@@ -406,7 +407,8 @@ def external_measure(audit_id: str) -> dict:
     rss_before = psutil.Process().memory_info().rss
     usage = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
-    external_links_judge(audit, finalize_started=time.monotonic())
+    # as in a finalize that has just begun, with the least time limit
+    external_links_judge(audit, finalize_deadline=time.monotonic() + STEP_TIME_LIMIT_S)
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF)
     links = ExternalLink.objects.filter(audit_id=audit_id)
