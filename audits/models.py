@@ -315,18 +315,8 @@ class MostFirstIndex(models.Index):
 # of 36 s, those of the page counts 10-22 of 36-48 s. Nothing is lost: a page row is deleted only with its audit,
 # by audit_delete (Django's collector deletes what points at it first, as on_delete says) or by retention
 # (audits.retention.PRUNED_TABLES: the rows that point at a page go before the pages), and every such row is
-# written while its page exists (in the page's transaction or after it). tests/audits/test_page_references.py holds
-# both deletions to leaving nothing behind.
-#
-# The rows a crawl writes by the tens a page (pages, issues, page counts; scratchpad's frontier, link edges and shape
-# texts) point at their audit without a constraint too: each row's check took a FOR KEY SHARE lock on the one audit
-# row every chunk's batch also updates, ~40 checks a page (issue 29: PostgreSQL's CPU a page ~1.05 -> ~0.88 ms in
-# an in-process crawl). The audit row still orders every write: a batch writes only for the frontier rows it still
-# holds (gone with the audit) and commits only through its conditional update of the running audit row
-# (audits.pipeline.persist), finalize's and Lighthouse's writes through their fences
-# (audits.fencing), and audit_delete cancels the audit (that update waits for a batch holding the row) before it
-# deletes, so a write that raced the deletion rolls back instead of leaving rows of a missing audit
-# (tests/audits/pipeline/test_chunk.py deletes an audit mid-batch).
+# written while its page exists (in the page's transaction or after it, for a running audit: the audit foreign
+# keys stay). tests/audits/test_page_references.py holds both deletions to leaving nothing behind.
 class Page(models.Model):
     class FoundVia(models.TextChoices):  # scratchpad.models.Frontier.Source's values
         START = "start", "the start URL"
@@ -344,9 +334,7 @@ class Page(models.Model):
     id = models.UUIDField(primary_key=True, editable=False)
     # No index of its own: the (audit, …) indexes below serve every lookup by audit, and each index is one more
     # write per page crawled and per page finalize rewrites.
-    audit = models.ForeignKey(
-        Audit, on_delete=models.CASCADE, related_name="pages", db_index=False, db_constraint=False
-    )
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="pages", db_index=False)
     url = models.TextField()
     status_code = models.IntegerField(null=True, blank=True)
     redirect_url = models.TextField(blank=True)
@@ -474,7 +462,7 @@ class PageCounts(models.Model):
     page = models.OneToOneField(
         Page, on_delete=models.CASCADE, primary_key=True, related_name="counts", db_constraint=False
     )
-    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="+", db_index=False)
     url = models.TextField(help_text="The page's URL (Page.url): the sorts' tie-break")
     url_rank = models.PositiveIntegerField(
         default=0, help_text="The URL's place among the audit's, A to Z from 1: the tie-break in the counts' indexes"
@@ -606,9 +594,7 @@ class Issue(models.Model):
 
     id = models.UUIDField(primary_key=True, editable=False)
     # No index of its own: the (audit, …) indexes below serve every lookup by audit.
-    audit = models.ForeignKey(
-        Audit, on_delete=models.CASCADE, related_name="issues", db_index=False, db_constraint=False
-    )
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="issues", db_index=False)
     # No database constraint (the note above Page): finalize's passes write issues on most pages at once.
     page = models.ForeignKey(
         Page, on_delete=models.CASCADE, null=True, blank=True, related_name="issues", db_constraint=False

@@ -18,10 +18,7 @@ class Frontier(models.Model):
         PAGINATION = "pagination"  # only a rel=next/prev link leads to it
 
     # No index of its own: the (audit, …) indexes and constraints below serve every lookup by audit.
-    # No database constraint (the note above audits.models.Page): a check a row, each locking the audit row.
-    audit = models.ForeignKey(
-        "audits.Audit", on_delete=models.CASCADE, related_name="frontier", db_index=False, db_constraint=False
-    )
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="frontier", db_index=False)
     url = models.TextField()
     depth = models.PositiveIntegerField(null=True, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices)
@@ -85,10 +82,7 @@ class ShapeText(models.Model):
     text holds the project's max identical pages and most of the shape's pages; its new link-found URLs are then
     skipped. Purged with the frontier."""
 
-    # No database constraint (the note above audits.models.Page): a check a row, each locking the audit row.
-    audit = models.ForeignKey(
-        "audits.Audit", on_delete=models.CASCADE, related_name="shape_texts", db_index=False, db_constraint=False
-    )
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="shape_texts", db_index=False)
     pattern = models.CharField(max_length=250)
     text_hash = models.CharField(max_length=16, blank=True, help_text='The main text\'s sha1, shortened; "": the shape')
     pages = models.PositiveIntegerField(default=0)
@@ -139,10 +133,7 @@ class LinkEdge(models.Model):
     link_count 10, so no finding depends on where on the page a link sits (crawler.parse folds them)."""
 
     # No index of its own: the (audit, …) indexes and constraints below serve every lookup by audit.
-    # No database constraint (the note above audits.models.Page): a check a row, each locking the audit row.
-    audit = models.ForeignKey(
-        "audits.Audit", on_delete=models.CASCADE, related_name="link_edges", db_index=False, db_constraint=False
-    )
+    audit = models.ForeignKey("audits.Audit", on_delete=models.CASCADE, related_name="link_edges", db_index=False)
     # No database constraint (the note above audits.models.Page): ~15 edges a page, each checked at its commit.
     source_page = models.ForeignKey(
         "audits.Page", on_delete=models.CASCADE, related_name="outlinks", db_constraint=False

@@ -1,15 +1,14 @@
-"""Issues, link edges and page counts point at their page without a database constraint, and the crawl's rows at
-their audit (the note above audits.models.Page): the two ways a page row goes, deleting its audit and retention's
-prune, leave no row pointing at a page that is gone. Real PostgreSQL, on an audit with rows in every table that
-points at a page."""
+"""Issues, link edges and page counts point at their page without a database constraint (the note above
+audits.models.Page): the two ways a page row goes, deleting its audit and retention's prune, leave no row pointing
+at a page that is gone. Real PostgreSQL, on an audit with rows in every table that points at a page."""
 
 import pytest
 from django.db import connection
 
-from audits.models import Audit, AuditEvent, Issue, Page, PageCounts
+from audits.models import Audit, Issue, Page, PageCounts
 from audits.pipeline.lifecycle import audit_delete
 from audits.retention import audit_prune
-from scratchpad.models import Frontier, LinkEdge, ShapeText
+from scratchpad.models import LinkEdge
 from tests.factories import ProjectFactory
 from tests.support.retention import SITE, audit_with_rows
 
@@ -48,23 +47,6 @@ def test_the_page_references_carry_no_database_constraint():
             assert indexed, model._meta.label
 
 
-def test_the_crawls_audit_references_carry_no_database_constraint_and_keep_an_index_led_by_the_audit():
-    """The rows a crawl writes by the tens a page point at their audit without a constraint (the note above
-    audits.models.Page); the rest keep theirs."""
-    unconstrained = (Page, Issue, PageCounts, Frontier, LinkEdge, ShapeText)
-    with connection.cursor() as cursor:
-        for model in unconstrained:
-            constraints = connection.introspection.get_constraints(cursor, model._meta.db_table)
-            assert not [c for c in constraints.values() if c["foreign_key"] and c["columns"] == ["audit_id"]], (
-                model._meta.label
-            )
-            # deletion and retention find them by audit
-            led = [c for c in constraints.values() if (c["index"] or c["unique"]) and c["columns"][:1] == ["audit_id"]]
-            assert led, model._meta.label
-        events = connection.introspection.get_constraints(cursor, AuditEvent._meta.db_table)
-        assert [c for c in events.values() if c["foreign_key"] and c["columns"] == ["audit_id"]]
-
-
 def test_deleting_an_audit_leaves_nothing_pointing_at_its_pages():
     project = ProjectFactory(base_url=SITE + "/")
     audit = audit_with_rows(project, days_ago=3, pages=9)
@@ -74,7 +56,6 @@ def test_deleting_an_audit_leaves_nothing_pointing_at_its_pages():
     audit_delete(audit=audit)
     assert not Audit.objects.filter(id=audit.id).exists()
     assert _rows_of(audit) == dict.fromkeys(before, 0)
-    assert not Page.objects.filter(audit_id=audit.id).exists()
     assert _pointing_at_missing_pages() == dict.fromkeys(before, 0)
     assert all(_rows_of(other).values())  # the other audit keeps its rows
 
