@@ -1,6 +1,6 @@
 """audits.pipeline.chunk on PostgreSQL, in this process: a chunk run that was taken over or outlived its audit
-writes nothing (a cancel leaves counters equal to rows and no frontier), a chunk run twice leaves no
-duplicate, and a chunk's fetches overlap while its pages are built one at a time."""
+writes nothing (a cancel leaves counters equal to rows and no frontier, a deletion no row at all), a chunk run twice
+leaves no duplicate, and a chunk's fetches overlap while its pages are built one at a time."""
 
 import threading
 import time
@@ -9,14 +9,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from audits.models import Audit, Page
+from audits.models import Audit, Issue, Page, PageCounts
 from audits.pipeline import chunk
 from audits.pipeline.chunk import crawl_chunk_run
 from audits.pipeline.discovery import audit_discover
-from audits.pipeline.lifecycle import audit_cancel
+from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.rounds import round_plan
 from audits.pipeline.start import audit_start
-from scratchpad.models import CrawlChunk, Frontier, LinkEdge
+from scratchpad.models import CrawlChunk, Frontier, LinkEdge, ShapeText
 from scratchpad.services import frontier_claim
 from tests.audits.pipeline.crawling import GATE_TIMEOUT_S, Gate, chunk_in_thread, crawl_rows, crawling_audit
 from tests.factories import ProjectFactory
@@ -24,6 +24,9 @@ from tests.support.sites import serve_generated
 from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+# The rows a crawl writes for its audit
+AUDIT_ROWS = (Page, Issue, PageCounts, Frontier, LinkEdge, ShapeText)
 
 
 def test_a_run_whose_lease_was_taken_over_writes_nothing(site_root, no_renewal):
@@ -52,25 +55,40 @@ def test_a_run_whose_lease_was_taken_over_writes_nothing(site_root, no_renewal):
     assert CrawlChunk.objects.get(audit=audit, lease_key=key).generation == 2
 
 
-def test_cancel_during_a_batch_leaves_counters_equal_to_rows_and_no_frontier(site_root, no_renewal):
-    # The first batch's fetches pass; the next ones are held until after the cancel.
+def _ended_after_its_first_batch(site_root, end) -> tuple[Audit, dict]:
+    """A chunk run whose first batch is persisted and whose next fetches are held while `end(audit)` runs (a cancel,
+    a deletion); then they pass. The audit as it was, and the run's outcome."""
     gate = Gate(first=28, last=10_000)
     with serve_generated(site_root, before_answer=gate) as (base, _):
         audit = crawling_audit(base, gate)
         ((key, quota),) = round_plan(audit_id=audit.id, round_no=audit.crawl_round).chunks
         run, result = chunk_in_thread(audit, key, quota)
         wait_until(lambda: gate.held >= 1, 30, "fetches held after the first batch")
-        assert Page.objects.filter(audit=audit).exists(), "a batch was persisted before the cancel"
-        assert audit_cancel(audit=Audit.objects.get(id=audit.id))
+        assert Page.objects.filter(audit=audit).exists() and LinkEdge.objects.filter(audit=audit).exists()
+        end(Audit.objects.get(id=audit.id))
         gate.opened.set()
         run.join(GATE_TIMEOUT_S)
     assert not run.is_alive()
+    assert result["fenced"] >= 1, "the run had records after the end and wrote none of them"
+    return audit, result
+
+
+def test_cancel_during_a_batch_leaves_counters_equal_to_rows_and_no_frontier(site_root, no_renewal):
+    audit, _ = _ended_after_its_first_batch(site_root, lambda audit: audit_cancel(audit=audit))
     audit.refresh_from_db()
     assert audit.status == "cancelled"
     assert audit.pages_crawled == Page.objects.filter(audit=audit).count()
-    assert result["fenced"] >= 1, "the run had records after the cancel and wrote none of them"
     assert not Frontier.objects.filter(audit=audit).exists()
     assert not CrawlChunk.objects.filter(audit=audit).exists()
+
+
+def test_an_audit_deleted_during_a_batch_leaves_no_row_behind(site_root, no_renewal):
+    """A batch whose audit was deleted meanwhile holds none of its frontier rows (gone with the audit) and its
+    conditional update of the running audit row finds none: nothing of it lands for an audit that is gone."""
+    audit, _ = _ended_after_its_first_batch(site_root, lambda audit: audit_delete(audit=audit))
+    assert not Audit.objects.filter(id=audit.id).exists()
+    left = {model._meta.label: model.objects.filter(audit_id=audit.id).count() for model in AUDIT_ROWS}
+    assert left == dict.fromkeys(left, 0)
 
 
 def _first_chunk(base: str) -> tuple[Audit, dict]:
