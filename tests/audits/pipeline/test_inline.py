@@ -3,7 +3,8 @@ set, the page budget, the same page ids when run again from scratch."""
 
 import pytest
 
-from audits.models import Audit, Page
+from audits.limits import STEP_TIME_LIMIT_S, finalize_time_limit_s
+from audits.models import Audit, AuditEvent, Page
 from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from scratchpad.models import Frontier, LinkEdge
@@ -37,6 +38,9 @@ def test_inline_audit_stores_exactly_the_reachable_set(small_site):
     assert Page.objects.get(audit=audit, url=base + "/").depth == 0
     assert Frontier.objects.filter(audit=audit).count() == 0  # purged at finalize
     assert LinkEdge.objects.filter(audit=audit).exists()
+    # finalize ran with the limit a worker's message would carry for the audit's pages (the external pass's budget)
+    completed = AuditEvent.objects.get(audit=audit, kind=AuditEvent.Kind.COMPLETED)
+    assert completed.data["finalize_time_limit_s"] == finalize_time_limit_s(audit.pages_crawled) > STEP_TIME_LIMIT_S
 
 
 def test_max_pages_bounds_the_crawl(small_site):
