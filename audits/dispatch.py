@@ -86,12 +86,6 @@ def task_send(name: str, *args, countdown: float | None = None, urgency: int | N
     transaction.on_commit(signature.apply_async)
 
 
-def finalize_send(audit_id: str, *, time_limit_s: int) -> None:
-    """Send an audit's finalize after commit with its own hard time limit (audits.limits.finalize_time_limit_s: it
-    grows with the audit's pages, where the task's declared limit fits a small audit)."""
-    task_send(FINALIZE, audit_id, time_limit=time_limit_s)
-
-
 def round_send(*, audit_id: str, round_no: int, chunks: list[tuple[str, int]], pages_done: int | None = None) -> None:
     """One crawl round as a chord after commit: a `crawler.crawl_chunk` per (lease key, quota), its task id
     being its lease key, its round a keyword argument; the body `audits.crawl_round_done` plans the next round,

@@ -67,7 +67,7 @@ DEFAULT_MAX_PAGES = 500
 # takes the page count as an argument to check how an audit's memory, finalize and bytes a page grow towards it.
 MAX_PAGES_CEILING = 5_000_000
 # Finalize's hard time limit grows with the audit: STEP_TIME_LIMIT_S, plus this for each page crawled (the limit
-# travels on the finalize message: audits.dispatch.finalize_send). The million-page benchmark audit's finalize took
+# travels on the finalize message: audits.pipeline.flow.step_send). The million-page benchmark audit's finalize took
 # 550 s (0.55 ms a page, and a page's share grew ~1.65x per tenfold pages), so the 5,000,000-page ceiling should
 # take ~3,900 s: 1.6 ms a page allows 2,200 s at a million pages and 8,600 s at the ceiling, about twice that.
 FINALIZE_TIME_LIMIT_MS_PER_PAGE = 1.6

@@ -131,8 +131,8 @@ def lighthouse(audit_id: str) -> None:
 
 @shared_task(name="audits.finalize", bind=True, time_limit=STEP_TIME_LIMIT_S, **STEP_OPTIONS)
 def finalize(self, audit_id: str) -> None:
-    # The message's own limit (dispatch.finalize_send: it grows with the audit's pages), else the task's (a message
-    # sent without one, by an older version).
+    # The message's own limit (flow.step_send: it grows with the audit's pages), else the task's (a message sent
+    # without one, by an older version).
     time_limit_s = (self.request.timelimit or (None, None))[0] or STEP_TIME_LIMIT_S
     audit_finalize(audit_id=audit_id, time_limit_s=time_limit_s)
 

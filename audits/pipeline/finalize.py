@@ -10,7 +10,7 @@ from audits.checks.score import SCORE_FORMULA_VERSION, pages_without_errors_coun
 from audits.checks.site import run_site_checks
 from audits.comparison import comparisons_count
 from audits.fencing import FinalizeRun, FinalizeSuperseded, finalize_hold
-from audits.limits import STEP_TIME_LIMIT_S
+from audits.limits import finalize_time_limit_s
 from audits.models import Audit, Page, PageCounts
 from audits.pipeline.bots import bots_judge
 from audits.pipeline.changes import changes_store
@@ -67,27 +67,30 @@ class StageClock:
         return {stage: round(seconds, 1) for stage, seconds in self.seconds.items()}
 
 
-def audit_finalize(*, audit_id, time_limit_s: int = STEP_TIME_LIMIT_S) -> bool:
+def audit_finalize(*, audit_id, time_limit_s: int | None = None) -> bool:
     """Site checks, health score, completion and scratchpad clean-up. Idempotent, and fenced: a run of it that a
     later run took over writes nothing more (audits.fencing) and returns False, as it does when the audit ended.
     The completed event stores the seconds each stage took (`finalize_stages_s`) and the time limit the run had
-    (`finalize_time_limit_s`, the task's): what an operator reads when a large audit's last phase is slow."""
-    # The task's time limit counts from here: the external link pass keeps within it.
-    deadline = time.monotonic() + time_limit_s
+    (`finalize_time_limit_s`): the task's, or in one process (None, nothing enforces one) what a worker's message
+    would carry for the audit's pages. That is what an operator reads when a large audit's last phase is slow."""
+    started = time.monotonic()  # the time limit counts from here: the external link pass keeps within it
     run = finalize_claim(audit_id=audit_id)
     if run is None:
         return False
     try:
-        return _finalize(run, deadline=deadline, time_limit_s=time_limit_s)
+        return _finalize(run, started=started, time_limit_s=time_limit_s)
     except FinalizeSuperseded:
         logger.info("finalize run %s of audit %s stopped: a later run took the audit over, or it ended",
                     run.generation, audit_id)  # fmt: skip
         return False
 
 
-def _finalize(run: FinalizeRun, *, deadline: float, time_limit_s: int) -> bool:
+def _finalize(run: FinalizeRun, *, started: float, time_limit_s: int | None) -> bool:
     audit_id = run.audit_id
     audit = Audit.objects.get(id=audit_id)
+    if time_limit_s is None:
+        time_limit_s = finalize_time_limit_s(audit.pages_crawled)
+    deadline = started + time_limit_s
     stage = StageClock(run)
     # Statistics gathered before this audit's rows existed make PostgreSQL expect ~1 link edge and pick a nested
     # loop that compares every edge with every page (a 2,000-page finalize went from 0.6 s to 72 s).

@@ -100,5 +100,6 @@ def step_send(*, audit_id: str, step: Step) -> None:
     elif step.kind == StepKind.LIGHTHOUSE:
         dispatch.task_send(dispatch.LIGHTHOUSE, audit_id)
     elif step.kind == StepKind.FINALIZE:
+        # With its own hard time limit, which grows with the audit's pages (the task's declared one fits a small audit).
         pages = Audit.objects.filter(id=audit_id).values_list("pages_crawled", flat=True).first() or 0
-        dispatch.finalize_send(audit_id, time_limit_s=finalize_time_limit_s(pages))
+        dispatch.task_send(dispatch.FINALIZE, audit_id, time_limit=finalize_time_limit_s(pages))

@@ -4,8 +4,6 @@ runs it: a round's chunks one after the other, a re-plan after a short sleep."""
 
 import time
 
-from audits.limits import finalize_time_limit_s
-from audits.models import Audit
 from audits.pipeline.chunk import crawl_chunk_run
 from audits.pipeline.discovery import audit_discover
 from audits.pipeline.finalize import audit_finalize, audit_lighthouse
@@ -47,10 +45,7 @@ def pipeline_run_inline(audit_id) -> None:
         if step is not None and step.kind == StepKind.LIGHTHOUSE:
             step = next_after_lighthouse(ran=audit_lighthouse(audit_id=audit_id))
         if step is not None and step.kind == StepKind.FINALIZE:
-            # Nothing enforces a limit in this process; the same one as a worker's keeps the external pass's budget
-            # and the completed event alike.
-            pages = Audit.objects.filter(id=audit_id).values_list("pages_crawled", flat=True).first() or 0
-            audit_finalize(audit_id=audit_id, time_limit_s=finalize_time_limit_s(pages))
+            audit_finalize(audit_id=audit_id)
     except BaseException as exc:
         audit_fail(audit_id=audit_id, code=classify_failure(exc), detail=f"{type(exc).__name__}: {exc}")
         raise
