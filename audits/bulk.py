@@ -7,10 +7,16 @@ Django's bulk_create quotes each value of a batch in Python (its UNNEST arrays, 
 column set (a connection that outlives a migration makes a new one instead of copying into the old shape), emptied
 at each commit and after each batch.
 
+Rows the caller knows are new, and that no other transaction can be inserting meanwhile, can skip the stage:
+`fresh=True` copies them straight into the table (one statement instead of four, and the rows written once). The
+crawl's batches know it: they hold their URLs' frontier rows locked and have just looked their pages up.
+
 Public interface:
-- rows_insert(model, objs, update_fields=None): insert unsaved instances whose primary key is set; a row already
-  there is kept as it is, or has `update_fields` replaced
-- issues_insert(issues) -> int: Issue rows (a replayed one is kept), streamed in batches of ISSUE_WRITE_BATCH
+- rows_insert(model, objs, update_fields=None, fresh=False): insert unsaved instances whose primary key is set; a
+  row already there is kept as it is, or has `update_fields` replaced
+- issues_insert(issues, fresh=False) -> int: Issue rows (a replayed one is kept), streamed in batches of
+  ISSUE_WRITE_BATCH
+- rows_stored(model, ids) -> set: which of these primary keys the table holds
 """
 
 import itertools
@@ -26,12 +32,23 @@ from audits.limits import ISSUE_WRITE_BATCH
 from audits.models import Issue
 
 
-def rows_insert(model: type[models.Model], objs: list, *, update_fields: list[str] | None = None) -> None:
+def rows_insert(
+    model: type[models.Model], objs: list, *, update_fields: list[str] | None = None, fresh: bool = False
+) -> None:
     """Insert `objs` (instances of `model` with their primary key set). A row whose key exists is left alone, or,
     given `update_fields`, has those fields replaced (a replayed batch). Rows go in primary-key order, so two
     transactions writing the same rows take their locks in one order. Fields with auto_now or auto_now_add take
-    the time of the call, as a save would."""
+    the time of the call, as a save would.
+
+    `fresh`: the caller knows no row with these keys exists, and holds what keeps any other transaction from
+    inserting one until it commits; the rows are then copied straight into the table. (Keys repeated among `objs`
+    still go through the stage, which keeps one of each.)"""
     if not objs:
+        return
+    if fresh and connection.vendor == "postgresql" and len({obj.pk for obj in objs}) == len(objs):
+        shape = _shape(model, ())
+        with connection.cursor() as cursor:
+            _copy(cursor, shape, shape.table, objs)
         return
     if connection.vendor != "postgresql":
         if update_fields:
@@ -42,19 +59,12 @@ def rows_insert(model: type[models.Model], objs: list, *, update_fields: list[st
             model.objects.bulk_create(objs, ignore_conflicts=True)
         return
     shape = _shape(model, tuple(update_fields or ()))
-    now = timezone.now() if shape.stamped else None
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:  # the stage empties at commit
         cursor.execute(
             f"CREATE TEMPORARY TABLE IF NOT EXISTS {shape.stage} (LIKE {shape.table} INCLUDING DEFAULTS) "
             "ON COMMIT DELETE ROWS"
         )
-        with cursor.cursor.copy(f"COPY {shape.stage} ({shape.columns}) FROM STDIN") as copy:
-            attnames, converted = shape.attnames, shape.converted
-            for obj in objs:
-                row = [getattr(obj, name) for name in attnames]
-                for i, convert in converted:
-                    row[i] = convert(row[i], now)
-                copy.write_row(row)
+        _copy(cursor, shape, shape.stage, objs)
         cursor.execute(
             f"INSERT INTO {shape.table} ({shape.columns}) SELECT {shape.columns} FROM {shape.stage} "
             f"ORDER BY {shape.pk} ON CONFLICT {shape.on_conflict}"
@@ -62,14 +72,32 @@ def rows_insert(model: type[models.Model], objs: list, *, update_fields: list[st
         cursor.execute(f"DELETE FROM {shape.stage}")  # a second batch in the same transaction starts empty
 
 
-def issues_insert(issues: Iterable[Issue]) -> int:
+def issues_insert(issues: Iterable[Issue], *, fresh: bool = False) -> int:
     """Insert `issues` ISSUE_WRITE_BATCH at a time as they come (a list of them all is never made); an issue
-    already stored (its id is deterministic: a replay) is kept. Returns how many were given."""
+    already stored (its id is deterministic: a replay) is kept. Returns how many were given. `fresh` as for
+    rows_insert."""
     written, issues = 0, iter(issues)
     while batch := list(itertools.islice(issues, ISSUE_WRITE_BATCH)):
-        rows_insert(Issue, batch)
+        rows_insert(Issue, batch, fresh=fresh)
         written += len(batch)
     return written
+
+
+def rows_stored(model: type[models.Model], ids: list) -> set:
+    """The primary keys among `ids` that `model`'s table holds."""
+    return set(model.objects.filter(pk__in=ids).values_list("pk", flat=True)) if ids else set()
+
+
+def _copy(cursor, shape: "_Shape", table: str, objs: list) -> None:
+    """COPY `objs` into `table` (the model's or its stage), converting what COPY cannot take as it is."""
+    now = timezone.now() if shape.stamped else None
+    with cursor.cursor.copy(f"COPY {table} ({shape.columns}) FROM STDIN") as copy:
+        attnames, converted = shape.attnames, shape.converted
+        for obj in objs:
+            row = [getattr(obj, name) for name in attnames]
+            for i, convert in converted:
+                row[i] = convert(row[i], now)
+            copy.write_row(row)
 
 
 class _Shape:

@@ -6,11 +6,13 @@ only for those, and it rolls back whole when the audit is no longer running (the
 it is conditional on status, and a cancel's update waits for it or it waits for the cancel). So a run that
 was taken over, or outlived its audit, writes nothing, and pages_crawled always equals the page rows."""
 
+import functools
+
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from audits.bulk import issues_insert, rows_insert
+from audits.bulk import issues_insert, rows_insert, rows_stored
 from audits.checks.page import PAGE_CHECK_TYPES
 from audits.checks.skips import skip_sentence
 from audits.limits import (
@@ -101,15 +103,22 @@ class BatchPersister:
         for record in records:
             for new in record.discovered:
                 if new.url not in self.seen_urls:
-                    # Shape and trap signs only for URLs this chunk has not queued yet: most links repeat.
-                    discovered.append(url_shaped(new, self.traps))
+                    # Only URLs this chunk has not queued yet: most links repeat.
+                    discovered.append(new)
                     if len(self.seen_urls) < CHUNK_SEEN_URLS_MAX:
                         self.seen_urls.add(new.url)
-        pages_upsert([r.page for r in records])
-        # Page checks replace what an earlier attempt at the same pages found. By page id, which is made from the
-        # audit and the URL: an (audit, ...) index chosen on stale statistics would read every issue of the audit.
-        Issue.objects.filter(page_id__in=[r.page.id for r in records], type__in=PAGE_CHECK_TYPES).delete()
-        issues_insert(i for r in records for i in r.issues)
+        # Pages an earlier run of these URLs stored (a replay) are replaced with what they link and what their page
+        # checks found. The others are new, and no other run can write them while this transaction holds their
+        # frontier rows: they, their issues and their edges go straight in, with nothing to delete first.
+        pages = [r.page for r in records]
+        replayed = rows_stored(Page, [page.id for page in pages])
+        pages_upsert(pages, fresh=not replayed)
+        if replayed:
+            # By page id, which is made from the audit and the URL: an (audit, ...) index chosen on stale
+            # statistics would read every issue of the audit.
+            Issue.objects.filter(page_id__in=replayed, type__in=PAGE_CHECK_TYPES).delete()
+        issues = [i for r in records for i in r.issues]
+        issues_insert(issues, fresh=not replayed and len({i.id for i in issues}) == len(issues))
         outcome = frontier_record_batch(
             audit_id=self.audit_id,
             lease_key=self.lease_key,
@@ -118,6 +127,8 @@ class BatchPersister:
             discovered=discovered,
             edges=[e for r in records for e in r.edges],
             caps=frontier_caps(self.max_per_pattern, self.traps),
+            shape=functools.partial(url_shaped, trap_limits=self.traps),
+            replayed=replayed,
         )
         if outcome.capped:
             Throttle.objects.filter(audit_id=self.audit_id).update(urls_capped=F("urls_capped") + outcome.capped)
@@ -183,8 +194,8 @@ def _extraction_stops_report(audit_id, records: list[PageRecord]) -> None:
 PAGE_UPSERT_FIELDS = [f.name for f in Page._meta.concrete_fields if f.name not in ("id", "audit") and not f.primary_key]
 
 
-def pages_upsert(pages: list[Page]) -> None:
-    """Insert the pages, or update every field but the id and audit of those already there (a replayed batch).
-    Through COPY on PostgreSQL (audits.bulk): Django's bulk_create quoted each of a batch's ~1,000 values in
-    Python, ~12 % of a crawl worker's CPU."""
-    rows_insert(Page, pages, update_fields=PAGE_UPSERT_FIELDS)
+def pages_upsert(pages: list[Page], *, fresh: bool = False) -> None:
+    """Insert the pages, or update every field but the id and audit of those already there (a replayed batch);
+    `fresh`: none is there (audits.bulk.rows_insert). Through COPY on PostgreSQL (audits.bulk): Django's
+    bulk_create quoted each of a batch's ~1,000 values in Python, ~12 % of a crawl worker's CPU."""
+    rows_insert(Page, pages, update_fields=PAGE_UPSERT_FIELDS, fresh=fresh)

@@ -8,6 +8,7 @@ a run of a chunk takes it with a new generation, and every write of the run is f
 was paused and taken over writes nothing.
 """
 
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import timedelta
 
@@ -179,8 +180,13 @@ def frontier_record_batch(
     edges: list[Edge],
     caps: FrontierCaps = NO_CAPS,
     lease_gen: int | None = None,
+    shape: Callable[[NewURL], NewURL] | None = None,
+    replayed: Collection | None = None,
 ) -> BatchOutcome:
-    """Finish a persisted batch: its URLs done, their links stored, new URLs queued.
+    """Finish a persisted batch: its URLs done, their links stored, new URLs queued. `shape` fills in what the
+    caps read (pattern, trap signs) of the discovered URLs the frontier does not know yet, and of those only:
+    most links of a page lead to URLs already queued or crawled. `replayed`: the source pages of `edges` that an
+    earlier run stored, whose edges are replaced (None: any of them may be); the others' edges are only inserted.
 
     Call inside the transaction that upserts the batch's pages.
     """
@@ -189,8 +195,8 @@ def frontier_record_batch(
         finished += _held(Frontier.objects.filter(audit_id=audit_id, id__in=part), lease_key, lease_gen).update(
             state=State.DONE, leased_until=None
         )
-    _replace_edges(audit_id, edges)
-    inserted = _insert_new(audit_id, discovered[:NEW_URLS_PER_BATCH], caps)
+    _replace_edges(audit_id, edges, replayed)
+    inserted = _insert_new(audit_id, discovered[:NEW_URLS_PER_BATCH], caps, shape)
     return BatchOutcome(finished, inserted.skipped, inserted.first, inserted.queued)
 
 
@@ -211,7 +217,7 @@ def _held(rows, lease_key: str, lease_gen: int | None):
     return rows if lease_gen is None else rows.filter(lease_gen=lease_gen)
 
 
-def _replace_edges(audit_id, edges: list[Edge]) -> None:
+def _replace_edges(audit_id, edges: list[Edge], replayed: Collection | None = None) -> None:
     # Delete-then-insert per source page keeps a replayed batch from duplicating edges. The parser already
     # folded each page's links into distinct targets (and capped them); a page that comes twice in one batch
     # (a replay) keeps one edge per target.
@@ -222,7 +228,9 @@ def _replace_edges(audit_id, edges: list[Edge]) -> None:
         return
     # By page id alone (a page's id is made from its audit and URL): the source page index, which a planner without
     # this audit's statistics cannot trade for an (audit, ...) index that reads every edge of the audit.
-    LinkEdge.objects.filter(source_page_id__in=list(by_source)).delete()
+    stale = list(by_source) if replayed is None else [page_id for page_id in by_source if page_id in replayed]
+    if stale:
+        LinkEdge.objects.filter(source_page_id__in=stale).delete()
     rows = [
         (audit_id, e.source_page_id, e.target_url, e.anchor_text[:200], e.nofollow, e.internal, e.link_count)
         for kept in by_source.values()
@@ -253,11 +261,13 @@ def _replace_edges(audit_id, edges: list[Edge]) -> None:
     )
 
 
-def _insert_new(audit_id, urls: list[NewURL], caps: FrontierCaps = NO_CAPS) -> InsertOutcome:
+def _insert_new(
+    audit_id, urls: list[NewURL], caps: FrontierCaps = NO_CAPS, shape: Callable[[NewURL], NewURL] | None = None
+) -> InsertOutcome:
     """Queue URLs not known yet; known ones learn a link depth or the sitemap flag. New link-found URLs that
     break a trap rule (NewURL.trap, set by audits.pipeline.traps), or one of `caps`, are recorded as skipped
-    instead (sitemap URLs never are: the site asked for them). Returns how many were skipped and which (rule,
-    shape) skipped its first URL here.
+    instead (sitemap URLs never are: the site asked for them). `shape` fills in the unknown URLs' shapes first.
+    Returns how many were skipped and which (rule, shape) skipped its first URL here.
 
     Only unknown URLs are inserted: an INSERT ... ON CONFLICT that meets a row another chunk has just
     updated (marked done) waits for that chunk, and two chunks doing that to each other deadlock. New
@@ -285,6 +295,8 @@ def _insert_new(audit_id, urls: list[NewURL], caps: FrontierCaps = NO_CAPS) -> I
     if by_pagination:
         _found_by_link(audit_id, by_pagination)
     new = sorted((u for u in unique.values() if u.url not in known), key=lambda u: u.url)
+    if shape is not None:
+        new = [shape(u) for u in new]
     skipped: list[tuple[NewURL, str]] = []
     kept = []
     for u in new:

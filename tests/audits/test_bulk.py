@@ -6,7 +6,7 @@ import uuid
 import pytest
 from django.db import connection, transaction
 
-from audits.bulk import issues_insert, rows_insert
+from audits.bulk import issues_insert, rows_insert, rows_stored
 from audits.models import Issue, Page
 from tests.factories import AuditFactory
 
@@ -77,3 +77,41 @@ def test_on_postgresql_rows_come_from_the_copy_stage():
         issues_insert([_issue(audit, 1)])
     inserts = [sql for sql in seen if sql.startswith("INSERT")]
     assert len(inserts) == 1 and "FROM audits_issue_stage_" in inserts[0] and "ON CONFLICT DO NOTHING" in inserts[0]
+
+
+def _statements(action) -> list[str]:
+    seen = []
+
+    def record(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        action()
+    return seen
+
+
+def test_fresh_rows_are_copied_straight_into_the_table():
+    audit = AuditFactory()
+    statements = _statements(lambda: issues_insert([_issue(audit, 1, a=1), _issue(audit, 2)], fresh=True))
+    assert not [sql for sql in statements if "_stage_" in sql or sql.startswith("INSERT")]
+    assert sorted(Issue.objects.filter(audit=audit).values_list("page_url", "details")) == [
+        ("https://example.com/1", {"a": 1}),
+        ("https://example.com/2", {}),
+    ]
+    assert all(i.created_at is not None for i in Issue.objects.filter(audit=audit))
+
+
+def test_fresh_rows_with_a_repeated_key_go_through_the_stage_and_keep_one():
+    audit = AuditFactory()
+    statements = _statements(lambda: issues_insert([_issue(audit, 1), _issue(audit, 1)], fresh=True))
+    assert [sql for sql in statements if "FROM audits_issue_stage_" in sql]
+    assert Issue.objects.filter(audit=audit).count() == 1
+
+
+def test_rows_stored_names_the_keys_the_table_holds():
+    audit = AuditFactory()
+    issues_insert([_issue(audit, 1)])
+    stored, missing = _issue(audit, 1).id, _issue(audit, 2).id
+    assert rows_stored(Issue, [stored, missing]) == {stored}
+    assert rows_stored(Issue, []) == set()

@@ -1,6 +1,7 @@
 """Leases on PostgreSQL with real concurrent connections: no URL handed to two claimers, none lost."""
 
 import contextlib
+import dataclasses
 import threading
 import time
 from datetime import timedelta
@@ -397,6 +398,56 @@ def test_edges_are_one_row_per_target_with_their_link_count_and_a_replay_keeps_t
         ("http://127.0.0.1:1/b", "", True, True, 1),
         ("https://other.test/", "Out", False, False, 2),
     ]
+
+
+def test_only_urls_the_frontier_does_not_know_are_shaped_and_they_are_capped_by_their_shape():
+    audit = AuditFactory()
+    _seed(audit, 2)  # p0 and p1, known
+    asked = []
+
+    def shape(new):
+        asked.append(new.url)
+        return dataclasses.replace(new, pattern="/p{n}")
+
+    found = [NewURL(f"http://127.0.0.1:1/p{i}", depth=2, source="link") for i in range(5)]
+    outcome = frontier_record_batch(
+        audit_id=audit.id, lease_key="k", done_ids=[], discovered=found, edges=[], caps=FrontierCaps(max_per_pattern=2),
+        shape=shape,
+    )  # fmt: skip
+    assert sorted(asked) == [f"http://127.0.0.1:1/p{i}" for i in (2, 3, 4)]
+    assert outcome.capped == 1  # the shape's cap counts the shaped rows: p2 and p3 go in, p4 is over
+    assert sorted(Frontier.objects.filter(audit=audit, pattern="/p{n}").values_list("url", flat=True)) == [
+        "http://127.0.0.1:1/p2",
+        "http://127.0.0.1:1/p3",
+    ]
+
+
+def test_edges_of_pages_not_replayed_are_inserted_without_looking_for_earlier_ones():
+    from audits.models import Page, page_id_for
+
+    audit = AuditFactory()
+    frontier_seed(audit_id=audit.id, urls=[NewURL("http://127.0.0.1:1/", depth=0, source="start")])
+    (claimed,) = frontier_claim(audit_id=audit.id, lease_key="k", limit=1, lease_s=LEASE_S)
+    page = Page.objects.create(id=page_id_for(audit.id, claimed.url), audit=audit, url=claimed.url, fetch_class="ok")
+    first = [Edge(page.id, "http://127.0.0.1:1/a", "A", False, True, 1)]
+    frontier_record_batch(audit_id=audit.id, lease_key="k", done_ids=[], discovered=[], edges=first)
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    again = [Edge(page.id, "http://127.0.0.1:1/b", "B", False, True, 1)]
+    args = dict(audit_id=audit.id, lease_key="k", done_ids=[], discovered=[], edges=again)
+    with connection.execute_wrapper(record):
+        frontier_record_batch(**args, replayed=set())  # the caller says the page is new: nothing is deleted
+    assert not [sql for sql in statements if sql.startswith("DELETE")]
+    assert sorted(page.outlinks.values_list("target_url", flat=True)) == [
+        "http://127.0.0.1:1/a",
+        "http://127.0.0.1:1/b",
+    ]
+    frontier_record_batch(**args, replayed={page.id})  # a replay of the page: its edges are replaced
+    assert list(page.outlinks.values_list("target_url", flat=True)) == ["http://127.0.0.1:1/b"]
 
 
 def _found(url, **kw):

@@ -108,6 +108,7 @@ def test_chunk_executed_twice_leaves_no_duplicates(small_site):
     first = crawl_chunk_run(**run)
     pages_after_first = Page.objects.filter(audit=audit).count()
     edges_after_first = LinkEdge.objects.filter(audit=audit).count()
+    issues_after_first = Issue.objects.filter(audit=audit).count()
     frontier_after_first = Frontier.objects.filter(audit=audit).count()
     # A redelivered message of a finished chunk does nothing.
     assert crawl_chunk_run(**run) == {"skipped": "chunk done"}
@@ -119,6 +120,8 @@ def test_chunk_executed_twice_leaves_no_duplicates(small_site):
     assert first["finished"] >= 1 and second["finished"] == first["finished"]
     assert Page.objects.filter(audit=audit).count() == pages_after_first
     assert LinkEdge.objects.filter(audit=audit).count() == edges_after_first
+    # The replayed pages' edges and page issues are replaced, not added to.
+    assert issues_after_first and Issue.objects.filter(audit=audit).count() == issues_after_first
     assert Frontier.objects.filter(audit=audit).count() == frontier_after_first
     assert Page.objects.filter(audit=audit).values("url").distinct().count() == pages_after_first
 
