@@ -3,13 +3,18 @@
 import math
 
 CHUNK_TARGET_PAGES = 200  # URLs one crawl_chunk claims at most
-PERSIST_BATCH_PAGES = 25  # pages upserted per transaction; each batch moves the heartbeat
+# Pages upserted per transaction; each batch moves the heartbeat. A run persists what it has before each claim, so
+# this is as large as the largest claim (CHUNK_CLAIM_SLICE_MAX_URLS): one claim's pages, one transaction.
+PERSIST_BATCH_PAGES = 100
 CHUNK_SOFT_DEADLINE_S = 90  # after this a chunk starts no new fetch and releases the rest
 CHUNK_SOFT_TIME_LIMIT_S = 240  # Celery soft limit: > deadline + one slow fetch + a persist
 CHUNK_TIME_LIMIT_S = 300  # Celery hard limit; the lease (scratchpad.limits) outlives it
 # A chunk claims in slices while its quota, its deadline and the frontier allow (no barrier between depth
 # layers: what one batch discovers is claimable at once, by this chunk or another of the round).
-CHUNK_CLAIM_SLICE_URLS = 20  # URLs claimed at a time: a narrow frontier is shared by the round's chunks
+CHUNK_CLAIM_SLICE_URLS = 20  # URLs a claim asks for first: a narrow frontier is shared by the round's chunks
+# A claim that came back full asks for twice as many next time, up to this; one that came back short goes back to
+# CHUNK_CLAIM_SLICE_URLS. A wide frontier is then claimed, and its pages persisted, in fewer and larger steps.
+CHUNK_CLAIM_SLICE_MAX_URLS = 100
 CHUNK_IDLE_GRACE_S = 5  # a chunk with nothing claimable waits this long for other chunks to discover work
 CHUNK_IDLE_POLL_S = 0.5  # how often an idle chunk (or one whose last claim came back empty) claims again
 # How often an idle chunk looks whether other chunks still hold live leases: the last idle chunk of a crawl

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from audits.limits import (
+    CHUNK_CLAIM_SLICE_MAX_URLS,
     CHUNK_CLAIM_SLICE_URLS,
     CHUNK_IDLE_GRACE_S,
     CHUNK_IDLE_POLL_S,
@@ -286,8 +287,10 @@ def _chunk_crawl(audit: Audit, lease_key: str, generation: int, quota: int, keep
 
 
 class _Claims:
-    """A run's claims, in slices of CHUNK_CLAIM_SLICE_URLS up to its quota: before each claim the run persists
-    what it has, so the URLs its pages found are claimable at once (by it or by another chunk of the round).
+    """A run's claims, in slices up to its quota: before each claim the run persists what it has, so the URLs its
+    pages found are claimable at once (by it or by another chunk of the round). A slice is CHUNK_CLAIM_SLICE_URLS,
+    twice the last one after a claim that came back full (up to CHUNK_CLAIM_SLICE_MAX_URLS): a narrow frontier
+    stays shared, a wide one is claimed, and its pages persisted, in fewer and larger transactions.
 
     URLs handed out before and never finished (suspect) put the run in careful mode for the rest of its life:
     the chunk that held them may have died because of one of them, so they are fetched one at a time, each
@@ -300,6 +303,7 @@ class _Claims:
         self.todo: deque[ClaimedURL] = deque()
         self.claimed = 0
         self.slices = 0
+        self.slice = CHUNK_CLAIM_SLICE_URLS  # what the next claim asks for
         self.careful = False
         self._empty_at: float | None = None  # when the last claim came back empty
 
@@ -320,14 +324,17 @@ class _Claims:
         self.persister.flush()
         if self.persister.stopped:
             return False
+        limit = min(self.slice, self.quota - self.claimed)
         items = frontier_claim(
             audit_id=self.audit_id,
             lease_key=self.lease_key,
-            limit=min(CHUNK_CLAIM_SLICE_URLS, self.quota - self.claimed),
+            limit=limit,
             lease_s=settings.CRAWL_LEASE_DURATION_S,
             lease_gen=self.generation,
             resume=resume,
         )
+        full = len(items) >= limit
+        self.slice = min(2 * self.slice, CHUNK_CLAIM_SLICE_MAX_URLS) if full else CHUNK_CLAIM_SLICE_URLS
         self._empty_at = None if items else now
         if not items:
             return False

@@ -159,3 +159,34 @@ def test_a_chunk_builds_one_page_at_a_time_while_its_fetches_overlap(small_site,
     assert outcome["finished"] >= 10
     assert fetches.most >= 2
     assert builds.most == 1
+
+
+class _NothingToPersist:
+    """The persister a run's claims flush before each claim, with nothing in it."""
+
+    batch: list = []
+    stopped = False
+
+    def flush(self) -> None:
+        pass
+
+
+def test_claims_grow_while_they_come_back_full_and_start_narrow_again_after_a_short_one():
+    from audits.limits import CHUNK_CLAIM_SLICE_MAX_URLS, CHUNK_CLAIM_SLICE_URLS
+    from scratchpad.services import NewURL, frontier_seed
+    from tests.factories import AuditFactory
+
+    audit = AuditFactory()
+    frontier_seed(
+        audit_id=audit.id, urls=[NewURL(f"http://127.0.0.1:1/p{i}", depth=1, source="link") for i in range(400)]
+    )
+    claims = chunk._Claims(audit.id, None, "k", 1, 1000, _NothingToPersist())
+    deadline = time.monotonic() + 60
+    sizes = []
+    while claims.more(deadline):
+        sizes.append(len(claims.todo))
+        claims.todo.clear()
+    assert sizes == [20, 40, 80, 100, 100, 60]  # the frontier's 400 URLs, in growing claims, the last one short
+    assert (CHUNK_CLAIM_SLICE_URLS, CHUNK_CLAIM_SLICE_MAX_URLS) == (20, 100)
+    assert claims.slice == CHUNK_CLAIM_SLICE_URLS  # a narrow frontier is claimed in narrow slices again
+    assert Frontier.objects.filter(audit=audit, state="leased", lease_key="k").count() == 400
