@@ -75,10 +75,16 @@ def rows_insert(
 def issues_insert(issues: Iterable[Issue], *, fresh: bool = False) -> int:
     """Insert `issues` ISSUE_WRITE_BATCH at a time as they come (a list of them all is never made); an issue
     already stored (its id is deterministic: a replay) is kept. Returns how many were given. `fresh` as for
-    rows_insert."""
+    rows_insert: a batch holding an id an earlier batch of the call held goes through the stage too."""
     written, issues = 0, iter(issues)
+    sent: set = set()  # with `fresh`: the ids of the batches so far
     while batch := list(itertools.islice(issues, ISSUE_WRITE_BATCH)):
-        rows_insert(Issue, batch, fresh=fresh)
+        batch_fresh = fresh
+        if fresh:
+            ids = {issue.id for issue in batch}
+            batch_fresh = sent.isdisjoint(ids)
+            sent |= ids
+        rows_insert(Issue, batch, fresh=batch_fresh)
         written += len(batch)
     return written
 

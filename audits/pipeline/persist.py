@@ -56,6 +56,7 @@ class BatchPersister:
         self.politeness = politeness
         self.max_per_pattern = max_per_pattern
         self.traps = traps  # None: no trap rules (the persister's own tests); a chunk passes its scope's
+        self.shape = functools.partial(url_shaped, trap_limits=traps)  # of new URLs the frontier does not know
         self.batch: list[PageRecord] = []
         self.seen_urls: set[str] = set()  # queued by this chunk already: no need to insert them again
         self.finished = 0
@@ -117,8 +118,7 @@ class BatchPersister:
             # By page id, which is made from the audit and the URL: an (audit, ...) index chosen on stale
             # statistics would read every issue of the audit.
             Issue.objects.filter(page_id__in=replayed, type__in=PAGE_CHECK_TYPES).delete()
-        issues = [i for r in records for i in r.issues]
-        issues_insert(issues, fresh=not replayed and len({i.id for i in issues}) == len(issues))
+        issues_insert((i for r in records for i in r.issues), fresh=not replayed)
         outcome = frontier_record_batch(
             audit_id=self.audit_id,
             lease_key=self.lease_key,
@@ -127,7 +127,7 @@ class BatchPersister:
             discovered=discovered,
             edges=[e for r in records for e in r.edges],
             caps=frontier_caps(self.max_per_pattern, self.traps),
-            shape=functools.partial(url_shaped, trap_limits=self.traps),
+            shape=self.shape,
             replayed=replayed,
         )
         if outcome.capped:

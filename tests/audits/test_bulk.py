@@ -5,6 +5,7 @@ import uuid
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from audits.bulk import issues_insert, rows_insert, rows_stored
 from audits.models import Issue, Page
@@ -80,15 +81,9 @@ def test_on_postgresql_rows_come_from_the_copy_stage():
 
 
 def _statements(action) -> list[str]:
-    seen = []
-
-    def record(execute, sql, params, many, context):
-        seen.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(record):
+    with CaptureQueriesContext(connection) as queries:
         action()
-    return seen
+    return [query["sql"] for query in queries.captured_queries]
 
 
 def test_fresh_rows_are_copied_straight_into_the_table():
@@ -107,6 +102,22 @@ def test_fresh_rows_with_a_repeated_key_go_through_the_stage_and_keep_one():
     statements = _statements(lambda: issues_insert([_issue(audit, 1), _issue(audit, 1)], fresh=True))
     assert [sql for sql in statements if "FROM audits_issue_stage_" in sql]
     assert Issue.objects.filter(audit=audit).count() == 1
+
+
+def test_fresh_issues_whose_id_an_earlier_batch_of_the_call_held_go_through_the_stage(monkeypatch):
+    from audits import bulk
+
+    monkeypatch.setattr(bulk, "ISSUE_WRITE_BATCH", 2)
+    audit = AuditFactory()
+    issues = [_issue(audit, 1), _issue(audit, 2), _issue(audit, 1), _issue(audit, 3)]  # 1 again in the 2nd batch
+    statements = _statements(lambda: issues_insert(issues, fresh=True))
+    staged = [sql for sql in statements if sql.startswith("INSERT") and "FROM audits_issue_stage_" in sql]
+    assert len(staged) == 1  # the 2nd batch only
+    assert sorted(Issue.objects.filter(audit=audit).values_list("page_url", flat=True)) == [
+        "https://example.com/1",
+        "https://example.com/2",
+        "https://example.com/3",
+    ]
 
 
 def test_rows_stored_names_the_keys_the_table_holds():

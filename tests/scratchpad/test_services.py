@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from audits.pipeline.traps import shape_traps_record
@@ -431,17 +432,11 @@ def test_edges_of_pages_not_replayed_are_inserted_without_looking_for_earlier_on
     page = Page.objects.create(id=page_id_for(audit.id, claimed.url), audit=audit, url=claimed.url, fetch_class="ok")
     first = [Edge(page.id, "http://127.0.0.1:1/a", "A", False, True, 1)]
     frontier_record_batch(audit_id=audit.id, lease_key="k", done_ids=[], discovered=[], edges=first)
-    statements = []
-
-    def record(execute, sql, params, many, context):
-        statements.append(sql)
-        return execute(sql, params, many, context)
-
     again = [Edge(page.id, "http://127.0.0.1:1/b", "B", False, True, 1)]
     args = dict(audit_id=audit.id, lease_key="k", done_ids=[], discovered=[], edges=again)
-    with connection.execute_wrapper(record):
+    with CaptureQueriesContext(connection) as queries:
         frontier_record_batch(**args, replayed=set())  # the caller says the page is new: nothing is deleted
-    assert not [sql for sql in statements if sql.startswith("DELETE")]
+    assert not [q["sql"] for q in queries.captured_queries if q["sql"].startswith("DELETE")]
     assert sorted(page.outlinks.values_list("target_url", flat=True)) == [
         "http://127.0.0.1:1/a",
         "http://127.0.0.1:1/b",

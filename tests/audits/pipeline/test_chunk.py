@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from audits.limits import CHUNK_CLAIM_SLICE_MAX_URLS, CHUNK_CLAIM_SLICE_URLS
 from audits.models import Audit, Issue, Page, PageCounts
 from audits.pipeline import chunk
 from audits.pipeline.chunk import crawl_chunk_run
@@ -17,9 +18,9 @@ from audits.pipeline.lifecycle import audit_cancel, audit_delete
 from audits.pipeline.rounds import round_plan
 from audits.pipeline.start import audit_start
 from scratchpad.models import CrawlChunk, Frontier, LinkEdge, ShapeText
-from scratchpad.services import frontier_claim
+from scratchpad.services import NewURL, frontier_claim, frontier_seed
 from tests.audits.pipeline.crawling import GATE_TIMEOUT_S, Gate, chunk_in_thread, crawl_rows, crawling_audit
-from tests.factories import ProjectFactory
+from tests.factories import AuditFactory, ProjectFactory
 from tests.support.sites import serve_generated
 from tests.support.waits import wait_until
 
@@ -172,10 +173,6 @@ class _NothingToPersist:
 
 
 def test_claims_grow_while_they_come_back_full_and_start_narrow_again_after_a_short_one():
-    from audits.limits import CHUNK_CLAIM_SLICE_MAX_URLS, CHUNK_CLAIM_SLICE_URLS
-    from scratchpad.services import NewURL, frontier_seed
-    from tests.factories import AuditFactory
-
     audit = AuditFactory()
     frontier_seed(
         audit_id=audit.id, urls=[NewURL(f"http://127.0.0.1:1/p{i}", depth=1, source="link") for i in range(400)]
