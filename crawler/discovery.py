@@ -26,15 +26,30 @@ class RobotsResult:
     final_url: str | None = None  # where the robots.txt redirects ended (same as url without redirects)
 
 
+class SitemapCap:
+    """Why sitemap reading stopped before the last document (SitemapResult.capped_by)."""
+
+    URLS = "urls"  # max_urls page URLs were read
+    DOCUMENTS = "documents"  # MAX_SITEMAP_DOCUMENTS documents were fetched
+    DEADLINE = "deadline"  # SITEMAP_DISCOVERY_DEADLINE_S of reading went by
+
+
 @dataclass
 class SitemapResult:
-    urls: list[str] = field(default_factory=list)  # normalised page URLs, capped, in document order
+    # Normalised page URLs in document order, deduplicated, when fetch_sitemaps collects them (no `on_urls`).
+    urls: list[str] = field(default_factory=list)
+    urls_read: int = 0  # page URLs read (with `on_urls`: distinct within a document, not across documents)
     documents_fetched: int = 0
     # Every sitemap document URL seen: declared in robots.txt, listed in an index, or /sitemap.xml when it
     # answered 2xx. Empty means the site has no sitemap (sitemap-missing).
     sitemaps_found: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # "url: reason" per failed document
-    capped: bool = False  # URL cap (max_urls), document cap or discovery deadline reached: more may exist
+    capped_by: str = ""  # a SitemapCap when a cap stopped the reading: more URLs may exist
+    stopped: bool = False  # the `on_urls` consumer asked for no more (its budget is full): not a cap
+
+    @property
+    def capped(self) -> bool:
+        return bool(self.capped_by)
 
 
 # --- robots.txt -------------------------------------------------------------------------------------------
@@ -237,11 +252,18 @@ def fetch_sitemaps(
     allow_private: bool = True,
     pace: Callable[[], None] | None = None,
     only: list[str] | None = None,
+    on_urls: Callable[[list[str]], bool] | None = None,
 ) -> SitemapResult:
     """Sitemap URLs from robots.txt and /sitemap.xml, indexes followed; every cap in limits applies.
     With `only` (list mode's sitemap), those sitemaps and the indexes they name, nothing else.
 
-    URLs are normalised and deduplicated but not filtered by site: the caller decides what is internal.
+    Without `on_urls` the URLs are collected in the result, deduplicated. With it, they are handed on as they are
+    read, in lists of at most SITEMAP_URLS_PER_HANDOFF (deduplicated within a document; the consumer dedupes
+    across them), and none is kept: a sitemap of millions of URLs never exists as one list. `on_urls` returning
+    False stops the reading (`stopped`). The time it takes does not count against the discovery deadline, which
+    bounds the reading, not what the consumer does with it.
+
+    URLs are normalised but not filtered by site: the caller decides what is internal.
     Never raises; failures are listed in errors (a 404 of the implicit /sitemap.xml is not a failure).
     """
     out = SitemapResult()
@@ -249,16 +271,31 @@ def fetch_sitemaps(
     implicit = _origin(site_url) + "/sitemap.xml" if only is None else declared[0] if declared else ""
     queue: deque[tuple[str, int]] = deque((u, 0) for u in dict.fromkeys([*declared, implicit]) if u)
     queued = {u for u, _ in queue}
-    seen_urls: set[str] = set()
     out.sitemaps_found.extend(declared)
     deadline = time.monotonic() + limits.SITEMAP_DISCOVERY_DEADLINE_S
+    seen: set[str] = set()  # collected: across documents; handed on: within the document being read
+
+    def hand_on(urls: list[str]) -> bool:
+        """Give `urls` to the consumer (or the result); False when it wants no more."""
+        nonlocal deadline
+        if on_urls is None:
+            out.urls.extend(urls)
+            return True
+        started = time.monotonic()
+        wanted = on_urls(urls) is not False
+        deadline += time.monotonic() - started
+        out.stopped = not wanted
+        return wanted
 
     while queue:
-        if len(out.urls) >= max_urls or out.documents_fetched >= limits.MAX_SITEMAP_DOCUMENTS:
-            out.capped = True
+        if out.urls_read >= max_urls:
+            out.capped_by = SitemapCap.URLS
+            break
+        if out.documents_fetched >= limits.MAX_SITEMAP_DOCUMENTS:
+            out.capped_by = SitemapCap.DOCUMENTS
             break
         if time.monotonic() > deadline:
-            out.capped = True
+            out.capped_by = SitemapCap.DEADLINE
             out.errors.append(f"{queue[0][0]}: sitemap discovery deadline of {limits.SITEMAP_DISCOVERY_DEADLINE_S} s")
             break
         url, depth = queue.popleft()
@@ -282,6 +319,7 @@ def fetch_sitemaps(
         except (ValueError, zlib.error, etree.LxmlError) as exc:
             out.errors.append(f"{url}: {str(exc)[:300] or type(exc).__name__}")
             continue
+        del result, data  # a 10 MiB document is not held while its URLs are handed on
         if url not in out.sitemaps_found:
             out.sitemaps_found.append(url)
         if truncated:
@@ -299,13 +337,31 @@ def fetch_sitemaps(
                 out.sitemaps_found.append(child)
                 queue.append((child, depth + 1))
             continue
-        for loc in doc.locs:
-            page = normalize(loc, final_url)
-            if page is None or page in seen_urls:
-                continue
-            if len(out.urls) >= max_urls:
-                out.capped = True
-                break
-            seen_urls.add(page)
-            out.urls.append(page)
+        if on_urls is not None:
+            seen = set()
+        if not _urls_handed_on(doc.locs, final_url, out, seen, max_urls, hand_on):
+            break
     return out
+
+
+def _urls_handed_on(locs: list[str], base: str, out: SitemapResult, seen: set, max_urls: int, hand_on) -> bool:
+    """Normalise one document's page URLs and hand them on in SITEMAP_URLS_PER_HANDOFF lists, up to `max_urls`
+    read in all. False when reading stops here (the cap, or the consumer wants no more)."""
+    batch: list[str] = []
+    for loc in locs:
+        page = normalize(loc, base)
+        if page is None or page in seen:
+            continue
+        if out.urls_read >= max_urls:
+            out.capped_by = SitemapCap.URLS
+            break
+        seen.add(page)
+        batch.append(page)
+        out.urls_read += 1
+        if len(batch) >= limits.SITEMAP_URLS_PER_HANDOFF:
+            if not hand_on(batch):
+                return False
+            batch = []
+    if batch and not hand_on(batch):
+        return False
+    return not out.capped_by

@@ -14,9 +14,14 @@ MAX_SITEMAP_DOCUMENTS = 300
 MAX_SITEMAP_INDEX_DEPTH = 3  # sitemap index -> index -> index -> urlset, no deeper
 MAX_SITEMAP_REDIRECT_HOPS = 5  # robots.txt and sitemap documents, followed by hand
 SITEMAP_DISCOVERY_DEADLINE_S = 180  # all sitemap documents of one audit together
+# Sitemap URLs an audit reads (sitemap_url_cap): twenty times its page budget, so "in sitemap" and orphan
+# findings see the whole sitemap of the sites a budget is meant for, up to the largest audit's page ceiling
+# (audits.limits.MAX_PAGES_CEILING). They are handed on and seeded in lists of SITEMAP_URLS_PER_HANDOFF as they
+# are read, never held whole: a worker's memory does not grow with the sitemap.
 SITEMAP_URLS_FLOOR = 500
 SITEMAP_URLS_PER_MAX_PAGE = 20
-SITEMAP_URLS_CEILING = 50_000
+SITEMAP_URLS_CEILING = 5_000_000
+SITEMAP_URLS_PER_HANDOFF = 10_000
 
 # URLs and redirects
 MAX_URL_LENGTH = 2048

@@ -68,8 +68,8 @@ CATEGORIES: dict[str, str] = {
 _CATEGORY_TYPES: dict[str, tuple[str, ...]] = {
     "crawlability": (
         "blocked-page", "rate-limited-page", "server-error", "broken-page", "fetch-error", "non-html-content",
-        "javascript-rendering-suspected", "robots-txt-invalid", "sitemap-missing", "crawl-rate-limited",
-        "max-pages-reached", "crawl-urls-skipped", "html-too-large",
+        "javascript-rendering-suspected", "robots-txt-invalid", "sitemap-missing", "sitemap-read-in-part",
+        "crawl-rate-limited", "max-pages-reached", "crawl-urls-skipped", "html-too-large",
         # Issue 27 bots: which crawlers robots.txt and the server let in, llms.txt
         "search-bot-blocked-robots", "ai-bots-blocked-robots", "llms-txt-missing", "llms-txt-invalid",
         "llms-txt-broken-link", "bot-blocked", "bot-served-different-status-or-redirect", "bot-cloaking",
@@ -118,10 +118,12 @@ _CATEGORY_OF = {issue_type: category for category, types in _CATEGORY_TYPES.item
 
 # Findings that inform without saying the site is worse, so the health score leaves them out: what the site may
 # have chosen (AI crawlers kept out, no llms.txt: a proposal few sites follow yet) and what the audit could not
-# verify (a bot wall in front of another site, targets past the external link cap or time budget).
+# verify (a bot wall in front of another site, targets past the external link cap or time budget, sitemap URLs
+# past the audit's reading caps).
 UNSCORED_TYPES = frozenset(
-    {"ai-bots-blocked-robots", "llms-txt-missing", "external-link-unverified", "external-links-unchecked"}
-)
+    {"ai-bots-blocked-robots", "llms-txt-missing", "external-link-unverified", "external-links-unchecked",
+     "sitemap-read-in-part"}
+)  # fmt: skip
 
 
 def _spec(type_, severity, scope, title, explanation, how_to_fix, thresholds=None, limits=None) -> CheckSpec:
@@ -596,6 +598,14 @@ CHECKS: tuple[CheckSpec, ...] = (
         "sitemap-missing", INFO, _S, "No sitemap",
         "No XML sitemap was found in robots.txt or at /sitemap.xml.",
         "Publish a sitemap and name it in robots.txt with a Sitemap: line.",
+    ),
+    _spec(
+        "sitemap-read-in-part", INFO, _S, "Sitemaps read in part",
+        "Discovery stopped reading the sitemaps at one of the audit's caps (the sitemap URLs it reads for its page "
+        "limit, the number of sitemap documents, or the time for reading them), so later sitemap URLs are not in "
+        "the audit: pages only they name are not crawled, and in-sitemap and orphan findings cover what was read.",
+        "Raise the audit's page limit (it reads twenty sitemap URLs a page, up to 5,000,000), or audit the "
+        "sitemap that matters in sitemap mode.",
     ),
     _spec(
         "robots-txt-invalid", INFO, _S, "Invalid robots.txt lines",

@@ -24,7 +24,8 @@ from audits.checks.skips import skipped_url_issues
 from audits.fencing import FinalizeRun, finalize_atomic
 from audits.limits import ISSUE_WRITE_BATCH
 from audits.models import Issue, Page
-from crawler.discovery import invalid_lines
+from crawler.discovery import SitemapCap, invalid_lines
+from crawler.limits import MAX_SITEMAP_DOCUMENTS, SITEMAP_DISCOVERY_DEADLINE_S, sitemap_url_cap
 from scratchpad.models import Frontier, LinkEdge
 
 logger = logging.getLogger(__name__)
@@ -524,6 +525,10 @@ def _discovery_checks(audit, out: _IssueWriter) -> None:
                 errors=errors[:EXAMPLES_MAX],
             )
 
+        capped_by = discovery.get("sitemap_capped_by")
+        if capped_by:
+            out.add("sitemap-read-in-part", **_sitemap_cap_details(audit, capped_by, discovery))
+
     status = audit.robots_status
     if audit.robots_txt is not None and status is not None and 200 <= status < 300:
         bad = invalid_lines(audit.robots_txt)  # the crawler's own reading of robots.txt, capped
@@ -533,6 +538,26 @@ def _discovery_checks(audit, out: _IssueWriter) -> None:
     stop = discovery.get("rate_limited_stop")
     if stop:
         out.add("crawl-rate-limited", **(stop if isinstance(stop, dict) else {"stopped": True}))
+
+
+def _sitemap_cap_details(audit, capped_by: str, discovery: dict) -> dict:
+    """sitemap-read-in-part's details: which cap stopped discovery reading the sitemaps, and what it had read."""
+    reasons = {
+        SitemapCap.URLS: (
+            "The sitemap URLs this audit reads for its page limit were read", sitemap_url_cap(audit.max_pages)
+        ),
+        SitemapCap.DOCUMENTS: ("The most sitemap documents an audit reads were read", MAX_SITEMAP_DOCUMENTS),
+        SitemapCap.DEADLINE: (
+            f"Reading the sitemaps took longer than {SITEMAP_DISCOVERY_DEADLINE_S} s", SITEMAP_DISCOVERY_DEADLINE_S
+        ),
+    }  # fmt: skip
+    reason, limit = reasons.get(capped_by, (f"A discovery cap was reached ({capped_by})", None))
+    return {
+        "reason": reason,
+        "sitemap_urls_read": int(discovery.get("sitemap_urls") or 0),
+        "sitemap_documents_fetched": int(discovery.get("sitemap_documents") or 0),
+        "limit": limit,
+    }
 
 
 def _frontier_counts(audit_id) -> dict | None:

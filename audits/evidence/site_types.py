@@ -89,6 +89,15 @@ SITE_EVIDENCE: dict[str, Evidence] = {
         ),
     ),
     "sitemap-missing": Evidence(UNIT_SITE, (detail("sitemaps_tried", "Sitemaps tried"), detail("errors", "Errors"))),
+    "sitemap-read-in-part": Evidence(
+        UNIT_SITE,
+        (
+            detail("reason", "Why reading stopped"),
+            detail("sitemap_urls_read", "Sitemap URLs read"),
+            detail("sitemap_documents_fetched", "Sitemap documents fetched"),
+            detail("limit", "Limit"),
+        ),
+    ),
     "robots-txt-invalid": Evidence(
         UNIT_SITE, (item("line", "Invalid line"), detail("invalid_count", "Invalid lines in all")), expand="lines"
     ),

@@ -1,10 +1,13 @@
 """Stage 2, discovery: follow the start URL's redirects (the site is where it lands), read robots.txt
 (kept raw on the audit, so a retry re-parses and never re-fetches) and the sitemaps, seed the frontier.
 
+The frontier is seeded as the sitemaps are read, a list of URLs at a time (_Seeder), so a sitemap of millions of
+URLs is never one list in a worker; the phase move to crawling comes once the last list is in.
+
 Every write of the step is conditional on the audit still running in its discovery phase: the broker hands the
 step out again when its worker's connection drops, and a run that comes back late (its host cut off, so its start
 URL "gave no answer") must neither fail an audit another run moved on, nor rewrite its robots.txt, nor seed a
-frontier that was already crawled or purged."""
+frontier that was already crawled or purged. Seeding twice (a run handed out again) inserts nothing new."""
 
 from django.conf import settings
 from django.db import transaction
@@ -15,7 +18,7 @@ from audits.pipeline.politeness import DiscoveryPacer
 from audits.pipeline.scope import CrawlScope, audit_site_auth
 from audits.pipeline.start import Mode, audit_mode
 from crawler import limits as crawl_limits
-from crawler.discovery import fetch_robots, fetch_sitemaps
+from crawler.discovery import SitemapResult, fetch_robots, fetch_sitemaps
 from crawler.fetch import build_session, fetch
 from crawler.shapes import url_pattern
 from crawler.urls import normalize
@@ -27,6 +30,7 @@ Source = Frontier.Source
 # What Audit.discovery keeps of the sitemaps (audits.pipeline.changes compares these lists between audits).
 SITEMAPS_KEPT = 50  # sitemap document URLs, in the order discovery found them
 SITEMAP_ERRORS_KEPT = 20  # "URL: message" strings, one per sitemap that failed
+REFUSED_EXAMPLES_KEPT = 20  # listed URLs robots.txt or the project's rules refused, named on the audit
 
 
 def audit_discover(*, audit_id) -> bool:
@@ -67,7 +71,15 @@ def audit_discover(*, audit_id) -> bool:
     mode = audit_mode(audit)
     if mode == Mode.LIST:
         pace.hand_over()
-        return _seed_listed(audit, scope, config_urls=audit.config.get("list_urls") or [], sitemaps=None)
+        seeder = _Seeder(audit, scope, listed=True, in_sitemap=False)
+        urls = audit.config.get("list_urls") or []
+        for start in range(0, len(urls), crawl_limits.SITEMAP_URLS_PER_HANDOFF):
+            if not seeder(urls[start : start + crawl_limits.SITEMAP_URLS_PER_HANDOFF]):
+                break
+        return _listed_seeded(audit, seeder, sitemaps=None)
+    seeder = _Seeder(audit, scope, listed=mode == Mode.SITEMAP, in_sitemap=True)
+    if mode != Mode.SITEMAP and not seeder.seed_start():
+        return False
     sitemaps = fetch_sitemaps(
         session,
         scope.site_url,
@@ -76,32 +88,25 @@ def audit_discover(*, audit_id) -> bool:
         allow_private=settings.ALLOW_PRIVATE_TARGETS,
         pace=pace,
         only=[audit.config["sitemap_url"]] if mode == Mode.SITEMAP else None,
+        on_urls=seeder,
     )
     pace.hand_over()
+    if seeder.moved_on:
+        return False
     if mode == Mode.SITEMAP:
-        return _seed_listed(audit, scope, config_urls=sitemaps.urls, sitemaps=sitemaps)
-    seeds = [NewURL(audit.start_url, depth=0, source=Source.START, pattern=url_pattern(audit.start_url))]
-    skipped = 0
-    for url in sitemaps.urls:
-        url = scope.rewrite(url)
-        if scope.allows(url):
-            seeds.append(NewURL(url, depth=None, source=Source.SITEMAP, in_sitemap=True, pattern=url_pattern(url)))
-        else:
-            skipped += 1
+        return _listed_seeded(audit, seeder, sitemaps=sitemaps)
     discovery = {
         **audit.discovery,
-        "sitemaps": sitemaps.sitemaps_found[:SITEMAPS_KEPT],
-        "sitemap_documents": sitemaps.documents_fetched,
-        "sitemap_urls": len(sitemaps.urls),
-        "sitemap_urls_out_of_scope": skipped,
-        "sitemap_capped": sitemaps.capped,
-        "sitemap_errors": sitemaps.errors[:SITEMAP_ERRORS_KEPT],
+        **_sitemap_summary(sitemaps),
+        # Distinct URLs: those in scope as the frontier holds them (a URL listed by two sitemaps is one row)
+        "sitemap_urls": seeder.sitemap_rows() + seeder.out_of_scope,
+        "sitemap_urls_out_of_scope": seeder.out_of_scope,
         "crawl_delay_s": scope.robots.crawl_delay_s(),
         # Stored patterns RE2 cannot run (saved before patterns were checked for it): the crawl goes on
         # without them and says so here instead of failing.
         "skipped_patterns": scope.skipped_patterns,
     }
-    return _crawl_from(audit, seeds, discovery)
+    return _crawl_from(audit, discovery)
 
 
 def _in_discovery(audit_id):
@@ -109,59 +114,128 @@ def _in_discovery(audit_id):
     return Audit.objects.filter(id=audit_id, status=Audit.Status.RUNNING, current_phase=Audit.Phase.DISCOVERY)
 
 
-def _crawl_from(audit: Audit, seeds: list[NewURL], discovery: dict) -> bool:
-    """Seed the frontier and move the audit to crawling, together, and only from discovery (the phase move comes
-    first: its row lock holds off any other finish until the seeds are in). False: the audit moved on or ended."""
-    with transaction.atomic():
-        moved = audit_set_phase(
-            audit_id=audit.id, phase=Audit.Phase.CRAWLING, from_phases=(Audit.Phase.DISCOVERY,), discovery=discovery
-        )
-        if moved:
-            frontier_seed(audit_id=audit.id, urls=seeds)
-    return moved
+def _sitemap_summary(sitemaps: SitemapResult) -> dict:
+    """What Audit.discovery keeps of the sitemap reading (sitemap-read-in-part reads `sitemap_capped_by`)."""
+    return {
+        "sitemaps": sitemaps.sitemaps_found[:SITEMAPS_KEPT],
+        "sitemap_documents": sitemaps.documents_fetched,
+        "sitemap_capped": sitemaps.capped,
+        "sitemap_capped_by": sitemaps.capped_by,
+        "sitemap_errors": sitemaps.errors[:SITEMAP_ERRORS_KEPT],
+    }
 
 
-def _seed_listed(audit: Audit, scope: CrawlScope, *, config_urls: list[str], sitemaps) -> bool:
-    """List and sitemap mode: exactly the given URLs at depth 0 (the page budget's worth, in the list's order),
-    each still asked of robots.txt and the include/exclude rules; what they refuse is counted and named."""
-    in_sitemap = sitemaps is not None
-    source = Source.SITEMAP if in_sitemap else Source.START
-    seeds: list[NewURL] = []
-    refused: list[str] = []
-    off_site = 0
-    for url in config_urls:
-        if not scope.is_internal(url):
-            off_site += 1  # a sitemap may name other hosts; a list was checked against the site at start
-            continue
-        url = scope.rewrite(url)
-        if not scope.allows(url, 0):
-            refused.append(url)
-            continue
-        seeds.append(NewURL(url, depth=0, source=source, in_sitemap=in_sitemap, pattern=url_pattern(url)))
-    seeds = list({s.url: s for s in seeds}.values())[: audit.max_pages]
+class _Seeder:
+    """The frontier's seeds, written as discovery reads them: each list of URLs (fetch_sitemaps' `on_urls`, or
+    a part of the audit's URL list) in its own short transaction, and only while the audit is still in its
+    discovery phase. The audit row is locked for the write, so a fail or a phase move waits for the list, and a
+    list after them writes nothing (`moved_on`); reading then stops.
+
+    Crawl mode: sitemap URLs the crawl may fetch are queued sitemap-only (depth NULL; a link gives them a depth),
+    the others counted. List and sitemap mode (`listed`): exactly the given URLs at depth 0, each still asked of
+    robots.txt and the project's rules, up to the page budget in the list's order; reading stops once it is full.
+    """
+
+    def __init__(self, audit: Audit, scope: CrawlScope, *, listed: bool, in_sitemap: bool):
+        self.audit, self.scope = audit, scope
+        self.listed, self.in_sitemap = listed, in_sitemap
+        self.read = 0  # URLs handed to the seeder
+        # Listed: the frontier's rows, the page budget's count. A run handed out again after seeding part of the
+        # list starts from what is there, and seeding the same URLs again adds none.
+        self.seeded = Frontier.objects.filter(audit_id=audit.id).count() if listed else 0
+        self.out_of_scope = 0  # crawl mode: sitemap URLs robots.txt or the project's rules keep out
+        self.off_site = 0  # listed: URLs of another site (a sitemap may name other hosts)
+        self.refused = 0  # listed: URLs robots.txt or the project's rules refuse
+        self.refused_examples: list[str] = []
+        self.moved_on = False  # the audit left discovery (another run moved it on, or it ended)
+
+    def seed_start(self) -> bool:
+        url = self.audit.start_url
+        return self._write([NewURL(url, depth=0, source=Source.START, pattern=url_pattern(url))]) is not None
+
+    def sitemap_rows(self) -> int:
+        return Frontier.objects.filter(audit_id=self.audit.id, in_sitemap=True).count()
+
+    def __call__(self, urls: list[str]) -> bool:
+        """Seed one list; False when no more is wanted (the audit moved on, or the listed budget is full)."""
+        self.read += len(urls)
+        if not self.listed:
+            seeds = []
+            for url in urls:
+                url = self.scope.rewrite(url)
+                if self.scope.allows(url):
+                    seeds.append(NewURL(url, depth=None, source=Source.SITEMAP, in_sitemap=True,
+                                        pattern=url_pattern(url)))  # fmt: skip
+                else:
+                    self.out_of_scope += 1
+            return self._write(seeds) is not None
+        seeds = list({seed.url: seed for seed in self._listed(urls)}.values())
+        while seeds and self.seeded < self.audit.max_pages:
+            room = self.audit.max_pages - self.seeded
+            inserted = self._write(seeds[:room])  # a URL an earlier list seeded is not counted again
+            if inserted is None:
+                return False
+            self.seeded += inserted
+            seeds = seeds[room:]
+        return self.seeded < self.audit.max_pages
+
+    def _listed(self, urls: list[str]) -> list[NewURL]:
+        source = Source.SITEMAP if self.in_sitemap else Source.START
+        seeds = []
+        for url in urls:
+            if not self.scope.is_internal(url):
+                self.off_site += 1  # a sitemap may name other hosts; a list was checked against the site at start
+                continue
+            url = self.scope.rewrite(url)
+            if not self.scope.allows(url, 0):
+                self.refused += 1
+                if len(self.refused_examples) < REFUSED_EXAMPLES_KEPT:
+                    self.refused_examples.append(url)
+                continue
+            seeds.append(NewURL(url, depth=0, source=source, in_sitemap=self.in_sitemap, pattern=url_pattern(url)))
+        return seeds
+
+    def _write(self, seeds: list[NewURL]) -> int | None:
+        """Seed `seeds` while the audit is in discovery: how many rows went in, None when it is not."""
+        with transaction.atomic():
+            if not _in_discovery(self.audit.id).select_for_update(no_key=True).values_list("id", flat=True)[:1]:
+                self.moved_on = True
+                return None
+            return frontier_seed(audit_id=self.audit.id, urls=seeds) if seeds else 0
+
+
+def _crawl_from(audit: Audit, discovery: dict) -> bool:
+    """Move the audit to crawling, only from discovery, once its seeds are in. False: it moved on or ended."""
+    return audit_set_phase(
+        audit_id=audit.id, phase=Audit.Phase.CRAWLING, from_phases=(Audit.Phase.DISCOVERY,), discovery=discovery
+    )
+
+
+def _listed_seeded(audit: Audit, seeder: _Seeder, *, sitemaps: SitemapResult | None) -> bool:
+    """List and sitemap mode: what the seeder took and refused, on the audit; crawling starts, or the audit fails
+    when robots.txt and the project's rules refused every URL."""
+    if seeder.moved_on:
+        return False
     discovery = {
         **audit.discovery,
         "mode": audit_mode(audit),
-        "listed_urls": len(config_urls),
-        "listed_urls_seeded": len(seeds),
+        "listed_urls": seeder.read,
+        "listed_urls_seeded": seeder.seeded,
         # robots.txt and the project's exclude rules still apply to a list: what they refused is reported
-        "listed_urls_disallowed": len(refused),
-        "listed_urls_disallowed_examples": refused[:20],
-        "listed_urls_off_site": off_site,
-        "crawl_delay_s": scope.robots.crawl_delay_s(),
-        "skipped_patterns": scope.skipped_patterns,
+        "listed_urls_disallowed": seeder.refused,
+        "listed_urls_disallowed_examples": seeder.refused_examples,
+        "listed_urls_off_site": seeder.off_site,
+        "crawl_delay_s": seeder.scope.robots.crawl_delay_s(),
+        "skipped_patterns": seeder.scope.skipped_patterns,
         "list_mode_note": "Links are recorded but not followed: orphan pages and click depth are not judged.",
     }
-    if in_sitemap:
+    if sitemaps is not None:
         discovery |= {
-            "sitemaps": sitemaps.sitemaps_found[:SITEMAPS_KEPT],
-            "sitemap_documents": sitemaps.documents_fetched,
-            "sitemap_urls": len(sitemaps.urls),
-            "sitemap_urls_out_of_scope": off_site + len(refused),
-            "sitemap_capped": sitemaps.capped,
-            "sitemap_errors": sitemaps.errors[:SITEMAP_ERRORS_KEPT],
+            **_sitemap_summary(sitemaps),
+            "sitemap_urls": sitemaps.urls_read,
+            "sitemap_urls_out_of_scope": seeder.off_site + seeder.refused,
         }
-    if not seeds:
+    if not seeder.seeded:
         _in_discovery(audit.id).update(discovery=discovery)  # what was refused, for the person
         audit_fail(
             audit_id=audit.id,
@@ -171,7 +245,7 @@ def _seed_listed(audit: Audit, scope: CrawlScope, *, config_urls: list[str], sit
             from_phases=(Audit.Phase.DISCOVERY,),
         )
         return False
-    return _crawl_from(audit, seeds, discovery)
+    return _crawl_from(audit, discovery)
 
 
 def _http_fallback(audit: Audit, session, pace, *, https_error: str) -> tuple[str, str | None]:

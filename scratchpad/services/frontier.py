@@ -130,10 +130,11 @@ def frontier_release(*, audit_id, lease_key: str, ids: list[int], lease_gen: int
     return released
 
 
-def frontier_seed(*, audit_id, urls: list[NewURL]) -> None:
-    """Insert URLs that are not known yet; mark known ones as in the sitemap where they are. Idempotent."""
+def frontier_seed(*, audit_id, urls: list[NewURL]) -> int:
+    """Insert URLs that are not known yet; mark known ones as in the sitemap where they are. Idempotent.
+    Returns how many rows went in (URLs already known are not counted)."""
     with transaction.atomic():
-        _insert_new(audit_id, urls)
+        return _insert_new(audit_id, urls).queued
 
 
 def frontier_hold(*, audit_id, lease_key: str, lease_gen: int | None, ids: list[int]) -> set[int]:

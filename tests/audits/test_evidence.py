@@ -63,6 +63,7 @@ SITE_WIDE = {"sitemap-missing", "robots-txt-invalid", "crawl-rate-limited", "max
 # Security headers are set once for the whole site: one issue per header, its pages listed as rows.
 SITE_WIDE |= {"missing-hsts", "missing-x-content-type-options", "missing-x-frame-options", "missing-referrer-policy"}
 SITE_WIDE |= {"external-links-unchecked"}  # what the external link pass's cap or budget left unchecked
+SITE_WIDE |= {"sitemap-read-in-part"}  # sitemap URLs past discovery's caps
 
 
 def keys(issue_type):

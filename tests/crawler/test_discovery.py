@@ -1,8 +1,9 @@
 import gzip
+import time
 import tracemalloc
 
 from crawler import limits
-from crawler.discovery import Robots, fetch_robots, fetch_sitemaps, invalid_lines, product_token
+from crawler.discovery import Robots, SitemapCap, fetch_robots, fetch_sitemaps, invalid_lines, product_token
 from crawler.fetch import DEFAULT_USER_AGENT
 
 UA = DEFAULT_USER_AGENT
@@ -192,8 +193,8 @@ def test_max_urls_cap(site, session):
     site.add("/second.xml", urlset([f"{site.url}/q{i}" for i in range(10)]), content_type="application/xml")
     robots = Robots(f"Sitemap: {site.url}/second.xml\n", UA)
     result = fetch_sitemaps(session, site.url, robots, max_urls=500)
-    assert len(result.urls) == 500
-    assert result.capped
+    assert len(result.urls) == 500 and result.urls_read == 500
+    assert result.capped and result.capped_by == SitemapCap.URLS
     assert result.urls[:10] == [f"{site.url}/q{i}" for i in range(10)]  # robots-declared sitemaps come first
     assert result.urls[-1] == f"{site.url}/p489"
 
@@ -243,4 +244,65 @@ def test_document_cap(site, session, monkeypatch):
     result = fetch_sitemaps(session, site.url, Robots(None, UA), max_urls=100)
     assert result.documents_fetched == 3
     assert result.urls == [f"{site.url}/page0", f"{site.url}/page1"]
-    assert result.capped
+    assert result.capped and result.capped_by == SitemapCap.DOCUMENTS
+
+
+# --- handing URLs on as they are read (on_urls): a sitemap of millions is never one list -------------------
+
+
+def _two_urlsets(site, first: list[str], second: list[str]) -> Robots:
+    site.add("/sitemap.xml", index([f"{site.url}/a.xml", f"{site.url}/b.xml"]), content_type="application/xml")
+    site.add("/a.xml", urlset([f"{site.url}{p}" for p in first]), content_type="application/xml")
+    site.add("/b.xml", urlset([f"{site.url}{p}" for p in second]), content_type="application/xml")
+    return Robots(None, UA)
+
+
+def test_urls_are_handed_on_in_bounded_lists_and_not_kept(site, session, monkeypatch):
+    monkeypatch.setattr(limits, "SITEMAP_URLS_PER_HANDOFF", 3)
+    robots = _two_urlsets(site, ["/1", "/2", "/2", "/3", "/4", "/5", "/6", "/7"], ["/7", "/8"])
+    handed: list[list[str]] = []
+    result = fetch_sitemaps(session, site.url, robots, max_urls=100, on_urls=handed.append)
+    paths = [[u.removeprefix(site.url) for u in urls] for urls in handed]
+    # Deduplicated within a document; /7 comes again from the second: the consumer dedupes across documents.
+    assert paths == [["/1", "/2", "/3"], ["/4", "/5", "/6"], ["/7"], ["/7", "/8"]]
+    assert result.urls == [] and result.urls_read == 9
+    assert not result.capped and not result.stopped
+
+
+def test_a_consumer_that_wants_no_more_stops_the_reading(site, session):
+    robots = _two_urlsets(site, ["/1", "/2"], ["/3"])
+    handed: list[list[str]] = []
+
+    def enough(urls):
+        handed.append(urls)
+        return False
+
+    result = fetch_sitemaps(session, site.url, robots, max_urls=100, on_urls=enough)
+    assert len(handed) == 1 and result.stopped and not result.capped  # a full budget is not a cap
+    assert "/b.xml" not in [path for path, _ in site.requests]
+
+
+def test_the_url_cap_counts_urls_handed_on(site, session):
+    robots = _two_urlsets(site, ["/1", "/2", "/3"], ["/4", "/5"])
+    handed: list[str] = []
+    result = fetch_sitemaps(session, site.url, robots, max_urls=4, on_urls=handed.extend)
+    assert [u.removeprefix(site.url) for u in handed] == ["/1", "/2", "/3", "/4"]
+    assert result.capped_by == SitemapCap.URLS and result.urls_read == 4
+
+
+def test_the_deadline_bounds_the_reading_not_what_the_consumer_does(site, session, monkeypatch):
+    robots = _two_urlsets(site, ["/1"], ["/2"])
+    monkeypatch.setattr(limits, "SITEMAP_DISCOVERY_DEADLINE_S", 0.5)
+    handed: list[str] = []
+
+    def slow(urls):
+        time.sleep(0.6)  # seeding a list may take longer than the whole reading may
+        handed.extend(urls)
+
+    result = fetch_sitemaps(session, site.url, robots, max_urls=100, on_urls=slow)
+    assert [u.removeprefix(site.url) for u in handed] == ["/1", "/2"] and not result.capped
+
+    monkeypatch.setattr(limits, "SITEMAP_DISCOVERY_DEADLINE_S", -1)  # already over when reading starts
+    result = fetch_sitemaps(session, site.url, robots, max_urls=100, on_urls=slow)
+    assert result.capped_by == SitemapCap.DEADLINE and result.documents_fetched == 0
+    assert any("deadline" in error for error in result.errors)

@@ -34,6 +34,7 @@ CATALOGUE = {
     "duplicate-content": ("warning", "site"), "orphan-page": ("warning", "site"),
     "canonical-target-not-ok": ("warning", "site"), "hreflang-missing-return-link": ("warning", "site"),
     "sitemap-url-not-indexable": ("warning", "site"), "sitemap-missing": ("info", "site"),
+    "sitemap-read-in-part": ("info", "site"),
     "robots-txt-invalid": ("info", "site"), "crawl-rate-limited": ("warning", "site"),
     "max-pages-reached": ("info", "site"), "crawl-urls-skipped": ("warning", "site"),
     "poor-performance-score": ("warning", "lighthouse"),

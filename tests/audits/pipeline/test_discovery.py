@@ -8,7 +8,7 @@ from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from audits.projects import project_create
 from tests.factories import ProjectFactory, UserFactory, account_of
-from tests.support.sites import serve_routes
+from tests.support.sites import send_route, serve_routes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -160,3 +160,117 @@ def test_a_run_cut_off_before_its_start_url_answered_does_not_fail_the_audit_ano
     assert _discovery_state(audit) == moved_on
     assert moved_on["audit"]["status"] == Audit.Status.RUNNING
     assert moved_on["audit"]["current_phase"] == Audit.Phase.CRAWLING
+
+
+# --- seeding as the sitemaps are read (audits/pipeline/discovery.py's _Seeder) ------------------------------
+
+NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+
+def _urlset(base: str, paths: list[str]) -> str:
+    locs = "".join(f"<url><loc>{base}{path}</loc></url>" for path in paths)
+    return f'<?xml version="1.0" encoding="UTF-8"?><urlset {NS}>{locs}</urlset>'
+
+
+def _sitemap_site(site, first: list[str], second: list[str]) -> None:
+    _http_only_site(site)
+    site.add(
+        "/robots.txt", f"User-agent: *\nDisallow: /private\nSitemap: {site.url}/index.xml\n", content_type="text/plain"
+    )
+    index = "".join(f"<sitemap><loc>{site.url}/{name}</loc></sitemap>" for name in ("a.xml", "b.xml"))
+    site.add(
+        "/index.xml", f'<?xml version="1.0"?><sitemapindex {NS}>{index}</sitemapindex>', content_type="application/xml"
+    )
+    site.add("/a.xml", _urlset(site.url, first), content_type="application/xml")
+    site.add("/b.xml", _urlset(site.url, second), content_type="application/xml")
+
+
+def _frontier(audit) -> dict[str, tuple]:
+    from scratchpad.models import Frontier
+
+    rows = Frontier.objects.filter(audit=audit).values_list("url", "depth", "source", "in_sitemap")
+    return {url.split("/", 3)[3]: (depth, source, in_sitemap) for url, depth, source, in_sitemap in rows}
+
+
+def test_sitemap_urls_are_seeded_list_by_list_and_counted_once(monkeypatch):
+    from audits.pipeline.discovery import audit_discover
+    from crawler import limits as crawl_limits
+
+    monkeypatch.setattr(crawl_limits, "SITEMAP_URLS_PER_HANDOFF", 2)  # every list its own transaction
+    with serve_routes() as site:
+        _sitemap_site(site, ["/", "/s1", "/s2", "/private/x", "/s3"], ["/s3", "/s4"])
+        project = ProjectFactory(base_url=site.url + "/")
+        audit = audit_start(project=project, start_url=site.url + "/", max_pages=100, dispatch=False)
+        assert audit_discover(audit_id=audit.id)
+    audit.refresh_from_db()
+    assert _frontier(audit) == {
+        "": (0, "start", True),  # the start URL keeps its depth and learns it is in the sitemap
+        **{f"s{n}": (None, "sitemap", True) for n in range(1, 5)},
+    }
+    # /s3 is in both documents and counted once; /private/x is read and kept out by robots.txt
+    assert audit.discovery["sitemap_urls"] == 6 and audit.discovery["sitemap_urls_out_of_scope"] == 1
+    assert audit.discovery["sitemap_capped"] is False and audit.discovery["sitemap_capped_by"] == ""
+    assert audit.current_phase == Audit.Phase.CRAWLING
+
+
+def test_an_audit_that_leaves_discovery_while_its_sitemaps_are_read_gets_no_more_seeds():
+    from audits.pipeline.discovery import audit_discover
+    from audits.pipeline.lifecycle import audit_fail
+
+    with serve_routes() as site:
+        _sitemap_site(site, ["/s1", "/s2"], ["/s3"])
+        project = ProjectFactory(base_url=site.url + "/")
+        audit = audit_start(project=project, start_url=site.url + "/", max_pages=100, dispatch=False)
+
+        answer = site.routes["/b.xml"]
+
+        def failed_meanwhile(handler):
+            # The audit is failed (the watchdog, a cancel) while discovery reads its second sitemap.
+            audit_fail(audit_id=audit.id, code="stuck", detail="test", phase=Audit.Phase.DISCOVERY,
+                       from_phases=(Audit.Phase.DISCOVERY,))  # fmt: skip
+            send_route(handler, answer)
+
+        site.handle("/b.xml", failed_meanwhile)
+        assert not audit_discover(audit_id=audit.id)
+    audit.refresh_from_db()
+    assert audit.status == Audit.Status.FAILED
+    # Failing purged what was seeded before (the start URL, /s1, /s2); the list read after it wrote nothing.
+    assert _frontier(audit) == {}
+
+
+def test_a_capped_sitemap_reading_is_reported_not_silent(monkeypatch):
+    from crawler import limits as crawl_limits
+
+    monkeypatch.setattr(crawl_limits, "SITEMAP_URLS_CEILING", 3)
+    with serve_routes() as site:
+        _sitemap_site(site, ["/", "/about", "/s1"], ["/s2", "/s3"])
+        for path in ("/s1", "/s2", "/s3"):
+            site.add(path, f"<html><head><title>{path}</title></head><body><p>Page {path}</p></body></html>")
+        audit = _run(site.url)
+    assert audit.status == Audit.Status.COMPLETED, audit.error_detail
+    (issue,) = audit.issues.filter(type="sitemap-read-in-part")
+    assert issue.details == {
+        "reason": "The sitemap URLs this audit reads for its page limit were read",
+        "sitemap_urls_read": 3,
+        "sitemap_documents_fetched": 3,  # /sitemap.xml (none here), the index and the first urlset
+        "limit": 3,
+    }
+    assert not {"s2", "s3"} & {url.rsplit("/", 1)[1] for url in audit.pages.values_list("url", flat=True)}
+
+
+def test_sitemap_mode_stops_reading_at_its_budget_and_a_second_run_continues_the_count():
+    from audits.pipeline.discovery import audit_discover
+    from scratchpad.services import NewURL, frontier_seed
+
+    with serve_routes() as site:
+        _sitemap_site(site, ["/s1", "/s2", "/private/x", "/s3", "/s4"], ["/s5"])
+        project = ProjectFactory(base_url=site.url + "/")
+        audit = audit_start(project=project, sitemap_url=f"{site.url}/index.xml", max_pages=3, dispatch=False)
+        # A run before this one seeded /s1 and died: this run starts its count from what is there.
+        frontier_seed(audit_id=audit.id, urls=[NewURL(f"{site.url}/s1", depth=0, source="sitemap", in_sitemap=True)])
+        assert audit_discover(audit_id=audit.id)
+        assert "/b.xml" not in [path for path, _ in site.requests]  # the budget was full after the first urlset
+    audit.refresh_from_db()
+    assert set(_frontier(audit)) == {"s1", "s2", "s3"}
+    assert audit.discovery["listed_urls_seeded"] == 3 and audit.discovery["listed_urls_disallowed"] == 1
+    assert audit.discovery["sitemap_capped"] is False

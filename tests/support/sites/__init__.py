@@ -65,13 +65,18 @@ class _RoutedHandler(BaseHTTPRequestHandler):
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up: some tests want that
                 route(self)
             return
-        status, headers, body = route
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_route(self, route)
+
+
+def send_route(handler, route: tuple) -> None:
+    """Answer with a RoutedSite.add route, (status, headers, body): what a function route calls to answer as one."""
+    status, headers, body = route
+    handler.send_response(status)
+    for name, value in headers.items():
+        handler.send_header(name, value)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 class RoutedSite:
