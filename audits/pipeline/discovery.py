@@ -23,7 +23,7 @@ from crawler.fetch import build_session, fetch
 from crawler.shapes import url_pattern
 from crawler.urls import normalize
 from scratchpad.models import Frontier
-from scratchpad.services import NewURL, frontier_seed
+from scratchpad.services import NewURL, frontier_seed, frontier_seed_sitemap
 
 Source = Frontier.Source
 
@@ -151,7 +151,8 @@ class _Seeder:
 
     def seed_start(self) -> bool:
         url = self.audit.start_url
-        return self._write([NewURL(url, depth=0, source=Source.START, pattern=url_pattern(url))]) is not None
+        start = NewURL(url, depth=0, source=Source.START, pattern=url_pattern(url))
+        return self._write(frontier_seed, [start]) is not None
 
     def sitemap_rows(self) -> int:
         return Frontier.objects.filter(audit_id=self.audit.id, in_sitemap=True).count()
@@ -160,19 +161,18 @@ class _Seeder:
         """Seed one list; False when no more is wanted (the audit moved on, or the listed budget is full)."""
         self.read += len(urls)
         if not self.listed:
-            seeds = []
+            rows = []
             for url in urls:
                 url = self.scope.rewrite(url)
                 if self.scope.allows(url):
-                    seeds.append(NewURL(url, depth=None, source=Source.SITEMAP, in_sitemap=True,
-                                        pattern=url_pattern(url)))  # fmt: skip
+                    rows.append((url, url_pattern(url)))
                 else:
                     self.out_of_scope += 1
-            return self._write(seeds) is not None
+            return self._write(frontier_seed_sitemap, rows) is not None
         seeds = list({seed.url: seed for seed in self._listed(urls)}.values())
         while seeds and self.seeded < self.audit.max_pages:
             room = self.audit.max_pages - self.seeded
-            inserted = self._write(seeds[:room])  # a URL an earlier list seeded is not counted again
+            inserted = self._write(frontier_seed, seeds[:room])  # a URL an earlier list seeded is not counted again
             if inserted is None:
                 return False
             self.seeded += inserted
@@ -195,13 +195,13 @@ class _Seeder:
             seeds.append(NewURL(url, depth=0, source=source, in_sitemap=self.in_sitemap, pattern=url_pattern(url)))
         return seeds
 
-    def _write(self, seeds: list[NewURL]) -> int | None:
-        """Seed `seeds` while the audit is in discovery: how many rows went in, None when it is not."""
+    def _write(self, seed, urls: list) -> int | None:
+        """`seed(audit_id=, urls=)` while the audit is in discovery: how many rows it wrote, None when it is not."""
         with transaction.atomic():
             if not _in_discovery(self.audit.id).select_for_update(no_key=True).values_list("id", flat=True)[:1]:
                 self.moved_on = True
                 return None
-            return frontier_seed(audit_id=self.audit.id, urls=seeds) if seeds else 0
+            return seed(audit_id=self.audit.id, urls=urls) if urls else 0
 
 
 def _crawl_from(audit: Audit, discovery: dict) -> bool:

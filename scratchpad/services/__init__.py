@@ -27,6 +27,7 @@ from scratchpad.services.frontier import (
     frontier_release,
     frontier_renew,
     frontier_seed,
+    frontier_seed_sitemap,
     frontier_start_allowed,
 )
 from scratchpad.services.records import (
@@ -45,6 +46,6 @@ __all__ = [
     "SkipFirst", "chunk_abandon", "chunk_begin", "chunk_finish", "chunk_holder_sessions_end",
     "chunk_mark_resent", "chunk_register", "chunk_renew", "chunk_session_claim",
     "frontier_claim", "frontier_hold", "frontier_mark_started", "frontier_purge", "frontier_record_batch",
-    "frontier_release", "frontier_renew", "frontier_seed", "frontier_start_allowed", "shape_texts_count",
-    "shape_texts_trap",
+    "frontier_release", "frontier_renew", "frontier_seed", "frontier_seed_sitemap", "frontier_start_allowed",
+    "shape_texts_count", "shape_texts_trap",
 ]  # fmt: skip

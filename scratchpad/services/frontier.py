@@ -137,6 +137,41 @@ def frontier_seed(*, audit_id, urls: list[NewURL]) -> int:
         return _insert_new(audit_id, urls).queued
 
 
+def frontier_seed_sitemap(*, audit_id, urls: list[tuple[str, str]]) -> int:
+    """Queue sitemap-only URLs, (url, pattern) pairs discovery read: new ones at depth NULL, known ones marked as in
+    the sitemap. Idempotent; returns how many rows went in or were marked.
+
+    On PostgreSQL one COPY into a stage and one upsert, in URL order: no lookup of which URLs are known (the
+    crawl's batches need one; see _insert_new), which made seeding a million sitemap URLs a quarter of the
+    discovery step's time limit. An upsert is safe here because no chunk writes the frontier while its audit is
+    in discovery, and two runs of the step lock the same rows in the same (URL) order."""
+    if connection.vendor != "postgresql":
+        new = [NewURL(url, depth=None, source=SITEMAP, in_sitemap=True, pattern=pattern) for url, pattern in urls]
+        return frontier_seed(audit_id=audit_id, urls=new)
+    table = Frontier._meta.db_table
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE IF NOT EXISTS {_SEED_STAGE} (url text, pattern text) ON COMMIT DELETE ROWS"
+        )
+        with cursor.cursor.copy(f"COPY {_SEED_STAGE} (url, pattern) FROM STDIN") as copy:
+            for row in urls:
+                copy.write_row(row)
+        cursor.execute(
+            f"""
+            INSERT INTO {table} (audit_id, url, depth, source, found_from, in_sitemap, redirect_hops, pattern,
+                                 path_key, state, lease_key, lease_gen, attempts, starts)
+            SELECT %s, s.url, NULL, %s, '', TRUE, 0, s.pattern, '', %s, '', 0, 0, 0
+            FROM (SELECT DISTINCT ON (url) url, pattern FROM {_SEED_STAGE} ORDER BY url) AS s
+            ON CONFLICT (audit_id, url) DO UPDATE SET in_sitemap = TRUE WHERE NOT {table}.in_sitemap
+            """,
+            [audit_id, SITEMAP, State.PENDING],
+        )
+        return cursor.rowcount
+
+
+_SEED_STAGE = "scratchpad_frontier_seed_stage"
+
+
 def frontier_hold(*, audit_id, lease_key: str, lease_gen: int | None, ids: list[int]) -> set[int]:
     """Of `ids`, the URLs this run still holds, locked until the transaction ends (call inside the batch's
     transaction, before writing anything): a batch writes only for these, so a run whose lease was taken

@@ -32,6 +32,7 @@ from scratchpad.services import (
     frontier_record_batch,
     frontier_release,
     frontier_seed,
+    frontier_seed_sitemap,
 )
 from scratchpad.services.chunks import chunk_session_name
 from tests.factories import AuditFactory
@@ -643,3 +644,24 @@ def test_a_session_of_the_same_name_in_another_database_of_the_server_is_left_al
         assert elsewhere.execute("SELECT 1").fetchone() == (1,)
     finally:
         elsewhere.close()
+
+
+def test_sitemap_seeds_go_in_by_one_upsert_and_known_urls_only_learn_they_are_in_the_sitemap():
+    audit = AuditFactory()
+    home, base = "http://127.0.0.1:1/", "http://127.0.0.1:1/p"
+    frontier_seed(audit_id=audit.id, urls=[NewURL(home, depth=0, source="start")])
+    rows = [(home, "/"), (f"{base}1", "/p{n}"), (f"{base}2", "/p{n}"), (f"{base}1", "/p{n}")]
+    with CaptureQueriesContext(connection) as queries:
+        assert frontier_seed_sitemap(audit_id=audit.id, urls=rows) == 3  # two new, the home page marked
+    statements = [q["sql"].split()[0] for q in queries.captured_queries]
+    assert statements.count("INSERT") == 1 and "SELECT" not in statements  # no lookup of the known URLs
+    stored = Frontier.objects.filter(audit=audit).values_list(
+        "url", "depth", "source", "in_sitemap", "pattern", "state"
+    )
+    assert sorted(stored) == [
+        (home, 0, "start", True, "", "pending"),  # keeps its depth, source and pattern
+        (f"{base}1", None, "sitemap", True, "/p{n}", "pending"),
+        (f"{base}2", None, "sitemap", True, "/p{n}", "pending"),
+    ]
+    assert frontier_seed_sitemap(audit_id=audit.id, urls=rows) == 0  # a second run of discovery changes nothing
+    assert Frontier.objects.filter(audit=audit).count() == 3
