@@ -58,6 +58,7 @@ class ScaleResult:
     pages: int
     seconds: float
     pages_per_s: float
+    discovery_s: float | None  # robots.txt, the sitemaps and the seeding (the whole sitemap since e89b128)
     peak_worker_rss_bytes: int
     peak_crawl_rss_bytes: int  # before the phase event that entered finalizing (the whole audit without one)
     peak_finalize_rss_bytes: int | None  # from that event on
@@ -85,15 +86,31 @@ def _sql(query: str, *params) -> list[tuple]:
         return cursor.fetchall() if cursor.description else []
 
 
-def _finalize_window(audit_id: str) -> tuple[datetime | None, datetime | None]:
-    """(the phase event that entered finalizing, the completion event): their times, None when missing."""
-    rows = _sql(
+def _events(audit_id: str) -> list[tuple[str, str, datetime]]:
+    return _sql(
         "SELECT kind, message, created_at FROM audits_auditevent WHERE audit_id = %s ORDER BY created_at, id",
         audit_id,
     )
-    start = next((at for kind, message, at in rows if kind == "phase" and "finaliz" in message.lower()), None)
+
+
+def _phase_at(rows: list[tuple[str, str, datetime]], phase: str) -> datetime | None:
+    """When the phase event entering `phase` ("crawl", "finaliz") was written, None without one."""
+    return next((at for kind, message, at in rows if kind == "phase" and phase in message.lower()), None)
+
+
+def _finalize_window(audit_id: str) -> tuple[datetime | None, datetime | None]:
+    """(the phase event that entered finalizing, the completion event): their times, None when missing."""
+    rows = _events(audit_id)
     end = next((at for kind, _, at in rows if kind == "completed"), None)
-    return start, end
+    return _phase_at(rows, "finaliz"), end
+
+
+def _discovery_seconds(audit_id: str) -> float | None:
+    """From the started event to the phase event that entered crawling: robots.txt, the sitemaps and the seeding."""
+    rows = _events(audit_id)
+    start = next((at for kind, _, at in rows if kind == "started"), None)
+    crawling = _phase_at(rows, "crawl")
+    return (crawling - start).total_seconds() if start and crawling else None
 
 
 def _finalize_seconds(audit_id: str) -> float | None:
@@ -152,6 +169,7 @@ def scale_audit(size: int, *, args, workdir: Path) -> ScaleResult:
         pages=pages,
         seconds=seconds,
         pages_per_s=pages / seconds if seconds else 0.0,
+        discovery_s=_discovery_seconds(summary["id"]) if summary.get("id") else None,
         peak_worker_rss_bytes=rss.peak,
         peak_crawl_rss_bytes=rss.peak_between(None, split_at) if split_at else rss.peak,
         peak_finalize_rss_bytes=rss.peak_between(split_at, None) if split_at else None,
@@ -166,14 +184,15 @@ def scale_audit(size: int, *, args, workdir: Path) -> ScaleResult:
 
 def print_results(results: list[ScaleResult]) -> None:
     print(
-        f"\n{'pages':>8}{'expected':>10}{'seconds':>10}{'pages/s':>9}{'RSS MiB':>9}{'crawl':>8}{'finalize':>10}"
-        f"{'finalize s':>12}{'DB MiB':>9}{'DB B/page':>11}  status"
+        f"\n{'pages':>8}{'expected':>10}{'seconds':>10}{'pages/s':>9}{'disc. s':>9}{'RSS MiB':>9}{'crawl':>8}"
+        f"{'finalize':>10}{'finalize s':>12}{'DB MiB':>9}{'DB B/page':>11}  status"
     )
     for r in results:
         fin = f"{r.finalize_s:.1f}" if r.finalize_s is not None else "-"
+        disc = f"{r.discovery_s:.1f}" if r.discovery_s is not None else "-"
         fin_rss = f"{r.peak_finalize_rss_bytes / MIB:.1f}" if r.peak_finalize_rss_bytes else "-"
         print(
-            f"{r.pages:>8}{r.expected_urls:>10}{r.seconds:>10.1f}{r.pages_per_s:>9.1f}"
+            f"{r.pages:>8}{r.expected_urls:>10}{r.seconds:>10.1f}{r.pages_per_s:>9.1f}{disc:>9}"
             f"{r.peak_worker_rss_bytes / MIB:>9.1f}{r.peak_crawl_rss_bytes / MIB:>8.1f}{fin_rss:>10}"
             f"{fin:>12}{r.db_bytes / MIB:>9.1f}{r.db_bytes_per_page:>11.0f}"
             f"  {r.status}, {r.worker_errors} ERROR lines"
