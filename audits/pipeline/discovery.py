@@ -23,7 +23,7 @@ from crawler.fetch import build_session, fetch
 from crawler.shapes import url_pattern
 from crawler.urls import normalize
 from scratchpad.models import Frontier
-from scratchpad.services import NewURL, frontier_seed, frontier_seed_sitemap
+from scratchpad.services import NewURL, batched, frontier_seed, frontier_seed_sitemap
 
 Source = Frontier.Source
 
@@ -72,9 +72,8 @@ def audit_discover(*, audit_id) -> bool:
     if mode == Mode.LIST:
         pace.hand_over()
         seeder = _Seeder(audit, scope, listed=True, in_sitemap=False)
-        urls = audit.config.get("list_urls") or []
-        for start in range(0, len(urls), crawl_limits.SITEMAP_URLS_PER_HANDOFF):
-            if not seeder(urls[start : start + crawl_limits.SITEMAP_URLS_PER_HANDOFF]):
+        for urls in batched(audit.config.get("list_urls") or [], crawl_limits.SITEMAP_URLS_PER_HANDOFF):
+            if not seeder(urls):
                 break
         return _listed_seeded(audit, seeder, sitemaps=None)
     seeder = _Seeder(audit, scope, listed=mode == Mode.SITEMAP, in_sitemap=True)

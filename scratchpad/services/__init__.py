@@ -38,12 +38,13 @@ from scratchpad.services.records import (
     InsertOutcome,
     NewURL,
     SkipFirst,
+    batched,
 )
 from scratchpad.services.skips import ShapeCount, shape_texts_count, shape_texts_trap
 
 __all__ = [
     "BatchOutcome", "ChunkTake", "ClaimedURL", "Edge", "FrontierCaps", "InsertOutcome", "NewURL", "ShapeCount",
-    "SkipFirst", "chunk_abandon", "chunk_begin", "chunk_finish", "chunk_holder_sessions_end",
+    "SkipFirst", "batched", "chunk_abandon", "chunk_begin", "chunk_finish", "chunk_holder_sessions_end",
     "chunk_mark_resent", "chunk_register", "chunk_renew", "chunk_session_claim",
     "frontier_claim", "frontier_hold", "frontier_mark_started", "frontier_purge", "frontier_record_batch",
     "frontier_release", "frontier_renew", "frontier_seed", "frontier_seed_sitemap", "frontier_start_allowed",
