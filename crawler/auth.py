@@ -1,17 +1,17 @@
 """HTTP basic auth that stays on the project's own site: never sent to another origin, whatever links,
 redirects or robots.txt point at."""
 
+import base64
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
-
-from requests.auth import AuthBase, HTTPBasicAuth
 
 from crawler.urls import SiteMatcher, normalize
 
 
 @dataclass(frozen=True)
-class SiteBasicAuth(AuthBase):
-    """requests auth that adds the Authorization header only to requests for the site's own hosts.
+class SiteBasicAuth:
+    """Basic-auth credentials that go only to requests for the site's own hosts (crawler.fetch.CrawlSession asks
+    `header_for` before every request).
 
     The site is `site_urls` as crawler.urls.SiteMatcher sees it (host and port; "www." or not; subdomains
     when `include_subdomains`). The crawl follows redirects one hop at a time, so every hop, robots.txt
@@ -41,12 +41,18 @@ class SiteBasicAuth(AuthBase):
             return False
         return self._site.matches(normalized)
 
-    def __call__(self, request):
-        if self.sends_to(request.url):
-            return HTTPBasicAuth(self.username, self.password)(request)
-        # An Authorization header set anywhere else (session headers) must not reach another origin either.
-        request.headers.pop("Authorization", None)
-        return request
+    def header_for(self, url: str) -> str | None:
+        """The Authorization header's value for a request for `url`, or None when the credentials may not go there.
+        "user:password" in base64: latin-1, as browsers and requests' HTTPBasicAuth write it, UTF-8 (RFC 7617's
+        charset) when latin-1 cannot write it."""
+        if not self.sends_to(url):
+            return None
+        credentials = f"{self.username}:{self.password}"
+        try:
+            raw = credentials.encode("latin-1")
+        except UnicodeEncodeError:
+            raw = credentials.encode("utf-8")
+        return "Basic " + base64.b64encode(raw).decode("ascii")
 
     def __repr__(self) -> str:  # never print the password (task logs, tracebacks)
         return f"SiteBasicAuth(username={self.username!r}, site_urls={self.site_urls!r})"

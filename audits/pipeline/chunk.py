@@ -116,8 +116,8 @@ class LeaseKeeper:
 
 
 def _thread_session(options: FetchOptions):
-    # requests.Session is not documented as thread-safe: one per fetch thread (and per set of options),
-    # reused across URLs so connections are kept alive.
+    # One CrawlSession per fetch thread (and per set of options), reused across URLs so its connections are kept
+    # alive: the connection a fetch holds is tracked in thread-local state.
     sessions = getattr(_thread_state, "sessions", None)
     if sessions is None:
         sessions = _thread_state.sessions = {}

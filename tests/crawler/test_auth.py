@@ -3,16 +3,18 @@
 import base64
 
 import pytest
-import requests
 
 from crawler.auth import SiteBasicAuth, site_basic_auth
+from crawler.fetch import build_session
 
 EXPECTED = "Basic " + base64.b64encode(b"crawler:s3cret").decode()
 
 
 def _header(auth: SiteBasicAuth, url: str) -> str | None:
-    prepared = requests.Request("GET", url).prepare()
-    return auth(prepared).headers.get("Authorization")
+    """What a crawl session sends as Authorization with a request for `url`."""
+    session = build_session()
+    session.auth = auth
+    return session.headers_for(url).get("Authorization")
 
 
 @pytest.mark.parametrize(
@@ -66,9 +68,20 @@ def test_a_plain_http_site_gets_them_over_http_and_https():
 
 
 def test_an_authorization_header_from_elsewhere_is_dropped_for_another_origin():
-    auth = site_basic_auth("crawler", "s3cret", "https://example.com/")
-    prepared = requests.Request("GET", "https://evil.test/", headers={"Authorization": "Basic leak"}).prepare()
-    assert "Authorization" not in auth(prepared).headers
+    session = build_session()
+    session.headers["authorization"] = "Basic leak"
+    session.auth = site_basic_auth("crawler", "s3cret", "https://example.com/")
+    assert "authorization" not in {name.lower() for name in session.headers_for("https://evil.test/")}
+    assert session.headers_for("https://example.com/") == {**build_session().headers, "Authorization": EXPECTED}
+
+
+def test_a_password_latin_1_cannot_write_goes_as_utf_8():
+    assert _header(site_basic_auth("crawler", "sécret", "https://example.com/"), "https://example.com/") == (
+        "Basic " + base64.b64encode("crawler:sécret".encode("latin-1")).decode()
+    )
+    assert _header(site_basic_auth("crawler", "密码", "https://example.com/"), "https://example.com/") == (
+        "Basic " + base64.b64encode("crawler:密码".encode()).decode()
+    )
 
 
 def test_no_user_name_means_no_auth_and_the_password_is_never_shown():

@@ -7,9 +7,10 @@ import zlib
 
 import pytest
 import requests
+from urllib3 import Timeout
 
 from crawler import __version__, limits
-from crawler.fetch import CrawlAdapter, build_session, decompress_capped, fetch
+from crawler.fetch import CrawlSession, build_session, decompress_capped, fetch
 from tests.support.sites.external import answer, serve_other_site
 
 PAGE = "<html><head><title>Hi</title></head><body><a href='/a'>a</a></body></html>"
@@ -17,12 +18,34 @@ PAGE = "<html><head><title>Hi</title></head><body><a href='/a'>a</a></body></htm
 
 def test_build_session():
     s = build_session()
-    assert s.trust_env is False
     assert s.headers["User-Agent"] == f"Sitewarden/{__version__} (+https://github.com/sitewarden)"
     assert build_session("Custom/1.0").headers["User-Agent"] == "Custom/1.0"
-    adapter = s.get_adapter("https://example.com/")
-    assert adapter._pool_maxsize >= 16
-    assert adapter.max_retries.total == 0
+    assert s._pools.connection_pool_kw["maxsize"] >= 16
+    assert s._pools.connection_pool_kw["retries"].total is False  # retries are the crawl's decision
+
+
+def test_the_crawl_is_stateless_no_cookie_goes_back(site, session):
+    def set_cookie(h):
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Set-Cookie", "session=abc; Path=/")
+        h.send_header("Content-Length", str(len(PAGE)))
+        h.end_headers()
+        h.wfile.write(PAGE.encode())
+
+    site.handle("/", set_cookie)
+    site.add("/next", PAGE)
+    assert fetch(session, site.url + "/").headers["set-cookie"] == "session=abc; Path=/"
+    assert fetch(session, site.url + "/next").status_code == 200
+    _, headers = site.requests[-1]
+    assert "Cookie" not in headers
+
+
+def test_no_proxy_is_read_from_the_environment(site, session, monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9/")
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9/")
+    site.add("/", PAGE)
+    assert fetch(session, site.url + "/").status_code == 200
 
 
 def test_fetch_html(site, session):
@@ -150,6 +173,7 @@ def test_private_address_refused_when_asked(site, session):
     assert len(site.requests) == 1
     plain = requests.Session()
     assert fetch(plain, site.url + "/", allow_private=False).error_kind == "other"
+    assert fetch(plain, site.url + "/").error_kind == "other"
 
 
 def test_keep_alive_connection_is_reused(site, session):
@@ -327,18 +351,20 @@ SLOW_SERVER_S = 2
 
 def _tiny_pool_session():
     """A crawl session with one connection per host that a fetch waits for (pool_block): the crawler's own queue."""
-    session = build_session()
-    adapter = CrawlAdapter(pool_connections=1, pool_maxsize=1, pool_block=True, max_retries=0)
-    session.mount("http://", adapter)
-    return session
+    return CrawlSession(pool_hosts=1, pool_maxsize=1, pool_block=True)
 
 
 def test_waiting_inside_the_crawler_is_not_counted_as_the_servers_time(site):
     site.add("/fast", PAGE)
     site.add("/other", PAGE)
     session = _tiny_pool_session()
-    holding = session.get(site.url + "/other", stream=True)  # the pool's one connection, kept busy
-    released = threading.Timer(CRAWLER_STALL_S, holding.close)
+    holding = session.open("GET", site.url + "/other", timeout=Timeout(5))  # the pool's one connection, kept busy
+
+    def release():
+        holding.drain_conn()
+        holding.release_conn()
+
+    released = threading.Timer(CRAWLER_STALL_S, release)
     released.start()
     started = time.monotonic()
     try:
