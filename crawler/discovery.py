@@ -13,7 +13,8 @@ from lxml import etree
 from protego import Protego
 
 from crawler import limits
-from crawler.fetch import FetchResult, decompress_capped, fetch
+from crawler.decoding import decompress_capped
+from crawler.fetch import FetchResult, fetch
 from crawler.urls import normalize
 
 

@@ -20,7 +20,6 @@ import socket
 import ssl
 import threading
 import time
-import zlib
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
@@ -42,11 +41,12 @@ from urllib3.util import parse_url
 
 from crawler import __version__, limits
 from crawler.auth import SiteBasicAuth
+from crawler.decoding import ZlibDecoder
 from crawler.urls import PRIVATE_TARGETS_HINT, AddressRefused, is_public_address, resolve_public
 
 DEFAULT_USER_AGENT = f"{limits.USER_AGENT_PRODUCT}/{__version__} (+https://github.com/sitewarden)"
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-# Only what _ZlibDecoder handles: a server must not send br/zstd we would have to decode unbounded.
+# Only what crawler.decoding.ZlibDecoder handles: a server must not send br/zstd we would have to decode unbounded.
 ACCEPT_ENCODING = "gzip, deflate"
 ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
@@ -350,53 +350,6 @@ def build_session(user_agent: str | None = None) -> CrawlSession:
     return CrawlSession(user_agent)
 
 
-# --- bounded decoding --------------------------------------------------------------------------------------
-
-
-class _ZlibDecoder:
-    """Incremental gzip/deflate decoding that never produces more than asked for."""
-
-    def __init__(self, coding: str):
-        self._gzip = coding in ("gzip", "x-gzip")
-        # gzip: 32 + MAX_WBITS also accepts a zlib header (servers mix them up); deflate: zlib
-        # stream, falling back to raw deflate (what some servers send) on the first error.
-        self._obj = zlib.decompressobj(32 + zlib.MAX_WBITS if self._gzip else zlib.MAX_WBITS)
-        self._started = False
-        self.pending = b""  # input left over when max_length was reached: decoded by the next call
-
-    def decompress(self, data: bytes, max_length: int) -> bytes:
-        data = self.pending + data if self.pending else data
-        out = []
-        while data and max_length > 0:
-            try:
-                chunk = self._obj.decompress(data, max_length)
-            except zlib.error:
-                if self._gzip or self._started:
-                    raise
-                self._obj = zlib.decompressobj(-zlib.MAX_WBITS)
-                self._started = True
-                continue
-            self._started = True
-            out.append(chunk)
-            max_length -= len(chunk)
-            if self._obj.eof:
-                data = self._obj.unused_data
-                if not (self._gzip and data[:2] == b"\x1f\x8b"):
-                    data = b""
-                    break  # trailing junk after the stream is ignored, as browsers do
-                self._obj = zlib.decompressobj(32 + zlib.MAX_WBITS)  # next gzip member
-            else:
-                data = self._obj.unconsumed_tail  # non-empty only when max_length was reached
-        self.pending = data
-        return b"".join(out)
-
-
-def decompress_capped(data: bytes, cap: int) -> tuple[bytes, bool]:
-    """gzip (or zlib) `data` decoded up to `cap` bytes: (decoded, truncated). zlib.error on bad data."""
-    decoded = _ZlibDecoder("gzip").decompress(data, cap + 1)
-    return decoded[:cap], len(decoded) > cap
-
-
 # --- fetch ------------------------------------------------------------------------------------------------
 
 _WRAPPER_NOISE = (
@@ -500,7 +453,7 @@ def _fill_from_response(result: FetchResult, resp) -> None:
 def _read_body(result: FetchResult, resp, cap: int) -> bool:
     """Read at most cap + 1 decoded bytes into result.body. True when the body was read to its end."""
     coding = result.headers.get("content-encoding", "").strip().lower()
-    decoder = _ZlibDecoder(coding) if coding in ("gzip", "x-gzip", "deflate") else None
+    decoder = ZlibDecoder(coding) if coding in ("gzip", "x-gzip", "deflate") else None
     # Unknown codings (we never ask for them) are left to urllib3, which bounds its decoders too.
     let_urllib3_decode = decoder is None and coding not in ("", "identity")
     # One growing buffer, cut in place: a 15 MiB page is held once while reading, twice only for the moment

@@ -10,7 +10,7 @@ import requests
 from urllib3 import Timeout
 
 from crawler import __version__, limits
-from crawler.fetch import CrawlSession, build_session, decompress_capped, fetch
+from crawler.fetch import CrawlSession, build_session, fetch
 from tests.support.sites.external import answer, serve_other_site
 
 PAGE = "<html><head><title>Hi</title></head><body><a href='/a'>a</a></body></html>"
@@ -241,14 +241,6 @@ def test_broken_gzip_is_an_error_not_an_exception(site, session):
     assert r.status_code == 200
     assert r.error_kind == "other"
     assert r.error
-
-
-def test_decompress_capped():
-    data = gzip.compress(b"a" * 1000)
-    assert decompress_capped(data, 2000) == (b"a" * 1000, False)
-    assert decompress_capped(data, 10) == (b"a" * 10, True)
-    two_members = gzip.compress(b"one ") + gzip.compress(b"two")
-    assert decompress_capped(two_members, 100) == (b"one two", False)
 
 
 def _drip_body(h):
