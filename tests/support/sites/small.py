@@ -1,8 +1,14 @@
 """A small site for politeness and scope tests: / links to /p0../p9 (tracking parameters on each), each /pN to
-/deep/1; robots.txt, basic auth, redirects and extra home markup per test; every request recorded with its time."""
+/deep/1; robots.txt, basic auth, redirects and extra home markup per test; every request recorded with its time.
+
+A request's time is when the kernel received its first bytes (SO_TIMESTAMPNS), not when the handler thread got to
+run: the audit runs in the test's process, and a handler waiting for the GIL (or for a core, on a loaded machine)
+stamped late made a gap between two requests look shorter than the one the site saw."""
 
 import base64
 import contextlib
+import socket
+import struct
 import time
 from http.server import BaseHTTPRequestHandler
 
@@ -11,6 +17,24 @@ from audits.pipeline.inline import pipeline_run_inline
 from audits.pipeline.start import audit_start
 from tests.factories import ProjectFactory
 from tests.support.sites import serve_handler
+
+# Linux's SO_TIMESTAMPNS (asm-generic/socket.h), which Python's socket module does not name: received data carries
+# its arrival time, a struct timespec of the wall clock (CLOCK_REALTIME), in recvmsg's ancillary data.
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+_TIMESPEC = struct.Struct("@qq")
+
+
+def arrival_s(sock: socket.socket) -> float:
+    """When the kernel received the next bytes waiting on `sock` (the next request's first), on the wall clock;
+    blocks until they come. time.time() when the kernel gave no timestamp (the socket closed, or no
+    SO_TIMESTAMPNS)."""
+    with contextlib.suppress(OSError):
+        _, ancillary, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(_TIMESPEC.size), socket.MSG_PEEK)
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size:
+                seconds, nanoseconds = _TIMESPEC.unpack_from(data)
+                return seconds + nanoseconds / 1e9
+    return time.time()
 
 
 class SmallSite(BaseHTTPRequestHandler):
@@ -35,8 +59,12 @@ class SmallSite(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def handle_one_request(self):
+        self.arrived_s = arrival_s(self.connection)
+        super().handle_one_request()
+
     def do_GET(self):
-        self.seen.append((time.monotonic(), self.path, dict(self.headers)))
+        self.seen.append((self.arrived_s, self.path, dict(self.headers)))
         if self.path == "/robots.txt":
             return self._send(200 if self.robots else 404, self.robots.encode(), "text/plain")
         if self.needs_auth:
@@ -57,6 +85,9 @@ def serve_small(host="127.0.0.1", **attrs):
     """Yields (server, base_url, requests seen)."""
     handler = type("Site", (SmallSite,), {"seen": [], **attrs})
     with serve_handler(handler, host=host) as (server, base):
+        # On the listening socket, before any client connects: accepted connections inherit it, so even a request
+        # that arrived before its handler thread started is stamped.
+        server.socket.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         yield server, base, handler.seen
 
 
