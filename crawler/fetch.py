@@ -29,7 +29,6 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (
     ConnectTimeoutError,
-    LocationParseError,
     LocationValueError,
     NameResolutionError,
     NewConnectionError,
@@ -323,13 +322,19 @@ class CrawlSession:
         return headers if credentials is None else {**headers, "Authorization": credentials}
 
     def open(self, method: str, url: str, *, timeout: Timeout):
-        """One request, not followed, its body left unread (urllib3's HTTPResponse)."""
-        return self._pools.urlopen(
+        """One request, not followed, its body left unread (urllib3's HTTPResponse). The URL is parsed once, here
+        (PoolManager.urlopen would parse it again): LocationValueError when it is not http(s) with a host."""
+        parts = parse_url(url)
+        if parts.scheme not in ("http", "https") or not parts.host:
+            raise LocationValueError(f"not an http(s) URL with a host: {url[:200]!r}")
+        pool = self._pools.connection_from_host(parts.host, port=parts.port, scheme=parts.scheme)
+        return pool.urlopen(
             method,
-            url,
+            parts.request_uri,
             headers=self.headers_for(url),
             redirect=False,
             retries=False,
+            assert_same_host=False,
             timeout=timeout,
             preload_content=False,
             decode_content=False,
@@ -337,12 +342,6 @@ class CrawlSession:
 
     def close(self) -> None:
         self._pools.clear()
-
-    def __enter__(self) -> "CrawlSession":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
 
 
 def build_session(user_agent: str | None = None) -> CrawlSession:
@@ -410,19 +409,6 @@ def _classify(exc: BaseException, got_response: bool) -> str:
     if any_of(ProtocolError, ConnectionError, NewConnectionError):
         return "connect"
     return "other"
-
-
-def _invalid_url(url: str) -> str:
-    """Why `url` cannot be fetched ("" when it can): an http(s) URL with a host, as urllib3 parses it."""
-    try:
-        parts = parse_url(url)
-    except LocationParseError as exc:
-        return f"not a valid URL: {exc}"[: limits.MAX_ERROR_MESSAGE_CHARS]
-    if (parts.scheme or "").lower() not in ("http", "https"):
-        return f"not an http(s) URL: {url[:200]!r}"
-    if not parts.host:
-        return f"no host in the URL: {url[:200]!r}"
-    return ""
 
 
 def _parse_content_type(value: str) -> tuple[str, str | None]:
@@ -515,10 +501,6 @@ def fetch(
     if not isinstance(session, CrawlSession):
         result.error_kind = "other"
         result.error = "fetch() needs a session from crawler.fetch.build_session()"
-        return result
-    invalid = _invalid_url(url)
-    if invalid:
-        result.error_kind, result.error = "invalid_url", invalid
         return result
 
     started = time.monotonic()
