@@ -1,6 +1,8 @@
 from django.apps import AppConfig
 from django.conf import settings
+from django.core import checks
 
+from crawler import speedups
 from crawler.urls import set_allowed_networks
 
 
@@ -10,3 +12,18 @@ class AuditsConfig(AppConfig):
 
     def ready(self):
         set_allowed_networks(settings.ALLOWED_PRIVATE_NETWORKS)
+        checks.register(speedups_built)
+
+
+def speedups_built(app_configs, **kwargs) -> list[checks.CheckMessage]:
+    """`manage.py check` (and migrate, runserver) warns where crawler.speedups' C extension was not built: crawls
+    then sign pages with the numpy code, the same signatures for ~0.3 ms more CPU a page."""
+    if speedups.native is not None:
+        return []
+    return [
+        checks.Warning(
+            "crawler.speedups' C extension is not built: page signatures use the slower numpy code.",
+            hint="Run `make install` or `python -m crawler.speedups.build` (needs a C compiler and Python's headers).",
+            id="sitewarden.W001",
+        )
+    ]

@@ -64,6 +64,7 @@ def run(pages: int, *, repeat: int = 1, seed: int = 0, page_kb: int = 40) -> dic
     from audits.checks.page import page_issues  # why: after django.setup()
     from audits.pipeline.page_record import _fill_from_html, _is_indexable, build_page_record  # why: after setup
     from audits.pipeline.scope import CrawlScope  # why: after django.setup()
+    from crawler import speedups  # why: after django.setup(), with the rest
     from crawler.discovery import Robots  # why: after django.setup(), with the rest
     from crawler.fetch import FetchResult  # why: after django.setup(), with the rest
     from crawler.parse import parse_html  # why: after django.setup(), with the rest
@@ -133,6 +134,7 @@ def run(pages: int, *, repeat: int = 1, seed: int = 0, page_kb: int = 40) -> dic
         "issues": issues,
         "edges": sum(len(r.edges) for r in records.values()),
         "fingerprint": digest.hexdigest()[:16],
+        "speedups_built": speedups.native is not None,
     }
 
 
@@ -178,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"pages: {out['pages']} ({out['bytes_per_page'] // 1024} KiB each), issues {out['issues']}, "
           f"edges {out['edges']}, fingerprint {out['fingerprint']}")  # fmt: skip
-    print(f"build_page_record: {out['cpu_ms_per_page']:.2f} ms CPU per page")
+    signature_code = "C, crawler.speedups" if out["speedups_built"] else "numpy: crawler.speedups not built"
+    print(f"build_page_record: {out['cpu_ms_per_page']:.2f} ms CPU per page (signature: {signature_code})")
     for name, ms in out["breakdown_ms"].items():
         print(f"  {name:<10} {ms:6.2f} ms  ({100 * ms / out['cpu_ms_per_page']:.0f} %)")
     print(f"baseline parse (parsel): {out['baseline_cpu_ms_per_page']:.2f} ms CPU per page; "

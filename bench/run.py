@@ -26,6 +26,7 @@ from bench.finalize import FinalizeBenchError, print_finalize, run_finalize_benc
 from bench.rss import RssSampler
 from bench.serve import serve_best
 from bench.sitegen import SiteManifest, generate_site
+from crawler import speedups
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = REPO / ".venv" / "bin" / "python"
@@ -394,6 +395,8 @@ def print_cpu(result: SizeResult) -> None:
 
 def print_summary(results: list[SizeResult]) -> None:
     print("\n== summary ==")
+    built = "built" if speedups.native is not None else "NOT built: the numpy signature code ran"
+    print(f"  crawler.speedups (the page signature's C code): {built}")
     measured = [r for r in results if r.product is not None]
     for r in measured:
         ratio = r.product.pages_per_s / r.baseline.pages_per_s if r.baseline.pages_per_s else 0.0

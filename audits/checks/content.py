@@ -19,7 +19,8 @@ sentences or paragraphs moved around keep their pairs and stay near duplicates.
 
 At crawl time (`text_signature`) the words' 64-bit token hashes give 128 minima and the pairs' 128 more by
 one-permutation hashing with optimal densification (`_bin_minima`: one hash a token instead of one per permutation,
-the same estimate), made in bulk with numpy from the text's bytes; base64 on the Page row, prefixed with the scheme
+the same estimate), made in one pass over the text's bytes in C (crawler.speedups; the numpy code here where it
+was not built, the same values); base64 on the Page row, prefixed with the scheme
 ("w3:"; a page signed under another scheme, "w2:" 128 + 64 affine permutations before issue 29, "w1:" words only or
 "m3:", is left out of the comparison, never compared with values that mean something else).
 Finalize bands the word pairs' values the way datasketch's MinHashLSH does (its (bands, rows) choice for what a text
@@ -61,6 +62,7 @@ from audits.checks.registry import as_uuid
 from audits.models import Page
 from crawler import limits
 from crawler.parse.text import WORD_UNIT_CHARACTERS, excerpt_at
+from crawler.speedups import native
 from crawler.words import cjk_spaced
 
 WORD_MINIMA = 128  # 128 × 4 bytes: a similarity estimate within ±3 points at 90 %
@@ -307,16 +309,32 @@ def text_signature(text: str, *, characters: bool = False) -> str:
     text has no word: WORD_MINIMA minima over its words counted with their repeats
     (`word_token_hashes`), then PAIR_MINIMA minima over its word pairs (`word_pair_token_hashes`). With
     `characters` (a page counted in characters, PageData.word_unit), each Chinese or Japanese character is a word."""
-    hashes = _word_hashes(cjk_spaced(text) if characters else text)  # once, for the words and their pairs
-    if not len(hashes):
+    if characters:
+        text = cjk_spaced(text)
+    if not text:
         return ""
+    if native is not None:  # crawler.speedups: the same minima in one pass of C (~0.3 ms less a page)
+        values = native.minhash(
+            text.encode("utf-8", "surrogatepass"),
+            _borrow_orders(WORD_MINIMA, SIGNATURE_SEED),
+            _borrow_orders(PAIR_MINIMA, SIGNATURE_SEED + 1),
+        )
+    else:
+        values = _signature_values_numpy(text)
+    return SIGNATURE_PREFIX + base64.b64encode(values).decode("ascii")
+
+
+def _signature_values_numpy(text: str) -> bytes:
+    """text_signature's minima as little-endian uint32 bytes, in numpy: where crawler.speedups was not built, and
+    what tests/crawler/test_speedups.py holds the C version to."""
+    hashes = _word_hashes(text)  # once, for the words and their pairs
     values = np.concatenate(
         [
             _bin_minima(_occurrence_tokens(hashes), WORD_MINIMA, SIGNATURE_SEED),
             _bin_minima(_pair_tokens(hashes), PAIR_MINIMA, SIGNATURE_SEED + 1),  # orders not the words'
         ]
     )
-    return SIGNATURE_PREFIX + base64.b64encode(values.tobytes()).decode("ascii")
+    return values.tobytes()
 
 
 def signature_values(signature: str) -> np.ndarray | None:

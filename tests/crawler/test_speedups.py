@@ -1,0 +1,133 @@
+"""crawler.speedups' C minhash gives exactly the minima of the numpy code it stands for
+(audits.checks.content._signature_values_numpy) on any text, holds up on hostile input, and `make install` builds
+it (`manage.py check` says when it did not)."""
+
+import random
+
+import numpy as np
+import pytest
+
+from audits import apps
+from audits.checks import content
+from audits.checks.content import (
+    PAIR_MINIMA,
+    SIGNATURE_SEED,
+    SIGNED_TEXT_MAX_BYTES,
+    WORD_MINIMA,
+    _borrow_orders,
+    _signature_values_numpy,
+    text_signature,
+)
+from crawler import speedups
+
+VOCABULARY = ["the", "of", "naïve", "ΟΔΟΣ", "日本", "🙂", "x", "\udcff", "", "w"] + [f"w{i}" for i in range(300)]
+
+
+@pytest.fixture
+def minhash():
+    assert speedups.native is not None, "make install builds crawler.speedups (a C compiler and Python's headers)"
+
+    def signed(text: str) -> bytes:
+        return speedups.native.minhash(
+            text.encode("utf-8", "surrogatepass"),
+            _borrow_orders(WORD_MINIMA, SIGNATURE_SEED),
+            _borrow_orders(PAIR_MINIMA, SIGNATURE_SEED + 1),
+        )
+
+    return signed
+
+
+def _text(rng: random.Random, words: int, vocabulary=VOCABULARY) -> str:
+    return " ".join(rng.choice(vocabulary) for _ in range(words))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_c_minima_are_the_numpy_minima(minhash, seed):
+    rng = random.Random(seed)
+    # "" in the vocabulary makes empty words (two spaces in a row, a space first or last): hashed as the numpy code
+    # hashes them, though a joined text never holds one.
+    for words in (1, 2, 3, 7, 60, 128, 129, 1000, 5000, 20000):
+        text = _text(rng, words)
+        assert minhash(text) == _signature_values_numpy(text), (seed, words)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a",
+        " ",
+        "  a  ",
+        "x" * (SIGNED_TEXT_MAX_BYTES + 10),  # one word past the signed bytes: nothing of it is whole
+        " " + "x" * (SIGNED_TEXT_MAX_BYTES + 10),
+        "ab " * (SIGNED_TEXT_MAX_BYTES // 3 + 50),  # cut at the last space within the signed bytes
+        "a" * (SIGNED_TEXT_MAX_BYTES - 1) + " b",  # the space is the limit's last byte
+        "a" * SIGNED_TEXT_MAX_BYTES + " b",  # the space is the first byte past it
+        "a" * SIGNED_TEXT_MAX_BYTES,  # exactly the limit: signed whole
+    ],
+    ids=lambda t: f"{len(t)}-chars",
+)
+def test_edges_of_the_text_and_of_the_signed_bytes(minhash, text):
+    assert minhash(text) == _signature_values_numpy(text)
+
+
+def test_a_text_of_many_distinct_words_grows_the_table_and_the_next_text_is_unaffected(minhash):
+    rng = random.Random(5)
+    distinct = " ".join(f"d{i}" for i in range(40_000))  # more distinct words and pairs than a kept table holds
+    small = _text(rng, 300)
+    before = minhash(small)
+    assert minhash(distinct) == _signature_values_numpy(distinct)
+    assert minhash(small) == before == _signature_values_numpy(small)
+
+
+def test_text_signature_is_the_same_with_and_without_the_extension(minhash, monkeypatch):
+    rng = random.Random(9)
+    cjk = "東 京 は 晴 れ で す " * 40
+    texts = ["", "one", _text(rng, 700), _text(rng, 5000), cjk, "東京は晴れです 東京は雨です"]
+    with_c = [text_signature(t) for t in texts] + [text_signature(t, characters=True) for t in texts]
+    monkeypatch.setattr(content, "native", None)
+    without = [text_signature(t) for t in texts] + [text_signature(t, characters=True) for t in texts]
+    assert with_c == without
+    assert with_c[0] == "" and all(s.startswith(content.SIGNATURE_PREFIX) for s in with_c[1:6])
+
+
+@pytest.mark.parametrize(
+    "orders, message",
+    [
+        (np.zeros((128, 128), dtype=np.int32), "square int64"),
+        (np.zeros((128, 64), dtype=np.int64), "square int64"),
+        (np.zeros((96, 96), dtype=np.int64), "power-of-two"),
+        (np.zeros((1, 1), dtype=np.int64), "at least 2"),
+        (np.zeros(128, dtype=np.int64), "square int64"),
+        (np.zeros((128, 256), dtype=np.int64)[:, ::2], "contiguous"),
+    ],
+)
+def test_orders_of_the_wrong_shape_are_refused(minhash, orders, message):
+    good = _borrow_orders(PAIR_MINIMA, SIGNATURE_SEED + 1)
+    with pytest.raises((ValueError, BufferError), match=message):
+        speedups.native.minhash(b"a b", orders, good)
+    with pytest.raises((ValueError, BufferError), match=message):
+        speedups.native.minhash(b"a b", good, orders)
+
+
+def test_orders_naming_a_bin_out_of_range_read_nothing_from_outside(minhash):
+    # Every bin names bin 10**6 first: the C code skips it (it never reads past the array) and looks on in its order.
+    # A text of one word fills one bin of each half; the others borrow its value, but the one whose order named it
+    # first (now 10**6) finds no filled bin and keeps the empty value, 0xFFFFFFFF, at every call.
+    orders = np.array(_borrow_orders(WORD_MINIMA, SIGNATURE_SEED))
+    orders[:, 0] = 10**6
+    values = np.frombuffer(speedups.native.minhash(b"one", orders, orders), dtype="<u4")
+    assert speedups.native.minhash(b"one", orders, orders) == values.tobytes()
+    for half in (values[:WORD_MINIMA], values[WORD_MINIMA:]):
+        assert len(set(half.tolist()) - {0xFFFFFFFF}) == 1
+
+
+def test_the_text_must_be_bytes(minhash):
+    with pytest.raises(TypeError):
+        speedups.native.minhash("a str", _borrow_orders(WORD_MINIMA, 1), _borrow_orders(PAIR_MINIMA, 2))
+
+
+def test_manage_py_check_warns_when_the_extension_is_not_built(minhash, monkeypatch):
+    assert apps.speedups_built(None) == []
+    monkeypatch.setattr(speedups, "native", None)
+    (warning,) = apps.speedups_built(None)
+    assert warning.id == "sitewarden.W001" and "python -m crawler.speedups.build" in warning.hint
