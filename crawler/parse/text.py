@@ -8,6 +8,7 @@ from lxml import etree
 
 from crawler import limits
 from crawler.parse.data import PageData
+from crawler.speedups import native
 from crawler.words import first_words, words_of
 
 WORD_UNIT_CHARACTERS = "characters"  # PageData.word_unit / Page.word_unit of a text counted in characters
@@ -141,6 +142,8 @@ _BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "compleme
 _X_MAIN = (
     "//main[not(ancestor::main)] | //@role[.='main']/parent::*[not(ancestor::main)][not(ancestor::*[@role='main'])]"
 )
+if native is not None:  # the C walk's tag lists: these, given once
+    native.text_tags(BLOCK_TAGS, INVISIBLE_TAGS, _BOILERPLATE_TAGS, _BOILERPLATE_ROLES)
 
 
 def page_text(root, page: PageData, url: str) -> None:
@@ -150,13 +153,13 @@ def page_text(root, page: PageData, url: str) -> None:
     footer and aside (by tag or role). The walk skips invisible subtrees (their tails still count: "a<script>x
     </script>b" is the one word "ab"), so the tree is never changed."""
     mains = root.xpath(_X_MAIN)
-    visible, main = _WordStream(), _MainWords()
     main_set = set(mains)
     if len(mains) > limits.MAIN_ELEMENTS_ONE_WALK_MAX or any(_hidden_or_nested(m, main_set) for m in mains):
+        main = _MainWords()
         _main_text_alone(mains, main)  # rare markup the one walk does not model: the main text walked on its own
-        _walk_text(root, visible, None, main_set)
+        visible, _ = _one_walk(root, mains, with_main=False)
     else:
-        _walk_text(root, visible, main, main_set)
+        visible, main = _one_walk(root, mains, with_main=True)
     page.text_hash = visible.close()
     page.main_text_hash = main.close()
     # A page mostly in Chinese or Japanese is counted in characters (each CJK character one, any other word one),
@@ -243,6 +246,24 @@ def _hidden_or_nested(main_el, main_set: set) -> bool:
 
 def _boilerplate(el, tag: str) -> bool:
     return tag in _BOILERPLATE_TAGS or (el.get("role") or "").strip().lower() in _BOILERPLATE_ROLES
+
+
+def _one_walk(root, mains: list, *, with_main: bool) -> tuple[_WordStream, _MainWords | None]:
+    """The visible text and, `with_main`, the main text of one walk of the tree: in C (crawler.speedups'
+    text_walk, the same characters in the same order) where it was built, else, or where the C walk meets a node it
+    does not model, by _walk_text with fresh streams."""
+    if native is not None:
+        visible, main = _WordStream(), _MainWords() if with_main else None
+        try:
+            native.text_walk(
+                root, tuple(mains), visible.add, main.add if main is not None else None, limits.TEXT_STEP_CHARS
+            )
+            return visible, main
+        except NotImplementedError:
+            pass
+    visible, main = _WordStream(), _MainWords() if with_main else None
+    _walk_text(root, visible, main, set(mains))
+    return visible, main
 
 
 def _walk_text(root, visible: _WordStream, main: _MainWords | None, main_set: set) -> None:

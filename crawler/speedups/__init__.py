@@ -1,10 +1,14 @@
-"""The crawl's two hottest text loops in C: `native.words` (crawler.words.words_of) and `native.minhash` (the
-minima of audits.checks.content.text_signature), built in place by `make install` (`python -m
-crawler.speedups.build`) from _speedups.c.
+"""The crawl's hottest loops in C, one CPython extension built in place by `make install` (`python -m
+crawler.speedups.build`):
 
-`native` is None where the module was not built (no C compiler): the numpy versions run instead and give the same
-results, ~0.5 ms more CPU a page (bench/README.md). tests/crawler/test_speedups.py holds the two to each other, as
-MarkupSafe does its `_speedups` and its Python fallback."""
+- `native.minhash` (minhash.c): the minima of audits.checks.content.text_signature, for its numpy code;
+- `native.text_walk` (textwalk.c): crawler.parse.text._walk_text, the visible and main text read from lxml's libxml2
+  tree, for the Python iterwalk (`native.text_tags` gives it the tag lists once).
+
+`native` is None where the module was not built (no C compiler): the Python and numpy code runs instead and gives
+the same results, ~0.5 ms more CPU a page (bench/README.md), and `manage.py check` warns (sitewarden.W001).
+tests/crawler/test_speedups.py holds each to the code it stands for, as MarkupSafe does its `_speedups` and its
+Python fallback."""
 
 try:
     from crawler.speedups import _speedups as native

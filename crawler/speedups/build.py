@@ -1,14 +1,18 @@
 """Build crawler.speedups' C extension in place: `python -m crawler.speedups.build` (`make install` runs it).
-Intermediate files go to var/build; the module lands beside its source."""
+Intermediate files go to var/build; the module lands beside its sources. The text walk reads lxml's libxml2 tree, so
+it is compiled against the headers the installed lxml ships (lxml.get_include()): rebuild after upgrading lxml
+(`make install` does, requirements/base.txt pins it)."""
 
 import os
 import sys
 from pathlib import Path
 
+import lxml
 from setuptools import Extension, setup
 
-SOURCE = Path(__file__).with_name("_speedups.c")
-ROOT = SOURCE.parents[2]
+HERE = Path(__file__).parent
+SOURCES = [HERE / name for name in ("_speedups.c", "minhash.c", "textwalk.c")]
+ROOT = HERE.parents[1]
 BUILD = ROOT / "var" / "build"  # object files and the module before it is copied beside its source
 
 
@@ -16,7 +20,9 @@ def main() -> int:
     os.chdir(ROOT)  # setuptools places an in-place build relative to the working directory
     extension = Extension(
         "crawler.speedups._speedups",
-        [str(SOURCE.relative_to(ROOT))],
+        [str(source.relative_to(ROOT)) for source in SOURCES],
+        include_dirs=[str(HERE.relative_to(ROOT)), *lxml.get_include()],
+        depends=[str((HERE / "speedups.h").relative_to(ROOT))],
         extra_compile_args=["-O2", "-Wall", "-Werror=implicit-function-declaration"],
     )
     setup(

@@ -4,6 +4,7 @@ it (`manage.py check` says when it did not)."""
 
 import random
 
+import lxml.html
 import numpy as np
 import pytest
 
@@ -131,3 +132,109 @@ def test_manage_py_check_warns_when_the_extension_is_not_built(minhash, monkeypa
     monkeypatch.setattr(speedups, "native", None)
     (warning,) = apps.speedups_built(None)
     assert warning.id == "sitewarden.W001" and "python -m crawler.speedups.build" in warning.hint
+
+
+# --- the text walk --------------------------------------------------------------------------------------------------
+
+TEXT_FIELDS = (
+    "text_hash", "main_text_hash", "word_count", "main_word_count", "word_unit", "main_text", "short_main_prose",
+    "lorem_ipsum", "lorem_excerpt",
+)  # fmt: skip
+ROLES = ["main", "Main", "navigation", " Navigation ", "NAVIGATION", "banner\u00a0", "\u3000contentinfo",
+         "complementary", "presentation", "", "navigation&amp;"]  # fmt: skip
+TAGS = ["p", "div", "span", "b", "a", "nav", "header", "footer", "aside", "main", "section", "article", "script",
+        "style", "noscript", "template", "svg", "pre", "code", "br", "img", "li", "h1", "td", "x-widget", "o:p",
+        "textarea", "button"]  # fmt: skip
+WORDS = ["alpha", "Beta", "lorem", "ipsum", "ΣΑΣ", "İstanbul", "東京は晴れ", "naïve", "&amp;", "&nbsp;", "x\u00a0y",
+         "\u2028", "🙂", "&#xdcff;", "word"]  # fmt: skip
+
+
+def _random_markup(rng: random.Random, depth: int = 0) -> str:
+    parts = []
+    for _ in range(rng.randint(0, 4 if depth < 5 else 0) + 1):
+        if rng.random() < 0.45 or depth >= 5:
+            parts.append(rng.choice(WORDS) + rng.choice([" ", "", "\n  ", "\t"]))
+            continue
+        tag = rng.choice(TAGS)
+        role = f' role="{rng.choice(ROLES)}"' if rng.random() < 0.3 else ""
+        parts.append(f"<{tag}{role}>{_random_markup(rng, depth + 1)}</{tag}>")
+    return "".join(parts)
+
+
+def _text_fields(body: bytes, monkeypatch, *, python: bool) -> dict:
+    from crawler.parse import text as parse_text
+    from crawler.parse.data import PageData
+    from crawler.parse.document import parse_document
+
+    with monkeypatch.context() as patch:
+        if python:
+            patch.setattr(parse_text, "native", None)
+        page = PageData(base_url="https://example.com/")
+        parse_text.page_text(parse_document(body).tree, page, "https://example.com/")
+    return {name: getattr(page, name) for name in TEXT_FIELDS}
+
+
+def _assert_walks_agree(body: bytes, monkeypatch) -> dict:
+    in_c = _text_fields(body, monkeypatch, python=False)
+    assert in_c == _text_fields(body, monkeypatch, python=True), body[:300]
+    return in_c
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_the_c_text_walk_gives_the_python_walks_words(minhash, monkeypatch, seed):
+    rng = random.Random(seed)
+    for _ in range(40):
+        _assert_walks_agree(f"<html><body>{_random_markup(rng)}</body></html>".encode(), monkeypatch)
+
+
+def test_the_c_text_walk_on_the_benchmark_sites_pages(minhash, monkeypatch, tmp_path):
+    from bench.sitegen import generate_site
+
+    generate_site(tmp_path, 30, seed=3, page_kb=40, features=True)
+    pages = sorted(tmp_path.rglob("*.html"))
+    assert len(pages) >= 30
+    counted = [_assert_walks_agree(path.read_bytes(), monkeypatch)["word_count"] for path in pages]
+    assert sum(counted) > 30 * 1000  # real pages of words, not empty ones agreeing
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<main>in <b>main</b></main> out <main>second</main>",
+        "<div role='main'>by role</div><nav>menu</nav> after",
+        "<main><main>nested</main></main> page",  # walked apart (the main text on its own): C gives the visible text
+        "<template><main>hidden</main></template> shown",
+        "<nav role=navigation>a<nav>b</nav>c</nav>tail<header>h</header><p>body</p><aside>x</aside>end",
+        "<div role=' Navigation\u00a0'>menu</div><p>text</p>",
+        "<p>" + "a<b>b</b> " * 30_000 + "</p>",  # many steps; a word split over two nodes at each
+        "<pre>" + "x" * 200_000 + "</pre> y",  # one node longer than a step
+        "<p>lorem <i>ipsum</i> dolor</p><nav>lorem ipsum</nav>",
+        "",
+        "<svg><text>not text</text></svg>tail<script>x</script>y",
+    ],
+    ids=lambda body: body[:30],
+)
+def test_the_c_text_walk_on_markup_it_must_model(minhash, monkeypatch, body):
+    _assert_walks_agree(f"<html><body>{body}</body></html>".encode(), monkeypatch)
+
+
+def test_a_node_the_c_walk_does_not_model_hands_the_page_to_the_python_walk(minhash, monkeypatch):
+    from crawler.parse import text as parse_text
+
+    # crawler.parse.document's parser drops comments; lxml.html's keeps them, and the C walk stops on one.
+    tree = lxml.html.fromstring("<html><body><p>one <!-- a comment kept --> two</p></body></html>")
+    with pytest.raises(NotImplementedError):
+        speedups.native.text_walk(tree, (), lambda text: None, None, 1024)
+    visible, main = parse_text._one_walk(tree, [], with_main=True)
+    monkeypatch.setattr(parse_text, "native", None)
+    python_visible, python_main = parse_text._one_walk(tree, [], with_main=True)
+    assert (visible.close(), main.close()) == (python_visible.close(), python_main.close())
+    assert visible.count == python_visible.count == 1  # iterwalk yields no comment: its tail " two" is not read
+
+
+def test_the_c_walk_takes_lxml_elements_only(minhash):
+    with pytest.raises(TypeError, match="lxml element"):
+        speedups.native.text_walk("<p>", (), print, None, 1024)
+    tree = lxml.html.fromstring("<p>x</p>")
+    with pytest.raises(TypeError, match="lxml element"):
+        speedups.native.text_walk(tree, ("not an element",), print, print, 1024)

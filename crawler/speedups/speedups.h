@@ -1,0 +1,11 @@
+/* crawler.speedups._speedups: the functions of its C files, gathered into one module by _speedups.c. */
+#ifndef SITEWARDEN_SPEEDUPS_H
+#define SITEWARDEN_SPEEDUPS_H
+
+#include <Python.h>
+
+PyObject *speedups_minhash(PyObject *module, PyObject *args);    /* minhash.c */
+PyObject *speedups_text_tags(PyObject *module, PyObject *args);  /* textwalk.c */
+PyObject *speedups_text_walk(PyObject *module, PyObject *args);  /* textwalk.c */
+
+#endif

@@ -1,0 +1,470 @@
+/* text_walk: crawler.parse.text._walk_text in C, over the libxml2 tree lxml built.
+ *
+ * The Python walk is one iterwalk over every element of the page, twice (start and end), reading el.tag, el.text
+ * and el.tail through lxml proxies: ~0.25 ms a benchmark page. This reads the same libxml2 nodes directly (the
+ * node of an lxml element is its `_c_node`, lxml's public C API: lxml/etree.h) and hands the visible text and the
+ * main text to the page's word streams in pieces of a step or more: the same characters in the same order as the
+ * Python walk gives them, so the same words, counts and hashes (tests/crawler/test_speedups.py compares the two on
+ * the test sites and on generated markup).
+ *
+ * It reads structs only and calls no libxml2 function (lxml links its own libxml2 statically; the headers used are
+ * the ones lxml ships with itself, built against the installed lxml by `make install`). A node it does not model
+ * (an entity reference, a comment or processing instruction the parser kept, an attribute value that is not plain
+ * text) stops it with NotImplementedError, and page_text walks the page again in Python with fresh word streams.
+ * Runs with the GIL held from start to end; the tree is not changed.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include <libxml/tree.h>
+
+#include "speedups.h"
+
+/* lxml's element proxy (lxml/etree.h, struct LxmlElement): the libxml2 node it stands for. */
+typedef struct {
+    PyObject_HEAD
+    void *doc;
+    xmlNode *c_node;
+    PyObject *tag;
+} LxmlElement;
+
+static PyObject *element_type; /* lxml.etree._Element, looked up at the first call */
+
+/* The tag names of crawler.parse.text (BLOCK_TAGS, INVISIBLE_TAGS, _BOILERPLATE_TAGS), given once by
+   text_tags(): one copy of each list, in Python. */
+enum { BLOCK = 1, INVISIBLE = 2, BOILERPLATE = 4 };
+#define TAGS_MAX 128
+#define TAG_CHARS_MAX 32
+static struct {
+    char name[TAG_CHARS_MAX];
+    int flags;
+} tags[TAGS_MAX];
+static int tag_count;
+static PyObject *boilerplate_roles; /* a frozenset of str: _BOILERPLATE_ROLES */
+
+static int
+add_tags(PyObject *names, int flag)
+{
+    PyObject *iterator = PyObject_GetIter(names), *name;
+    if (iterator == NULL)
+        return -1;
+    while ((name = PyIter_Next(iterator)) != NULL) {
+        Py_ssize_t length;
+        const char *utf8 = PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &length) : NULL;
+        Py_DECREF(name);
+        if (utf8 == NULL || length >= TAG_CHARS_MAX) {
+            Py_DECREF(iterator);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "tag names are str of fewer than 32 bytes");
+            return -1;
+        }
+        int at = 0;
+        while (at < tag_count && strcmp(tags[at].name, utf8) != 0)
+            at++;
+        if (at == tag_count) {
+            if (tag_count == TAGS_MAX) {
+                Py_DECREF(iterator);
+                PyErr_SetString(PyExc_ValueError, "too many tag names");
+                return -1;
+            }
+            memcpy(tags[at].name, utf8, length + 1);
+            tags[at].flags = 0;
+            tag_count++;
+        }
+        tags[at].flags |= flag;
+    }
+    Py_DECREF(iterator);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+PyObject *
+speedups_text_tags(PyObject *module, PyObject *args)
+{
+    PyObject *block, *invisible, *boilerplate, *roles;
+    if (!PyArg_ParseTuple(args, "OOOO!:text_tags", &block, &invisible, &boilerplate, &PyFrozenSet_Type, &roles))
+        return NULL;
+    tag_count = 0;
+    if (add_tags(block, BLOCK) < 0 || add_tags(invisible, INVISIBLE) < 0 || add_tags(boilerplate, BOILERPLATE) < 0) {
+        tag_count = 0;
+        return NULL;
+    }
+    Py_INCREF(roles);
+    Py_XSETREF(boilerplate_roles, roles);
+    Py_RETURN_NONE;
+}
+
+/* A node's tag flags. libxml2 interns a document's names, so a page's few hundred elements have a few dozen name
+   pointers: each is looked up once a walk and remembered by its address. */
+#define NAME_CACHE_SLOTS 256 /* a power of two */
+typedef struct {
+    const xmlChar *names[NAME_CACHE_SLOTS];
+    int flags[NAME_CACHE_SLOTS];
+} NameCache;
+
+static int
+tag_flags(NameCache *cache, const xmlNode *node)
+{
+    if (node->ns != NULL || node->name == NULL)
+        return 0; /* lxml's tag is "{namespace}name": in no list */
+    size_t slot = ((uintptr_t)node->name >> 4) & (NAME_CACHE_SLOTS - 1);
+    for (int probe = 0; probe < NAME_CACHE_SLOTS; probe++) {
+        size_t at = (slot + probe) & (NAME_CACHE_SLOTS - 1);
+        if (cache->names[at] == node->name)
+            return cache->flags[at];
+        if (cache->names[at] == NULL) {
+            int flags = 0;
+            for (int i = 0; i < tag_count; i++) {
+                if (strcmp(tags[i].name, (const char *)node->name) == 0) {
+                    flags = tags[i].flags;
+                    break;
+                }
+            }
+            cache->names[at] = node->name;
+            cache->flags[at] = flags;
+            return flags;
+        }
+    }
+    /* The cache is full (a page of 256 distinct tag names): looked up without it. */
+    for (int i = 0; i < tag_count; i++) {
+        if (strcmp(tags[i].name, (const char *)node->name) == 0)
+            return tags[i].flags;
+    }
+    return 0;
+}
+
+/* UTF-8 text gathered for one stream and handed to its `add` once it holds `step` bytes or more (at a node's
+   boundary: libxml2's text is UTF-8 and a node's content is whole characters). */
+typedef struct {
+    char *bytes;
+    Py_ssize_t length, size, step;
+    PyObject *add;
+} Sink;
+
+static int
+sink_flush(Sink *sink)
+{
+    if (sink->length == 0)
+        return 0;
+    PyObject *text = PyUnicode_DecodeUTF8(sink->bytes, sink->length, NULL);
+    sink->length = 0;
+    if (text == NULL)
+        return -1;
+    PyObject *result = PyObject_CallOneArg(sink->add, text);
+    Py_DECREF(text);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+static int
+sink_write(Sink *sink, const char *bytes, Py_ssize_t length)
+{
+    if (sink->length + length > sink->size) {
+        Py_ssize_t size = sink->size ? sink->size : 4096;
+        while (size < sink->length + length)
+            size *= 2;
+        char *grown = PyMem_Realloc(sink->bytes, size);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        sink->bytes = grown;
+        sink->size = size;
+    }
+    memcpy(sink->bytes + sink->length, bytes, length);
+    sink->length += length;
+    return 0;
+}
+
+typedef struct {
+    Sink visible, main;
+    int with_main;     /* the main text is walked too */
+    int in_main;       /* the pieces now are main text */
+    int by_boilerplate; /* no <main>: the main text is all but nav, header, footer, aside (by tag or role) */
+    const xmlNode *main_off_at; /* the boilerplate element whose subtree the main text leaves out */
+    xmlNode **mains;
+    Py_ssize_t main_count;
+    NameCache names;
+} Walk;
+
+static int
+see(Walk *walk, const char *bytes, Py_ssize_t length)
+{
+    if (sink_write(&walk->visible, bytes, length) < 0)
+        return -1;
+    if (walk->in_main && sink_write(&walk->main, bytes, length) < 0)
+        return -1;
+    if (walk->visible.length >= walk->visible.step && sink_flush(&walk->visible) < 0)
+        return -1;
+    if (walk->main.length >= walk->main.step && sink_flush(&walk->main) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+stop_unmodelled(void)
+{
+    PyErr_SetString(PyExc_NotImplementedError, "a node the C walk does not model: walked in Python");
+    return -1;
+}
+
+static inline int
+is_text(const xmlNode *node)
+{
+    return node->type == XML_TEXT_NODE || node->type == XML_CDATA_SECTION_NODE;
+}
+
+static inline int
+is_xinclude(const xmlNode *node)
+{
+    return node->type == XML_XINCLUDE_START || node->type == XML_XINCLUDE_END;
+}
+
+/* lxml's _collectText: the text nodes from `node` on (XInclude markers skipped) up to the first other node. */
+static int
+see_text_run(Walk *walk, const xmlNode *node)
+{
+    for (; node != NULL; node = node->next) {
+        if (is_xinclude(node))
+            continue;
+        if (!is_text(node))
+            break;
+        if (node->content != NULL && node->content[0] && see(walk, (const char *)node->content,
+                                                             (Py_ssize_t)strlen((const char *)node->content)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The first element from `node` on among its siblings, NULL when none; -1 (an exception set) on a node that is
+   neither an element, text nor an XInclude marker. */
+static int
+next_element(const xmlNode *node, xmlNode **found)
+{
+    for (; node != NULL; node = node->next) {
+        if (node->type == XML_ELEMENT_NODE) {
+            *found = (xmlNode *)node;
+            return 0;
+        }
+        if (!is_text(node) && !is_xinclude(node))
+            return stop_unmodelled();
+    }
+    *found = NULL;
+    return 0;
+}
+
+static int
+is_main_start(const Walk *walk, const xmlNode *node)
+{
+    for (Py_ssize_t i = 0; i < walk->main_count; i++) {
+        if (walk->mains[i] == node)
+            return 1;
+    }
+    return 0;
+}
+
+/* crawler.parse.text._boilerplate for an element that is not boilerplate by its tag: its role attribute, stripped
+   and lower-cased as Python does, among _BOILERPLATE_ROLES. */
+static int
+boilerplate_role(const xmlNode *node)
+{
+    for (const xmlAttr *attribute = node->properties; attribute != NULL; attribute = attribute->next) {
+        if (attribute->ns != NULL || strcmp((const char *)attribute->name, "role") != 0)
+            continue;
+        /* The value: its text nodes (an entity reference among them is not modelled). */
+        PyObject *pieces = PyList_New(0);
+        if (pieces == NULL)
+            return -1;
+        for (const xmlNode *child = attribute->children; child != NULL; child = child->next) {
+            if (child->type != XML_TEXT_NODE) {
+                Py_DECREF(pieces);
+                return stop_unmodelled();
+            }
+            PyObject *piece = PyUnicode_DecodeUTF8((const char *)child->content,
+                                                   child->content ? (Py_ssize_t)strlen((const char *)child->content) : 0,
+                                                   NULL);
+            if (piece == NULL || PyList_Append(pieces, piece) < 0) {
+                Py_XDECREF(piece);
+                Py_DECREF(pieces);
+                return -1;
+            }
+            Py_DECREF(piece);
+        }
+        PyObject *empty = PyUnicode_FromStringAndSize("", 0);
+        PyObject *value = empty ? PyUnicode_Join(empty, pieces) : NULL;
+        Py_XDECREF(empty);
+        Py_DECREF(pieces);
+        if (value == NULL)
+            return -1;
+        PyObject *stripped = PyObject_CallMethod(value, "strip", NULL);
+        Py_DECREF(value);
+        PyObject *lowered = stripped ? PyObject_CallMethod(stripped, "lower", NULL) : NULL;
+        Py_XDECREF(stripped);
+        if (lowered == NULL)
+            return -1;
+        int found = PySet_Contains(boilerplate_roles, lowered);
+        Py_DECREF(lowered);
+        return found;
+    }
+    return 0;
+}
+
+/* An element's "start": 1 to walk its children, 0 to skip its subtree (invisible), -1 on error. */
+static int
+start(Walk *walk, const xmlNode *node)
+{
+    int flags = tag_flags(&walk->names, node);
+    if (flags & INVISIBLE)
+        return 0;
+    if (walk->with_main) {
+        if (!walk->in_main) {
+            if (is_main_start(walk, node))
+                walk->in_main = 1; /* the main element's own space and text are main text */
+        }
+        else if (walk->by_boilerplate) {
+            int boilerplate = (flags & BOILERPLATE) ? 1 : boilerplate_role(node);
+            if (boilerplate < 0)
+                return -1;
+            if (boilerplate) {
+                walk->in_main = 0;
+                walk->main_off_at = node;
+            }
+        }
+    }
+    if ((flags & BLOCK) && see(walk, " ", 1) < 0)
+        return -1;
+    if (see_text_run(walk, node->children) < 0)
+        return -1;
+    return 1;
+}
+
+static int
+end(Walk *walk, const xmlNode *node, const xmlNode *root)
+{
+    int flags = tag_flags(&walk->names, node);
+    if (walk->with_main && node == walk->main_off_at) {
+        walk->in_main = 1; /* the boilerplate's closing space and tail are main text */
+        walk->main_off_at = NULL;
+    }
+    if ((flags & BLOCK) && see(walk, " ", 1) < 0)
+        return -1;
+    if (walk->with_main && walk->in_main && !walk->by_boilerplate && is_main_start(walk, node)) {
+        /* The end of one main element: a space, and its tail is not main text. */
+        if (sink_write(&walk->main, " ", 1) < 0)
+            return -1;
+        walk->in_main = 0;
+    }
+    if (node != root && see_text_run(walk, node->next) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+walk_tree(Walk *walk, xmlNode *root)
+{
+    xmlNode *node = root;
+    for (;;) {
+        int descend = start(walk, node);
+        if (descend < 0)
+            return -1;
+        xmlNode *child = NULL;
+        if (descend && next_element(node->children, &child) < 0)
+            return -1;
+        if (child != NULL) {
+            node = child;
+            continue;
+        }
+        /* No child to walk: the element ends, then each ancestor whose last child it was. */
+        for (;;) {
+            if (end(walk, node, root) < 0)
+                return -1;
+            if (node == root)
+                return 0;
+            xmlNode *sibling;
+            if (next_element(node->next, &sibling) < 0)
+                return -1;
+            if (sibling != NULL) {
+                node = sibling;
+                break;
+            }
+            node = node->parent;
+        }
+    }
+}
+
+static xmlNode *
+node_of(PyObject *element)
+{
+    if (element_type == NULL) {
+        PyObject *etree = PyImport_ImportModule("lxml.etree");
+        if (etree == NULL)
+            return NULL;
+        element_type = PyObject_GetAttrString(etree, "_Element");
+        Py_DECREF(etree);
+        if (element_type == NULL)
+            return NULL;
+    }
+    if (!PyObject_TypeCheck(element, (PyTypeObject *)element_type)) {
+        PyErr_SetString(PyExc_TypeError, "an lxml element is expected");
+        return NULL;
+    }
+    xmlNode *node = ((LxmlElement *)element)->c_node;
+    if (node == NULL || node->type != XML_ELEMENT_NODE) {
+        PyErr_SetString(PyExc_TypeError, "an lxml element is expected");
+        return NULL;
+    }
+    return node;
+}
+
+PyObject *
+speedups_text_walk(PyObject *module, PyObject *args)
+{
+    PyObject *root_element, *mains, *visible_add, *main_add;
+    Py_ssize_t step;
+    if (!PyArg_ParseTuple(args, "OO!OOn:text_walk", &root_element, &PyTuple_Type, &mains, &visible_add, &main_add,
+                          &step))
+        return NULL;
+    if (boilerplate_roles == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "text_tags() has not been called");
+        return NULL;
+    }
+    xmlNode *root = node_of(root_element);
+    if (root == NULL)
+        return NULL;
+    Walk *walk = PyMem_Calloc(1, sizeof(Walk));
+    if (walk == NULL)
+        return PyErr_NoMemory();
+    PyObject *result = NULL;
+    walk->visible = (Sink){.step = step > 0 ? step : 1, .add = visible_add};
+    walk->main = (Sink){.step = step > 0 ? step : 1, .add = main_add};
+    walk->with_main = main_add != Py_None;
+    walk->main_count = PyTuple_GET_SIZE(mains);
+    walk->by_boilerplate = walk->with_main && walk->main_count == 0;
+    walk->in_main = walk->by_boilerplate;
+    walk->mains = PyMem_Calloc(walk->main_count ? walk->main_count : 1, sizeof(xmlNode *));
+    if (walk->mains == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < walk->main_count; i++) {
+        walk->mains[i] = node_of(PyTuple_GET_ITEM(mains, i));
+        if (walk->mains[i] == NULL)
+            goto done;
+    }
+    if (walk_tree(walk, root) < 0)
+        goto done;
+    if (walk->by_boilerplate && sink_write(&walk->main, " ", 1) < 0)
+        goto done;
+    if (sink_flush(&walk->visible) < 0 || (walk->with_main && sink_flush(&walk->main) < 0))
+        goto done;
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyMem_Free(walk->visible.bytes);
+    PyMem_Free(walk->main.bytes);
+    PyMem_Free(walk->mains);
+    PyMem_Free(walk);
+    return result;
+}
