@@ -27,6 +27,7 @@ SITEMAP_URLS_PER_HANDOFF = 10_000
 MAX_URL_LENGTH = 2048
 MAX_REDIRECT_HOPS = 10
 NORMALIZE_CACHE_ENTRIES = 20_000  # per process; ~5 MB at typical URL lengths
+SITE_MATCHER_AUTHORITIES_KEPT = 1024  # per SiteMatcher (one a chunk): hosts it has judged, kept
 
 # Per page extraction
 # Every link of a page is counted; links to one URL are folded into one target (count, first anchor), and

@@ -171,6 +171,7 @@ class SiteMatcher:
 
     def __init__(self, *site_urls: str, include_subdomains: bool = False):
         self.include_subdomains = include_subdomains
+        self._by_authority: dict[str, bool] = {}  # bounded: SITE_MATCHER_AUTHORITIES_KEPT
         self.sites: set[tuple[str, int | None]] = set()
         for site_url in site_urls:
             hp = _host_and_port(site_url)
@@ -183,7 +184,18 @@ class SiteMatcher:
         if scheme_end < 0:
             return False
         netloc_end = url.find("/", scheme_end + 3)
-        netloc = url[scheme_end + 3 : netloc_end if netloc_end >= 0 else None].rpartition("@")[2]
+        authority = url[scheme_end + 3 : netloc_end if netloc_end >= 0 else None]
+        # A page's ~30 link targets name a handful of hosts: each authority is judged once (the crawl asks for every
+        # distinct target of every page).
+        known = self._by_authority.get(authority)
+        if known is None:
+            known = self._authority_matches(authority)
+            if len(self._by_authority) < limits.SITE_MATCHER_AUTHORITIES_KEPT:
+                self._by_authority[authority] = known
+        return known
+
+    def _authority_matches(self, authority: str) -> bool:
+        netloc = authority.rpartition("@")[2]
         host, port = netloc, None
         if netloc.startswith("["):  # IPv6 literal
             close = netloc.find("]")

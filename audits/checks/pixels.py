@@ -41,10 +41,19 @@ def _advance(char: str) -> int:
     return DEFAULT_ADVANCE_EM1000
 
 
+# _advance of each ASCII code point, by index: an ASCII text's width is summed in C (map over its bytes), not by a
+# Python call per character (most titles and descriptions).
+_ASCII_ADVANCES = tuple(_advance(chr(code)) for code in range(128))
+
+
 def text_width_px(text: str, font_px: int) -> int:
     """Rendered width of `text` (whitespace collapsed as a browser does) at `font_px`, rounded to a pixel."""
     collapsed = " ".join((text or "").split())
-    return round(sum(_advance(char) for char in collapsed) * font_px / 1000)
+    if collapsed.isascii():
+        advance = sum(map(_ASCII_ADVANCES.__getitem__, collapsed.encode("ascii")))
+    else:
+        advance = sum(map(_advance, collapsed))
+    return round(advance * font_px / 1000)
 
 
 def pixel_checks(data, add, limit) -> None:

@@ -205,7 +205,8 @@ def _links(root, page: PageData, url: str, is_internal: Callable[[str], bool]) -
             continue
         page.links_total += 1
         anchor = _anchor_text(el)
-        nofollow = page_nofollow or "nofollow" in _rel_tokens(el)
+        rel = el.get("rel")  # _rel_tokens without its set: ~40 links a page
+        nofollow = page_nofollow or (rel is not None and "nofollow" in rel.lower().split())
         link = targets.get(target)
         if link is not None:
             link.count += 1

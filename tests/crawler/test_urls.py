@@ -297,3 +297,18 @@ def test_site_matcher_agrees_with_same_site(url):
         matcher = SiteMatcher(*sites, include_subdomains=subdomains)
         expected = any(same_site(url, s, include_subdomains=subdomains) for s in sites)
         assert matcher.matches(normalize(url)) == expected
+
+
+def test_site_matcher_judges_each_authority_once_and_stays_right_past_its_bound(monkeypatch):
+    from crawler import limits
+    from crawler.urls import SiteMatcher, normalize, same_site
+
+    monkeypatch.setattr(limits, "SITE_MATCHER_AUTHORITIES_KEPT", 3)
+    site = "https://www.example.com/"
+    matcher = SiteMatcher(site)
+    urls = [normalize(u) for u in ("https://example.com/a", "http://other.org/", "https://example.com/b",
+                                   "http://sub.example.com/", "http://example.com:8080/", "https://www.example.com/c",
+                                   "http://user@example.com/d", "http://other.org/e")]  # fmt: skip
+    for _ in range(2):  # the second pass reads the kept answers, and judges afresh what was not kept
+        assert [matcher.matches(u) for u in urls] == [same_site(u, site) for u in urls]
+    assert len(matcher._by_authority) == 3

@@ -544,6 +544,17 @@ def test_pixel_widths_follow_the_font_metrics():
     assert text_width_px("é", TITLE_FONT_PX) == text_width_px("e", TITLE_FONT_PX)  # default advance, near "e"
 
 
+def test_an_ascii_text_is_as_wide_by_the_table_as_character_by_character():
+    from audits.checks.pixels import _advance
+
+    rng = random.Random(3)
+    for length in (0, 1, 5, 60, 300):
+        text = "".join(chr(rng.randrange(128)) for _ in range(length))  # control characters and DEL included
+        collapsed = " ".join(text.split())
+        for font_px in (TITLE_FONT_PX, DESCRIPTION_FONT_PX):
+            assert text_width_px(text, font_px) == round(sum(_advance(c) for c in collapsed) * font_px / 1000)
+
+
 def test_word_hashes_depend_on_the_word_not_where_it_sits():
     words = ["alpha", "beta", "ΟΔΟΣ", "日本", "alpha", "beta", "🙂", "ΟΔΟΣ"]
     hashes = _word_hashes(" ".join(words))
