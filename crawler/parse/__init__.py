@@ -3,6 +3,8 @@
 - document.py: parse_document(body, charset) -> ParsedDocument, the body decoded and parsed once (also what
   custom extraction reads, audits.extraction_eval)
 - page.py: parse_html(body, url) -> PageData, the steps that read the tree; parse_link_header
+- markers.py: tree_markers(root), what several steps start from (main elements, app roots, microdata/RDFa), in
+  one walk
 - text.py: the visible and main text in one walk of the tree; excerpt
 - data.py: PageData, Link, AnchorUse
 """

@@ -4,6 +4,7 @@ decoded and parsed by crawler.parse.document.parse_document; the steps here read
 import json
 import re
 from collections.abc import Callable
+from functools import partial
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import lxml.html
@@ -12,6 +13,7 @@ from lxml import etree
 from crawler import limits
 from crawler.parse.data import AnchorUse, Link, PageData
 from crawler.parse.document import parse_document
+from crawler.parse.markers import TreeMarkers, tree_markers
 from crawler.parse.text import collapse, page_text
 from crawler.urls import normalize
 
@@ -21,7 +23,6 @@ _JS_TYPES = frozenset(
     ("", "module", "text/javascript", "application/javascript", "application/x-javascript",
      "text/ecmascript", "application/ecmascript", "text/jscript", "text/livescript")
 )  # fmt: skip
-_APP_ROOT_IDS = ("root", "app", "__next", "__nuxt", "___gatsby")
 
 # Each `//` step of an XPath walks the whole tree, a union of n steps n times (the six-heading union ~55 us on a
 # 40 KB page). Where tag names select, root.iter(tag, ...) walks it once in C and yields the same elements in the
@@ -33,14 +34,8 @@ _REF_ATTRIBUTE = {"script": "src", "img": "src", "iframe": "src", "video": "src"
 _RESOURCE_TAGS = tuple(_REF_ATTRIBUTE)  # mixed content: all of them
 _SUBRESOURCE_TAGS = ("script", "img", "iframe", "link", "source", "embed")  # protocol-relative references
 
-# XPath sources, evaluated with root.xpath(): compiled XPath objects are not shared across threads.
-# The attributes that may make an element an app root; their elements are tested in Python. Selecting attributes
-# (`//@id`) costs about half of selecting elements by a predicate (`//*[@id or ...]`, ~115 us on a 40 KB page):
-# no predicate evaluated per element.
-_X_APP_ROOT_MARKERS = "//@id | //@data-reactroot | //@ng-app"
-# The attributes microdata and RDFa start from (~45 us): the costlier microdata query (~95 us) runs only on the
-# pages that carry one, and once (few pages do).
-_X_STRUCTURED_MARKERS = "//@itemscope | //@typeof"
+# XPath source, evaluated with root.xpath(): compiled XPath objects are not shared across threads. The costlier
+# microdata query (~95 us) runs only on the pages that carry an itemscope (crawler.parse.markers), and once.
 _X_MICRODATA = "//*[@itemscope][@itemtype][not(ancestor::*[@itemscope])]/@itemtype"
 
 
@@ -77,17 +72,25 @@ def parse_html(
         def is_internal(target: str) -> bool:
             return urlsplit(target).hostname == host
 
+    try:
+        markers = tree_markers(root)  # what three steps start from, found in one walk
+    except _STEP_ERRORS:
+        markers = None  # each of those steps asks again, and fails alone
     steps = (
-        _head, _links, _images_and_resources, _scripts, _microdata_and_rdfa, _headings_and_roots,
-        _security_signals, page_text,
+        _head, partial(_links, is_internal=is_internal), _images_and_resources, _scripts,
+        partial(_microdata_and_rdfa, markers=markers), partial(_headings_and_roots, markers=markers),
+        _security_signals, partial(page_text, markers=markers),
     )  # fmt: skip
     for step in steps:
         try:
-            step(root, page, url, is_internal) if step is _links else step(root, page, url)
-        except (ValueError, TypeError, LookupError, etree.LxmlError):
+            step(root, page, url)
+        except _STEP_ERRORS:
             # One broken part of a hostile page must not cost the others.
             continue
     return page
+
+
+_STEP_ERRORS = (ValueError, TypeError, LookupError, etree.LxmlError)
 
 
 def _head(root, page: PageData, url: str) -> None:
@@ -361,11 +364,11 @@ def _jsonld_items(page: PageData, data) -> None:
             _note_item(page, "json-ld", item["@type"], props)
 
 
-def _microdata_and_rdfa(root, page: PageData, url: str) -> None:
+def _microdata_and_rdfa(root, page: PageData, url: str, markers: TreeMarkers | None = None) -> None:
     """Microdata types and entities, RDFa entities through extruct (the JSON-LD ones come from _scripts' own
     parse)."""
-    markers = {marker.attrname for marker in root.xpath(_X_STRUCTURED_MARKERS)}
-    itemtypes = root.xpath(_X_MICRODATA) if "itemscope" in markers else []
+    markers = markers or tree_markers(root)
+    itemtypes = root.xpath(_X_MICRODATA) if markers.itemscope else []
     if itemtypes:
         types = list(page.structured_data_types)  # JSON-LD's, from _scripts: they come first
         for itemtype in itemtypes:
@@ -379,7 +382,7 @@ def _microdata_and_rdfa(root, page: PageData, url: str) -> None:
         for item in MicrodataExtractor().extract_items(root, page.base_url):
             props = [k for k, v in (item.get("properties") or {}).items() if _filled(v)]
             _note_item(page, "microdata", item.get("type") or [], props)
-    if "typeof" in markers:
+    if markers.typeof:
         # why: extruct's RDFa pulls in rdflib (~0.6 s to import); only pages with RDFa pay for it
         from extruct.rdfa import RDFaExtractor
 
@@ -415,17 +418,12 @@ def _scripts(root, page: PageData, url: str) -> None:
     page.structured_data_types = list(dict.fromkeys(types))
 
 
-def _headings_and_roots(root, page: PageData, url: str) -> None:
+def _headings_and_roots(root, page: PageData, url: str, markers: TreeMarkers | None = None) -> None:
     for h in root.iter(*_HEADING_TAGS):
         if len(page.headings) >= limits.MAX_HEADINGS_PER_PAGE:
             break
         page.headings.append((int(h.tag[1]), collapse(_text_content(h))))
-    # An element may carry several markers (and come once per marker): any() only asks whether one is empty.
-    page.app_root = any(
-        not _text_content(el).strip()
-        for el in (marker.getparent() for marker in root.xpath(_X_APP_ROOT_MARKERS))
-        if el.get("id") in _APP_ROOT_IDS or el.get("data-reactroot") is not None or el.get("ng-app") is not None
-    )
+    page.app_root = any(not _text_content(el).strip() for el in (markers or tree_markers(root)).app_roots)
 
 
 def _security_signals(root, page: PageData, url: str) -> None:

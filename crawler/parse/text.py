@@ -8,6 +8,7 @@ from lxml import etree
 
 from crawler import limits
 from crawler.parse.data import PageData
+from crawler.parse.markers import TreeMarkers, tree_markers
 from crawler.speedups import native
 from crawler.words import first_words, words_of
 
@@ -136,23 +137,17 @@ _CODE_TAGS = frozenset(("pre", "code", "kbd", "samp", "textarea"))
 _SPILL_PIECES = 512
 _BOILERPLATE_TAGS = frozenset(("nav", "header", "footer", "aside"))
 _BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary"))
-# Main elements not inside another. The role=main ones are found from their attribute (`//@role[.='main']/parent::*`):
-# libxml2 tests the attribute axis faster than a predicate on every element (`//*[@role='main']`), half the
-# query's CPU on the benchmark's pages (0.13 -> 0.065 ms a page); the same elements in the same (document) order.
-_X_MAIN = (
-    "//main[not(ancestor::main)] | //@role[.='main']/parent::*[not(ancestor::main)][not(ancestor::*[@role='main'])]"
-)
 if native is not None:  # the C walk's tag lists: these, given once
     native.text_tags(BLOCK_TAGS, INVISIBLE_TAGS, _BOILERPLATE_TAGS, _BOILERPLATE_ROLES)
 
 
-def page_text(root, page: PageData, url: str) -> None:
+def page_text(root, page: PageData, url: str, markers: TreeMarkers | None = None) -> None:
     """Visible text (script/style/noscript/template/svg/head left out) and main text, in one walk of the tree.
 
     Main text: the <main>/[role=main] elements when the page has them, else the visible text minus nav, header,
     footer and aside (by tag or role). The walk skips invisible subtrees (their tails still count: "a<script>x
     </script>b" is the one word "ab"), so the tree is never changed."""
-    mains = root.xpath(_X_MAIN)
+    mains = (markers or tree_markers(root)).mains
     main_set = set(mains)
     if len(mains) > limits.MAIN_ELEMENTS_ONE_WALK_MAX or any(_hidden_or_nested(m, main_set) for m in mains):
         main = _MainWords()

@@ -14,6 +14,9 @@ static PyMethodDef speedups_methods[] = {
     {"text_walk", speedups_text_walk, METH_VARARGS,
      "text_walk(root, mains, visible_add, main_add, step): crawler.parse.text._walk_text; NotImplementedError on "
      "a node it does not model."},
+    {"tree_markers", speedups_tree_markers, METH_VARARGS,
+     "tree_markers(root, app_root_ids) -> (mains, app_root_candidates, has_itemscope, has_typeof): "
+     "crawler.parse.markers' XPath queries in one walk; NotImplementedError on an attribute value it does not model."},
     {NULL, NULL, 0, NULL},
 };
 

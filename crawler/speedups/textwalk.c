@@ -5,7 +5,7 @@
  * node of an lxml element is its `_c_node`, lxml's public C API: lxml/etree.h) and hands the visible text and the
  * main text to the page's word streams in pieces of a step or more: the same characters in the same order as the
  * Python walk gives them, so the same words, counts and hashes (tests/crawler/test_speedups.py compares the two on
- * the test sites and on generated markup).
+ * the benchmark site's pages and on generated markup). node_of, from an lxml element to its node, is treescan.c's.
  *
  * It reads structs only and calls no libxml2 function (lxml links its own libxml2 statically; the headers used are
  * the ones lxml ships with itself, built against the installed lxml by `make install`). A node it does not model
@@ -20,16 +20,6 @@
 #include <libxml/tree.h>
 
 #include "speedups.h"
-
-/* lxml's element proxy (lxml/etree.h, struct LxmlElement): the libxml2 node it stands for. */
-typedef struct {
-    PyObject_HEAD
-    void *doc;
-    xmlNode *c_node;
-    PyObject *tag;
-} LxmlElement;
-
-static PyObject *element_type; /* lxml.etree._Element, looked up at the first call */
 
 /* The tag names of crawler.parse.text (BLOCK_TAGS, INVISIBLE_TAGS, _BOILERPLATE_TAGS), given once by
    text_tags(): one copy of each list, in Python. */
@@ -392,30 +382,6 @@ walk_tree(Walk *walk, xmlNode *root)
             node = node->parent;
         }
     }
-}
-
-static xmlNode *
-node_of(PyObject *element)
-{
-    if (element_type == NULL) {
-        PyObject *etree = PyImport_ImportModule("lxml.etree");
-        if (etree == NULL)
-            return NULL;
-        element_type = PyObject_GetAttrString(etree, "_Element");
-        Py_DECREF(etree);
-        if (element_type == NULL)
-            return NULL;
-    }
-    if (!PyObject_TypeCheck(element, (PyTypeObject *)element_type)) {
-        PyErr_SetString(PyExc_TypeError, "an lxml element is expected");
-        return NULL;
-    }
-    xmlNode *node = ((LxmlElement *)element)->c_node;
-    if (node == NULL || node->type != XML_ELEMENT_NODE) {
-        PyErr_SetString(PyExc_TypeError, "an lxml element is expected");
-        return NULL;
-    }
-    return node;
 }
 
 PyObject *

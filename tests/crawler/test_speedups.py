@@ -238,3 +238,89 @@ def test_the_c_walk_takes_lxml_elements_only(minhash):
     tree = lxml.html.fromstring("<p>x</p>")
     with pytest.raises(TypeError, match="lxml element"):
         speedups.native.text_walk(tree, ("not an element",), print, print, 1024)
+
+
+# --- the tree's markers ---------------------------------------------------------------------------------------------
+
+ATTRIBUTES = ['id="root"', 'id="app"', 'id="other"', 'id=" root"', "data-reactroot", 'data-reactroot=""', "ng-app",
+              "itemscope", 'typeof="Person"', 'role="main"', 'role="Main"', 'role=" main"', 'xml:id="root"',
+              'role="ma&#105;n"', 'id="&#95;_next"']  # fmt: skip
+
+
+def _marked_markup(rng: random.Random, depth: int = 0) -> str:
+    parts = []
+    for _ in range(rng.randint(1, 4 if depth < 6 else 1)):
+        if rng.random() < 0.3 or depth >= 6:
+            parts.append(rng.choice(WORDS) + " ")
+            continue
+        tag = rng.choice(["div", "main", "section", "span", "p", "template", "svg"])
+        attributes = " ".join(rng.sample(ATTRIBUTES, rng.choice([0, 0, 1, 2])))
+        parts.append(f"<{tag} {attributes}>{_marked_markup(rng, depth + 1)}</{tag}>")
+    return "".join(parts)
+
+
+def _markers_agree(tree) -> None:
+    from crawler.parse.markers import APP_ROOT_IDS, tree_markers_by_xpath
+
+    mains, app_roots, itemscope, typeof = speedups.native.tree_markers(tree, APP_ROOT_IDS)
+    expected = tree_markers_by_xpath(tree)
+    # The same elements (lxml gives one proxy per node while it lives), in the same order.
+    assert [id(e) for e in mains] == [id(e) for e in expected.mains]
+    assert [id(e) for e in app_roots] == [id(e) for e in expected.app_roots]
+    assert (itemscope, typeof) == (expected.itemscope, expected.typeof)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_c_markers_are_the_xpath_markers(minhash, seed):
+    from crawler.parse.document import parse_document
+
+    rng = random.Random(seed)
+    found = 0
+    for _ in range(50):
+        tree = parse_document(f"<html><body>{_marked_markup(rng)}</body></html>".encode()).tree
+        _markers_agree(tree)
+        found += len(tree.xpath("//main | //@role | //@id"))
+    assert found > 100  # the generated pages carry what is compared
+
+
+def test_the_c_markers_on_the_benchmark_sites_pages(minhash, tmp_path):
+    from bench.sitegen import generate_site
+    from crawler.parse.document import parse_document
+
+    generate_site(tmp_path, 20, seed=4, page_kb=40, features=True)
+    for path in sorted(tmp_path.rglob("*.html")):
+        _markers_agree(parse_document(path.read_bytes()).tree)
+
+
+def test_the_markers_of_a_subtree_are_its_own(minhash):
+    from crawler.parse.document import parse_document
+
+    tree = parse_document(
+        b"<html><body><main>a</main><div id='x'><div role='main' id='app'>b</div></div></body></html>"
+    )
+    subtree = tree.tree.xpath("//div[@id='x']")[0]
+    mains, app_roots, _, _ = speedups.native.tree_markers(subtree, ("app",))
+    assert [e.get("role") for e in mains] == ["main"] and [e.get("id") for e in app_roots] == ["app"]
+
+
+def test_the_markers_take_lxml_elements_and_str_ids_only(minhash):
+    tree = lxml.html.fromstring("<p>x</p>")
+    with pytest.raises(TypeError, match="lxml element"):
+        speedups.native.tree_markers("<p>", ("root",))
+    with pytest.raises(TypeError, match="str"):
+        speedups.native.tree_markers(tree, (1,))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_page_parses_the_same_with_and_without_the_extension(minhash, monkeypatch, seed):
+    import dataclasses
+
+    from crawler.parse import markers, parse_html
+    from crawler.parse import text as parse_text
+
+    rng = random.Random(seed)
+    bodies = [f"<html><body>{_marked_markup(rng)}{_random_markup(rng)}</body></html>".encode() for _ in range(30)]
+    with_c = [dataclasses.asdict(parse_html(body, "https://example.com/")) for body in bodies]
+    monkeypatch.setattr(markers, "native", None)
+    monkeypatch.setattr(parse_text, "native", None)
+    assert [dataclasses.asdict(parse_html(body, "https://example.com/")) for body in bodies] == with_c
