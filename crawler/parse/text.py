@@ -10,7 +10,7 @@ from crawler import limits
 from crawler.parse.data import PageData
 from crawler.parse.markers import TreeMarkers, tree_markers
 from crawler.speedups import native
-from crawler.words import first_words, words_of
+from crawler.words import CJK_RANGES, first_words, words_of
 
 WORD_UNIT_CHARACTERS = "characters"  # PageData.word_unit / Page.word_unit of a text counted in characters
 INVISIBLE_TAGS = frozenset(("script", "style", "noscript", "template", "svg", "head"))
@@ -49,6 +49,13 @@ class _WordStream:
         if text:
             self.pieces.append(text)
             self.spill()
+
+    def add_words(self, lowered: str, count: int, cjk_chars: int, cjk_words: int) -> None:
+        """`count` whole words already split, lower-cased and joined by one space, with the CJK characters among
+        them and the words holding one: the C text walk's steps (crawler.speedups.native.text_walk)."""
+        self.cjk_chars += cjk_chars
+        self.cjk_words += cjk_words
+        self._emit(lowered, count)
 
     def spill(self) -> None:
         """Split what was gathered once it reaches a step."""
@@ -138,7 +145,7 @@ _SPILL_PIECES = 512
 _BOILERPLATE_TAGS = frozenset(("nav", "header", "footer", "aside"))
 _BOILERPLATE_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary"))
 if native is not None:  # the C walk's tag lists: these, given once
-    native.text_tags(BLOCK_TAGS, INVISIBLE_TAGS, _BOILERPLATE_TAGS, _BOILERPLATE_ROLES)
+    native.text_tags(BLOCK_TAGS, INVISIBLE_TAGS, _BOILERPLATE_TAGS, _BOILERPLATE_ROLES, CJK_RANGES)
 
 
 def page_text(root, page: PageData, url: str, markers: TreeMarkers | None = None) -> None:
@@ -245,13 +252,18 @@ def _boilerplate(el, tag: str) -> bool:
 
 def _one_walk(root, mains: list, *, with_main: bool) -> tuple[_WordStream, _MainWords | None]:
     """The visible text and, `with_main`, the main text of one walk of the tree: in C (crawler.speedups'
-    text_walk, the same characters in the same order) where it was built, else, or where the C walk meets a node it
-    does not model, by _walk_text with fresh streams."""
+    text_walk, which also splits, lower-cases and counts the words as words_of would, and hands the streams whole
+    words) where it was built, else, or where the C walk meets a node it does not model, by _walk_text with fresh
+    streams."""
     if native is not None:
         visible, main = _WordStream(), _MainWords() if with_main else None
         try:
             native.text_walk(
-                root, tuple(mains), visible.add, main.add if main is not None else None, limits.TEXT_STEP_CHARS
+                root,
+                tuple(mains),
+                visible.add_words,
+                main.add_words if main is not None else None,
+                limits.TEXT_STEP_CHARS,
             )
             return visible, main
         except NotImplementedError:

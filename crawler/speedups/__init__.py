@@ -3,7 +3,8 @@ crawler.speedups.build`):
 
 - `native.minhash` (minhash.c): the minima of audits.checks.content.text_signature, for its numpy code;
 - `native.text_walk` (textwalk.c): crawler.parse.text._walk_text, the visible and main text read from lxml's libxml2
-  tree, for the Python iterwalk (`native.text_tags` gives it the tag lists once);
+  tree, for the Python iterwalk, and the words split, lower-cased and counted on the way (`native.text_tags` gives
+  it the tag lists and the CJK ranges once);
 - `native.tree_markers` (treescan.c): crawler.parse.markers' three XPath queries in one walk of that tree.
 
 `native` is None where the module was not built (no C compiler): the Python and numpy code runs instead and gives

@@ -21,8 +21,8 @@
 
 #include "speedups.h"
 
-/* The tag names of crawler.parse.text (BLOCK_TAGS, INVISIBLE_TAGS, _BOILERPLATE_TAGS), given once by
-   text_tags(): one copy of each list, in Python. */
+/* The tag names of crawler.parse.text (BLOCK_TAGS, INVISIBLE_TAGS, _BOILERPLATE_TAGS) and crawler.words.CJK_RANGES,
+   given once by text_tags(): one copy of each list, in Python. */
 enum { BLOCK = 1, INVISIBLE = 2, BOILERPLATE = 4 };
 #define TAGS_MAX 128
 #define TAG_CHARS_MAX 32
@@ -32,6 +32,23 @@ static struct {
 } tags[TAGS_MAX];
 static int tag_count;
 static PyObject *boilerplate_roles; /* a frozenset of str: _BOILERPLATE_ROLES */
+
+static unsigned char ascii_space[128];
+static char ascii_lower[128];
+#define CJK_RANGES_MAX 32
+static Py_UCS4 cjk_ranges[CJK_RANGES_MAX][2];
+static int cjk_range_count;
+static Py_UCS4 cjk_first = 0x110000;
+
+static void
+fill_ascii_tables(void)
+{
+    for (int c = 0; c < 128; c++) {
+        ascii_space[c] = Py_UNICODE_ISSPACE((Py_UCS4)c) ? 1 : 0;
+        ascii_lower[c] = (char)((c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c);
+    }
+}
+
 
 static int
 add_tags(PyObject *names, int flag)
@@ -71,9 +88,26 @@ add_tags(PyObject *names, int flag)
 PyObject *
 speedups_text_tags(PyObject *module, PyObject *args)
 {
-    PyObject *block, *invisible, *boilerplate, *roles;
-    if (!PyArg_ParseTuple(args, "OOOO!:text_tags", &block, &invisible, &boilerplate, &PyFrozenSet_Type, &roles))
+    PyObject *block, *invisible, *boilerplate, *roles, *ranges;
+    if (!PyArg_ParseTuple(args, "OOOO!O!:text_tags", &block, &invisible, &boilerplate, &PyFrozenSet_Type, &roles,
+                          &PyTuple_Type, &ranges))
         return NULL;
+    if (PyTuple_GET_SIZE(ranges) > CJK_RANGES_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many CJK ranges");
+        return NULL;
+    }
+    Py_UCS4 first = 0x110000;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ranges); i++) {
+        unsigned int low, high;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(ranges, i), "II:a CJK range", &low, &high))
+            return NULL;
+        cjk_ranges[i][0] = low;
+        cjk_ranges[i][1] = high;
+        first = low < first ? low : first;
+    }
+    cjk_range_count = (int)PyTuple_GET_SIZE(ranges);
+    cjk_first = first;
+    fill_ascii_tables();
     tag_count = 0;
     if (add_tags(block, BLOCK) < 0 || add_tags(invisible, INVISIBLE) < 0 || add_tags(boilerplate, BOILERPLATE) < 0) {
         tag_count = 0;
@@ -123,25 +157,64 @@ tag_flags(NameCache *cache, const xmlNode *node)
     return 0;
 }
 
-/* UTF-8 text gathered for one stream and handed to its `add` once it holds `step` bytes or more (at a node's
-   boundary: libxml2's text is UTF-8 and a node's content is whole characters). */
+/* The words of one stream (crawler.words.words_of's, as the word stream would split them): the text's UTF-8 bytes
+   read as they come, each word lower-cased and written after one space into `bytes`, counted with the CJK
+   characters among them, and handed to the stream's `add_words` once `bytes` holds a step (between two words).
+   Lower-casing: ASCII by table, other characters by Py_UNICODE_TOLOWER, which is str.lower() for all but two:
+   U+0130 (lower-cased to two characters) and U+03A3 (final or not by its neighbours) are written as they are and
+   the step is lower-cased by str.lower() (tests/crawler/test_speedups.py checks every code point). */
 typedef struct {
     char *bytes;
     Py_ssize_t length, size, step;
     PyObject *add;
+    Py_ssize_t count, cjk_chars, cjk_words;
+    int in_word, word_has_cjk, python_lower;
 } Sink;
+
+static int
+is_cjk(Py_UCS4 ch)
+{
+    if (ch < cjk_first)
+        return 0;
+    for (int i = 0; i < cjk_range_count; i++) {
+        if (ch >= cjk_ranges[i][0] && ch <= cjk_ranges[i][1])
+            return 1;
+    }
+    return 0;
+}
+
+static int
+sink_room(Sink *sink, Py_ssize_t more)
+{
+    if (sink->length + more <= sink->size)
+        return 0;
+    Py_ssize_t size = sink->size ? sink->size : 4096;
+    while (size < sink->length + more)
+        size *= 2;
+    char *grown = PyMem_Realloc(sink->bytes, size);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    sink->bytes = grown;
+    sink->size = size;
+    return 0;
+}
 
 static int
 sink_flush(Sink *sink)
 {
-    if (sink->length == 0)
+    if (sink->count == 0)
         return 0;
     PyObject *text = PyUnicode_DecodeUTF8(sink->bytes, sink->length, NULL);
-    sink->length = 0;
-    if (text == NULL)
-        return -1;
-    PyObject *result = PyObject_CallOneArg(sink->add, text);
-    Py_DECREF(text);
+    if (text != NULL && sink->python_lower)
+        Py_SETREF(text, PyObject_CallMethod(text, "lower", NULL));
+    PyObject *result = text == NULL ? NULL
+                                    : PyObject_CallFunction(sink->add, "Onnn", text, sink->count, sink->cjk_chars,
+                                                            sink->cjk_words);
+    Py_XDECREF(text);
+    sink->length = sink->count = sink->cjk_chars = sink->cjk_words = 0;
+    sink->python_lower = 0;
     if (result == NULL)
         return -1;
     Py_DECREF(result);
@@ -149,22 +222,101 @@ sink_flush(Sink *sink)
 }
 
 static int
-sink_write(Sink *sink, const char *bytes, Py_ssize_t length)
+stop_unmodelled(void)
 {
-    if (sink->length + length > sink->size) {
-        Py_ssize_t size = sink->size ? sink->size : 4096;
-        while (size < sink->length + length)
-            size *= 2;
-        char *grown = PyMem_Realloc(sink->bytes, size);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
+    PyErr_SetString(PyExc_NotImplementedError, "a node the C walk does not model: walked in Python");
+    return -1;
+}
+
+static int
+sink_write(Sink *sink, const char *text, Py_ssize_t length)
+{
+    /* At most one separator and four bytes a character of it: room for the worst case, once. */
+    if (sink_room(sink, 2 * length + 4) < 0)
+        return -1;
+    /* The sink's fields in locals for the loop: a store through `out` (a char pointer) may alias any of them, so
+       the compiler would reload each after every byte written. */
+    const unsigned char *in = (const unsigned char *)text;
+    char *out = sink->bytes;
+    Py_ssize_t at = sink->length, count = sink->count, cjk_chars = sink->cjk_chars, cjk_words = sink->cjk_words;
+    int in_word = sink->in_word, word_has_cjk = sink->word_has_cjk, python_lower = sink->python_lower;
+    for (Py_ssize_t i = 0; i < length; i++) {
+        unsigned char c = in[i];
+        if (c < 0x80) {
+            if (ascii_space[c]) {
+                in_word = 0;
+                continue;
+            }
+            if (!in_word) { /* a word's first byte: one space after the words before it (in this step) */
+                if (at)
+                    out[at++] = ' ';
+                count++;
+                in_word = 1;
+                word_has_cjk = 0;
+            }
+            out[at++] = ascii_lower[c];
+            continue;
         }
-        sink->bytes = grown;
-        sink->size = size;
+        /* A character past ASCII: libxml2's text is valid UTF-8; anything else goes to the Python walk. */
+        int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : -1;
+        if (extra < 0 || c > 0xF4 || i + extra >= length)
+            return stop_unmodelled();
+        Py_UCS4 ch = c & (0x3F >> extra);
+        for (int k = 1; k <= extra; k++) {
+            if ((in[i + k] & 0xC0) != 0x80)
+                return stop_unmodelled();
+            ch = (ch << 6) | (in[i + k] & 0x3F);
+        }
+        static const Py_UCS4 least[] = {0, 0x80, 0x800, 0x10000};
+        if (ch < least[extra] || ch > 0x10FFFF || (ch >= 0xD800 && ch <= 0xDFFF))
+            return stop_unmodelled();
+        i += extra;
+        if (Py_UNICODE_ISSPACE(ch)) {
+            in_word = 0;
+            continue;
+        }
+        if (!in_word) {
+            if (at)
+                out[at++] = ' ';
+            count++;
+            in_word = 1;
+            word_has_cjk = 0;
+        }
+        if (ch >= cjk_first && is_cjk(ch)) {
+            cjk_chars++;
+            if (!word_has_cjk) {
+                word_has_cjk = 1;
+                cjk_words++;
+            }
+        }
+        int special = ch == 0x130 || ch == 0x3A3;
+        Py_UCS4 lower = special ? ch : Py_UNICODE_TOLOWER(ch);
+        python_lower |= special;
+        if (lower < 0x80)
+            out[at++] = (char)lower;
+        else if (lower < 0x800) {
+            out[at++] = (char)(0xC0 | (lower >> 6));
+            out[at++] = (char)(0x80 | (lower & 0x3F));
+        }
+        else if (lower < 0x10000) {
+            out[at++] = (char)(0xE0 | (lower >> 12));
+            out[at++] = (char)(0x80 | ((lower >> 6) & 0x3F));
+            out[at++] = (char)(0x80 | (lower & 0x3F));
+        }
+        else {
+            out[at++] = (char)(0xF0 | (lower >> 18));
+            out[at++] = (char)(0x80 | ((lower >> 12) & 0x3F));
+            out[at++] = (char)(0x80 | ((lower >> 6) & 0x3F));
+            out[at++] = (char)(0x80 | (lower & 0x3F));
+        }
     }
-    memcpy(sink->bytes + sink->length, bytes, length);
-    sink->length += length;
+    sink->length = at;
+    sink->count = count;
+    sink->cjk_chars = cjk_chars;
+    sink->cjk_words = cjk_words;
+    sink->in_word = in_word;
+    sink->word_has_cjk = word_has_cjk;
+    sink->python_lower = python_lower;
     return 0;
 }
 
@@ -186,18 +338,12 @@ see(Walk *walk, const char *bytes, Py_ssize_t length)
         return -1;
     if (walk->in_main && sink_write(&walk->main, bytes, length) < 0)
         return -1;
-    if (walk->visible.length >= walk->visible.step && sink_flush(&walk->visible) < 0)
+    /* A step handed over between two words only: a word may go on in the next node ("a<b>b</b>"). */
+    if (walk->visible.length >= walk->visible.step && !walk->visible.in_word && sink_flush(&walk->visible) < 0)
         return -1;
-    if (walk->main.length >= walk->main.step && sink_flush(&walk->main) < 0)
+    if (walk->main.length >= walk->main.step && !walk->main.in_word && sink_flush(&walk->main) < 0)
         return -1;
     return 0;
-}
-
-static int
-stop_unmodelled(void)
-{
-    PyErr_SetString(PyExc_NotImplementedError, "a node the C walk does not model: walked in Python");
-    return -1;
 }
 
 static inline int

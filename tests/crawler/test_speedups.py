@@ -324,3 +324,17 @@ def test_a_page_parses_the_same_with_and_without_the_extension(minhash, monkeypa
     monkeypatch.setattr(markers, "native", None)
     monkeypatch.setattr(parse_text, "native", None)
     assert [dataclasses.asdict(parse_html(body, "https://example.com/")) for body in bodies] == with_c
+
+
+@pytest.mark.slow
+def test_the_c_walk_lower_cases_splits_and_counts_every_code_point_as_python_does(minhash, monkeypatch):
+    # Each character a word of its own (numeric references: the parser writes the character itself), then every
+    # character in one word, in steps of the plane: lower-casing (two characters by str.lower() alone), the
+    # whitespace set and the CJK ranges are all compared with words_of's.
+    codes = [c for c in range(0x20, 0x110000) if not 0xD800 <= c <= 0xDFFF]
+    for first in range(0, len(codes), 0x40000):
+        part = codes[first : first + 0x40000]
+        spaced = " ".join(f"&#x{c:x};" for c in part)
+        joined = "".join(f"&#x{c:x};" for c in part[::7])
+        words = [_assert_walks_agree(f"<p>{body}</p>".encode(), monkeypatch)["word_count"] for body in (spaced, joined)]
+        assert words[0] > len(part) // 2 and words[1] >= 1
