@@ -395,8 +395,8 @@ def print_cpu(result: SizeResult) -> None:
 
 def print_summary(results: list[SizeResult]) -> None:
     print("\n== summary ==")
-    built = "built" if speedups.native is not None else "NOT built: the numpy signature code ran"
-    print(f"  crawler.speedups (the page signature's C code): {built}")
+    built = "built" if speedups.native is not None else "NOT built: the Python and numpy code ran"
+    print(f"  crawler.speedups (the page build's C code): {built}")
     measured = [r for r in results if r.product is not None]
     for r in measured:
         ratio = r.product.pages_per_s / r.baseline.pages_per_s if r.baseline.pages_per_s else 0.0
