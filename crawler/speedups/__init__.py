@@ -8,9 +8,9 @@ crawler.speedups.build`):
 - `native.tree_markers` (treescan.c): crawler.parse.markers' three XPath queries in one walk of that tree.
 
 `native` is None where the module was not built (no C compiler): the Python and numpy code runs instead and gives
-the same results, ~0.9 ms more CPU a page (bench.pagecpu: 1.3 against 2.2 ms; bench/README.md), and `manage.py check` warns (sitewarden.W001).
-tests/crawler/test_speedups.py holds each to the code it stands for, as MarkupSafe does its `_speedups` and its
-Python fallback."""
+the same results, ~0.9 ms more CPU a page (bench.pagecpu: 1.3 against 2.2 ms; bench/README.md), and `manage.py
+check` warns (sitewarden.W001). tests/crawler/test_speedups.py holds each to the code it stands for, as MarkupSafe
+does its `_speedups` and its Python fallback."""
 
 try:
     from crawler.speedups import _speedups as native
