@@ -1,11 +1,12 @@
 """The Celery app: configured from Django settings (CELERY_* names), tasks found in each app."""
 
+import gc
 import logging
 import os
 from logging.handlers import WatchedFileHandler
 
 from celery import Celery
-from celery.signals import after_setup_logger, task_postrun
+from celery.signals import after_setup_logger, task_postrun, worker_process_init
 
 from config.memory import heap_trim
 
@@ -19,6 +20,15 @@ app.autodiscover_tasks()
 @task_postrun.connect
 def _heap_trim_after_task(**_kwargs) -> None:
     heap_trim()
+
+
+@worker_process_init.connect
+def _freeze_startup_objects(**_kwargs) -> None:
+    """A pool process's objects from before its first task (Django, the models, numpy, lxml: every module loaded)
+    live as long as it does: gc.freeze() takes them out of the collector's reach, so its full collections walk only
+    what the tasks made. A crawl worker spent 0.21-0.24 CPU ms a page in the collector, 0.16-0.19 of it in full
+    collections; frozen, 0.07-0.09 and 0.02-0.03 (bench/README.md)."""
+    gc.freeze()
 
 
 @after_setup_logger.connect

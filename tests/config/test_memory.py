@@ -46,3 +46,21 @@ def test_trim_returns_freed_blocks_that_live_ones_pin():
 
 def test_celery_trims_after_every_task():
     assert _heap_trim_after_task in [receiver() for _, receiver in task_postrun.receivers]
+
+
+def test_a_pool_process_freezes_the_objects_it_starts_with():
+    import gc
+
+    from celery.signals import worker_process_init
+
+    from config.celery import _freeze_startup_objects
+
+    # Connected to the signal each prefork pool process sends once forked (a weak reference: resolved here).
+    assert _freeze_startup_objects in [receiver() for _, receiver in worker_process_init.receivers]
+    gc.unfreeze()
+    assert gc.get_freeze_count() == 0
+    try:
+        _freeze_startup_objects()
+        assert gc.get_freeze_count() > 10_000  # Django, the models, numpy, lxml: the modules' objects
+    finally:
+        gc.unfreeze()
