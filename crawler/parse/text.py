@@ -52,7 +52,8 @@ class _WordStream:
 
     def add_words(self, lowered: str, count: int, cjk_chars: int, cjk_words: int) -> None:
         """`count` whole words already split, lower-cased and joined by one space, with the CJK characters among
-        them and the words holding one: the C text walk's steps (crawler.speedups.native.text_walk)."""
+        them and the words holding one: a step of words_of's here (_step), or of the C text walk's
+        (crawler.speedups.native.text_walk)."""
         self.cjk_chars += cjk_chars
         self.cjk_words += cjk_words
         self._emit(lowered, count)
@@ -76,9 +77,7 @@ class _WordStream:
             # more: joined again at every step it would cost the square of its length.
             self._step_chars = max(limits.TEXT_STEP_CHARS, 2 * len(words.rest))
         if words.count:
-            self.cjk_chars += words.cjk_chars
-            self.cjk_words += words.cjk_words
-            self._emit(words.joined, words.count)
+            self.add_words(words.joined, words.count, words.cjk_chars, words.cjk_words)
 
     def _emit(self, lowered: str, count: int) -> None:
         """`count` words, lower-cased and joined by one space (lower-casing them one by one gives the same)."""

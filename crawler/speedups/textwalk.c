@@ -2,16 +2,18 @@
  *
  * The Python walk is one iterwalk over every element of the page, twice (start and end), reading el.tag, el.text
  * and el.tail through lxml proxies: ~0.25 ms a benchmark page. This reads the same libxml2 nodes directly (the
- * node of an lxml element is its `_c_node`, lxml's public C API: lxml/etree.h) and hands the visible text and the
- * main text to the page's word streams in pieces of a step or more: the same characters in the same order as the
- * Python walk gives them, so the same words, counts and hashes (tests/crawler/test_speedups.py compares the two on
- * the benchmark site's pages and on generated markup). node_of, from an lxml element to its node, is treescan.c's.
+ * node of an lxml element is its `_c_node`, lxml's public C API: lxml/etree.h), splits the visible text and the
+ * main text into words as crawler.words.words_of would (the Sink below) and hands the page's word streams whole
+ * words a step at a time: the same words, counts and hashes as the Python walk and words_of give
+ * (tests/crawler/test_speedups.py compares the two on the benchmark site's pages, generated markup and every code
+ * point). node_of, from an lxml element to its node, is treescan.c's.
  *
  * It reads structs only and calls no libxml2 function (lxml links its own libxml2 statically; the headers used are
  * the ones lxml ships with itself, built against the installed lxml by `make install`). A node it does not model
  * (an entity reference, a comment or processing instruction the parser kept, an attribute value that is not plain
  * text) stops it with NotImplementedError, and page_text walks the page again in Python with fresh word streams.
- * Runs with the GIL held from start to end; the tree is not changed.
+ * The tree is not changed. Handing a step to a stream runs Python code (the stream's add_words), during which other
+ * threads may run; the page's tree is its build's own (one build at a time a process, audits.pipeline.chunk).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

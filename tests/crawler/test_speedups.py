@@ -25,11 +25,16 @@ VOCABULARY = ["the", "of", "naïve", "ΟΔΟΣ", "日本", "🙂", "x", "\udcff"
 
 
 @pytest.fixture
-def minhash():
+def native():
+    """The built extension: `make install` builds it, and a test run without it says why."""
     assert speedups.native is not None, "make install builds crawler.speedups (a C compiler and Python's headers)"
+    return speedups.native
 
+
+@pytest.fixture
+def minhash(native):
     def signed(text: str) -> bytes:
-        return speedups.native.minhash(
+        return native.minhash(
             text.encode("utf-8", "surrogatepass"),
             _borrow_orders(WORD_MINIMA, SIGNATURE_SEED),
             _borrow_orders(PAIR_MINIMA, SIGNATURE_SEED + 1),
@@ -80,7 +85,7 @@ def test_a_text_of_many_distinct_words_grows_the_table_and_the_next_text_is_unaf
     assert minhash(small) == before == _signature_values_numpy(small)
 
 
-def test_text_signature_is_the_same_with_and_without_the_extension(minhash, monkeypatch):
+def test_text_signature_is_the_same_with_and_without_the_extension(native, monkeypatch):
     rng = random.Random(9)
     cjk = "東 京 は 晴 れ で す " * 40
     texts = ["", "one", _text(rng, 700), _text(rng, 5000), cjk, "東京は晴れです 東京は雨です"]
@@ -102,32 +107,32 @@ def test_text_signature_is_the_same_with_and_without_the_extension(minhash, monk
         (np.zeros((128, 256), dtype=np.int64)[:, ::2], "contiguous"),
     ],
 )
-def test_orders_of_the_wrong_shape_are_refused(minhash, orders, message):
+def test_orders_of_the_wrong_shape_are_refused(native, orders, message):
     good = _borrow_orders(PAIR_MINIMA, SIGNATURE_SEED + 1)
     with pytest.raises((ValueError, BufferError), match=message):
-        speedups.native.minhash(b"a b", orders, good)
+        native.minhash(b"a b", orders, good)
     with pytest.raises((ValueError, BufferError), match=message):
-        speedups.native.minhash(b"a b", good, orders)
+        native.minhash(b"a b", good, orders)
 
 
-def test_orders_naming_a_bin_out_of_range_read_nothing_from_outside(minhash):
+def test_orders_naming_a_bin_out_of_range_read_nothing_from_outside(native):
     # Every bin names bin 10**6 first: the C code skips it (it never reads past the array) and looks on in its order.
     # A text of one word fills one bin of each half; the others borrow its value, but the one whose order named it
     # first (now 10**6) finds no filled bin and keeps the empty value, 0xFFFFFFFF, at every call.
     orders = np.array(_borrow_orders(WORD_MINIMA, SIGNATURE_SEED))
     orders[:, 0] = 10**6
-    values = np.frombuffer(speedups.native.minhash(b"one", orders, orders), dtype="<u4")
-    assert speedups.native.minhash(b"one", orders, orders) == values.tobytes()
+    values = np.frombuffer(native.minhash(b"one", orders, orders), dtype="<u4")
+    assert native.minhash(b"one", orders, orders) == values.tobytes()
     for half in (values[:WORD_MINIMA], values[WORD_MINIMA:]):
         assert len(set(half.tolist()) - {0xFFFFFFFF}) == 1
 
 
-def test_the_text_must_be_bytes(minhash):
+def test_the_text_must_be_bytes(native):
     with pytest.raises(TypeError):
-        speedups.native.minhash("a str", _borrow_orders(WORD_MINIMA, 1), _borrow_orders(PAIR_MINIMA, 2))
+        native.minhash("a str", _borrow_orders(WORD_MINIMA, 1), _borrow_orders(PAIR_MINIMA, 2))
 
 
-def test_manage_py_check_warns_when_the_extension_is_not_built(minhash, monkeypatch):
+def test_manage_py_check_warns_when_the_extension_is_not_built(native, monkeypatch):
     assert apps.speedups_built(None) == []
     monkeypatch.setattr(speedups, "native", None)
     (warning,) = apps.speedups_built(None)
@@ -181,13 +186,13 @@ def _assert_walks_agree(body: bytes, monkeypatch) -> dict:
 
 
 @pytest.mark.parametrize("seed", range(25))
-def test_the_c_text_walk_gives_the_python_walks_words(minhash, monkeypatch, seed):
+def test_the_c_text_walk_gives_the_python_walks_words(native, monkeypatch, seed):
     rng = random.Random(seed)
     for _ in range(40):
         _assert_walks_agree(f"<html><body>{_random_markup(rng)}</body></html>".encode(), monkeypatch)
 
 
-def test_the_c_text_walk_on_the_benchmark_sites_pages(minhash, monkeypatch, tmp_path):
+def test_the_c_text_walk_on_the_benchmark_sites_pages(native, monkeypatch, tmp_path):
     from bench.sitegen import generate_site
 
     generate_site(tmp_path, 30, seed=3, page_kb=40, features=True)
@@ -214,17 +219,17 @@ def test_the_c_text_walk_on_the_benchmark_sites_pages(minhash, monkeypatch, tmp_
     ],
     ids=lambda body: body[:30],
 )
-def test_the_c_text_walk_on_markup_it_must_model(minhash, monkeypatch, body):
+def test_the_c_text_walk_on_markup_it_must_model(native, monkeypatch, body):
     _assert_walks_agree(f"<html><body>{body}</body></html>".encode(), monkeypatch)
 
 
-def test_a_node_the_c_walk_does_not_model_hands_the_page_to_the_python_walk(minhash, monkeypatch):
+def test_a_node_the_c_walk_does_not_model_hands_the_page_to_the_python_walk(native, monkeypatch):
     from crawler.parse import text as parse_text
 
     # crawler.parse.document's parser drops comments; lxml.html's keeps them, and the C walk stops on one.
     tree = lxml.html.fromstring("<html><body><p>one <!-- a comment kept --> two</p></body></html>")
     with pytest.raises(NotImplementedError):
-        speedups.native.text_walk(tree, (), lambda text: None, None, 1024)
+        native.text_walk(tree, (), lambda text: None, None, 1024)
     visible, main = parse_text._one_walk(tree, [], with_main=True)
     monkeypatch.setattr(parse_text, "native", None)
     python_visible, python_main = parse_text._one_walk(tree, [], with_main=True)
@@ -232,12 +237,12 @@ def test_a_node_the_c_walk_does_not_model_hands_the_page_to_the_python_walk(minh
     assert visible.count == python_visible.count == 1  # iterwalk yields no comment: its tail " two" is not read
 
 
-def test_the_c_walk_takes_lxml_elements_only(minhash):
+def test_the_c_walk_takes_lxml_elements_only(native):
     with pytest.raises(TypeError, match="lxml element"):
-        speedups.native.text_walk("<p>", (), print, None, 1024)
+        native.text_walk("<p>", (), print, None, 1024)
     tree = lxml.html.fromstring("<p>x</p>")
     with pytest.raises(TypeError, match="lxml element"):
-        speedups.native.text_walk(tree, ("not an element",), print, print, 1024)
+        native.text_walk(tree, ("not an element",), print, print, 1024)
 
 
 # --- the tree's markers ---------------------------------------------------------------------------------------------
@@ -271,7 +276,7 @@ def _markers_agree(tree) -> None:
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_the_c_markers_are_the_xpath_markers(minhash, seed):
+def test_the_c_markers_are_the_xpath_markers(native, seed):
     from crawler.parse.document import parse_document
 
     rng = random.Random(seed)
@@ -283,7 +288,7 @@ def test_the_c_markers_are_the_xpath_markers(minhash, seed):
     assert found > 100  # the generated pages carry what is compared
 
 
-def test_the_c_markers_on_the_benchmark_sites_pages(minhash, tmp_path):
+def test_the_c_markers_on_the_benchmark_sites_pages(native, tmp_path):
     from bench.sitegen import generate_site
     from crawler.parse.document import parse_document
 
@@ -292,27 +297,27 @@ def test_the_c_markers_on_the_benchmark_sites_pages(minhash, tmp_path):
         _markers_agree(parse_document(path.read_bytes()).tree)
 
 
-def test_the_markers_of_a_subtree_are_its_own(minhash):
+def test_the_markers_of_a_subtree_are_its_own(native):
     from crawler.parse.document import parse_document
 
     tree = parse_document(
         b"<html><body><main>a</main><div id='x'><div role='main' id='app'>b</div></div></body></html>"
     )
     subtree = tree.tree.xpath("//div[@id='x']")[0]
-    mains, app_roots, _, _ = speedups.native.tree_markers(subtree, ("app",))
+    mains, app_roots, _, _ = native.tree_markers(subtree, ("app",))
     assert [e.get("role") for e in mains] == ["main"] and [e.get("id") for e in app_roots] == ["app"]
 
 
-def test_the_markers_take_lxml_elements_and_str_ids_only(minhash):
+def test_the_markers_take_lxml_elements_and_str_ids_only(native):
     tree = lxml.html.fromstring("<p>x</p>")
     with pytest.raises(TypeError, match="lxml element"):
-        speedups.native.tree_markers("<p>", ("root",))
+        native.tree_markers("<p>", ("root",))
     with pytest.raises(TypeError, match="str"):
-        speedups.native.tree_markers(tree, (1,))
+        native.tree_markers(tree, (1,))
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_a_page_parses_the_same_with_and_without_the_extension(minhash, monkeypatch, seed):
+def test_a_page_parses_the_same_with_and_without_the_extension(native, monkeypatch, seed):
     import dataclasses
 
     from crawler.parse import markers, parse_html
@@ -327,7 +332,7 @@ def test_a_page_parses_the_same_with_and_without_the_extension(minhash, monkeypa
 
 
 @pytest.mark.slow
-def test_the_c_walk_lower_cases_splits_and_counts_every_code_point_as_python_does(minhash, monkeypatch):
+def test_the_c_walk_lower_cases_splits_and_counts_every_code_point_as_python_does(native, monkeypatch):
     # Each character a word of its own (numeric references: the parser writes the character itself), then every
     # character in one word, in steps of the plane: lower-casing (two characters by str.lower() alone), the
     # whitespace set and the CJK ranges are all compared with words_of's.
