@@ -204,9 +204,16 @@ class _Seeder:
 
 
 def _crawl_from(audit: Audit, discovery: dict) -> bool:
-    """Move the audit to crawling, only from discovery, once its seeds are in. False: it moved on or ended."""
+    """Move the audit to crawling, only from discovery, once its seeds are in. False: it moved on or ended.
+
+    The URLs known start as the seeds, counted once here (no chunk writes the frontier before the move); from
+    then on every persisted batch adds the rows it inserted (audits.pipeline.persist)."""
     return audit_set_phase(
-        audit_id=audit.id, phase=Audit.Phase.CRAWLING, from_phases=(Audit.Phase.DISCOVERY,), discovery=discovery
+        audit_id=audit.id,
+        phase=Audit.Phase.CRAWLING,
+        from_phases=(Audit.Phase.DISCOVERY,),
+        discovery=discovery,
+        pages_total=Frontier.objects.filter(audit_id=audit.id).count(),
     )
 
 

@@ -19,7 +19,7 @@ from audits.models import Audit, AuditEvent
 from audits.pipeline.flow import FINALIZE, STOP, next_after_round, step_send
 from audits.pipeline.lifecycle import audit_event, audit_fail
 from scratchpad.models import CrawlChunk, Frontier
-from scratchpad.selectors import chunks_of_round, frontier_stats
+from scratchpad.selectors import chunks_of_round, frontier_work
 from scratchpad.services import chunk_holder_sessions_end, chunk_mark_resent, frontier_purge
 
 logger = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ def round_heal(*, audit: Audit) -> Heal:
         overdue = now - quiet_since > timedelta(seconds=LEASE_WAIT_MAX_S) + lease
         if (
             overdue
-            and not frontier_stats(audit_id=audit_id).leased_live
+            and not frontier_work(audit_id=audit_id).leased_live
             and (step := next_after_round(audit_id=audit_id, round_no=round_no)) != STOP
         ):
             step_send(audit_id=audit_id, step=step)

@@ -17,7 +17,7 @@ from audits.limits import CHUNK_TARGET_PAGES, LEASE_WAIT_MAX_S
 from audits.models import Audit
 from audits.pipeline.politeness import politeness_stopped
 from scratchpad.models import CrawlChunk
-from scratchpad.selectors import chunks_of_round, frontier_stats
+from scratchpad.selectors import chunks_of_round, frontier_work
 
 Status = Audit.Status
 
@@ -60,17 +60,19 @@ def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
     audit = Audit.objects.filter(id=audit_id, status=Status.RUNNING).first()
     if audit is None or politeness_stopped(audit_id):
         return None  # finished elsewhere, or the site kept rate-limiting: finalize with what we have
-    stats = frontier_stats(audit_id=audit_id)
-    # The URLs known so far (queued or crawled, beyond the page budget too; the bars cap it by the budget).
-    Audit.objects.filter(id=audit_id).update(pages_total=stats.total)
-    if not stats.pending_linked and stats.leased_live:
+    work = frontier_work(audit_id=audit_id)
+    if not work.claimable_linked and work.leased_live:
         # Sitemap-only URLs wait for the link crawl (see frontier_claim), and a dead chunk's live leases
         # come back when they expire: plan again later instead of spinning on empty rounds.
         return RoundPlan(round_no, [], wait_s=LEASE_WAIT_MAX_S)
-    budget = max(audit.max_pages - stats.done - stats.leased_live, 0)
+    # The frontier's done URLs are the audit's pages: a batch marks them and counts them in pages_crawled in one
+    # transaction. Read after the leases, so a batch committing in between is counted twice (a smaller budget),
+    # never missed.
+    done = Audit.objects.filter(id=audit_id).values_list("pages_crawled", flat=True).first() or 0
+    budget = max(audit.max_pages - done - work.leased_live, 0)
     # Chunks take link-discovered URLs first (see frontier_claim): plan while any URL is claimable.
-    if min(stats.pending_linked or stats.pending, budget) <= 0:
-        if stats.leased_live and stats.done < audit.max_pages:
+    if not work.claimable or budget <= 0:
+        if work.leased_live and done < audit.max_pages:
             return RoundPlan(round_no, [], wait_s=LEASE_WAIT_MAX_S)
         return None
     # Sized by the page budget, not by what is claimable now: chunks keep claiming in slices what the round's
@@ -83,7 +85,7 @@ def round_plan(*, audit_id, round_no: int) -> RoundPlan | None:
     return RoundPlan(
         round_no,
         [(chunk_task_id(audit_id, round_no, i), q) for i, q in enumerate(quotas) if q > 0],
-        pages_done=stats.done,
+        pages_done=done,
     )
 
 

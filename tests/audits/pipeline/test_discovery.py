@@ -211,6 +211,7 @@ def test_sitemap_urls_are_seeded_list_by_list_and_counted_once(monkeypatch):
     assert audit.discovery["sitemap_urls"] == 6 and audit.discovery["sitemap_urls_out_of_scope"] == 1
     assert audit.discovery["sitemap_capped"] is False and audit.discovery["sitemap_capped_by"] == ""
     assert audit.current_phase == Audit.Phase.CRAWLING
+    assert audit.pages_total == 5  # the URLs known when the crawl starts: its seeds, counted once
 
 
 def test_an_audit_that_leaves_discovery_while_its_sitemaps_are_read_gets_no_more_seeds():

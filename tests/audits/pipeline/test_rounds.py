@@ -7,7 +7,7 @@ import pytest
 from audits.models import Audit
 from audits.pipeline.rounds import chunk_round_no, chunk_task_id, round_advance, round_plan
 from audits.pipeline.start import audit_start
-from scratchpad.services import NewURL, frontier_seed
+from scratchpad.services import NewURL, frontier_claim, frontier_seed, frontier_seed_sitemap
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,7 +38,30 @@ def test_the_plan_splits_the_budget_into_at_most_k_chunks_that_add_up_to_it(sett
     assert plan.round_no == 2
     # 200 pages a chunk: three chunks for 450 pages, their quotas as even as they come.
     assert plan.chunks == [(chunk_task_id(audit.id, 2, i), 150) for i in range(3)]
-    assert Audit.objects.get(id=audit.id).pages_total == 10
+
+
+def test_the_budget_left_is_the_page_limit_less_the_pages_crawled_and_the_live_leases(settings):
+    settings.CRAWL_CHUNKS_PER_ROUND = 4
+    audit = _running_audit(max_pages=450, linked_urls=30)
+    frontier_claim(audit_id=audit.id, lease_key="dead-run", limit=10, lease_s=300)  # leased, still live
+    Audit.objects.filter(id=audit.id).update(pages_crawled=240)  # what the batches counted
+    plan = round_plan(audit_id=audit.id, round_no=3)
+    assert [quota for _key, quota in plan.chunks] == [200]  # 450 - 240 - 10
+    assert plan.pages_done == 240
+
+
+def test_live_leases_and_only_sitemap_urls_left_wait_instead_of_planning():
+    audit = _running_audit(max_pages=100, linked_urls=2)
+    frontier_seed_sitemap(audit_id=audit.id, urls=[("http://127.0.0.1:9/s1", "/s1")])
+    frontier_claim(audit_id=audit.id, lease_key="running", limit=2, lease_s=300)
+    plan = round_plan(audit_id=audit.id, round_no=4)
+    assert plan.chunks == [] and plan.wait_s > 0  # the link crawl may still give the sitemap URL a depth
+
+
+def test_a_full_page_budget_ends_the_crawl_with_urls_still_queued():
+    audit = _running_audit(max_pages=100, linked_urls=5)
+    Audit.objects.filter(id=audit.id).update(pages_crawled=100)
+    assert round_plan(audit_id=audit.id, round_no=5) is None
 
 
 def test_nothing_claimable_and_no_live_lease_is_the_end_of_the_crawl():
