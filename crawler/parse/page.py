@@ -3,7 +3,7 @@ decoded and parsed by crawler.parse.document.parse_document; the steps here read
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -15,6 +15,7 @@ from crawler.parse.data import AnchorUse, Link, PageData
 from crawler.parse.document import parse_document
 from crawler.parse.markers import TreeMarkers, tree_markers
 from crawler.parse.text import collapse, page_text
+from crawler.speedups import native
 from crawler.urls import normalize
 
 _REFRESH = re.compile(r"^\s*([\d.]*)\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.IGNORECASE | re.DOTALL)
@@ -188,6 +189,21 @@ def _note_anchor(page: PageData, anchor: str, href: str) -> None:
         page.anchor_texts[anchor] = AnchorUse(1, href)
 
 
+def _link_elements(root) -> Iterable[tuple[str, str | None, str | None, str]]:
+    """(tag, href, rel, anchor text) of every <a> and <area> in document order: read by crawler.speedups where it
+    was built, else through lxml (the anchor text then only for links with an href)."""
+    if native is not None:
+        try:
+            return native.links(root, limits.MAX_ANCHOR_TEXT_CHARS)
+        except NotImplementedError:
+            pass  # a node the C reader does not model: read the page through lxml
+    return (
+        (el.tag, href, el.get("rel"), _anchor_text(el) if href and href.strip() else "")
+        for el in root.iter("a", "area")
+        for href in (el.get("href"),)
+    )
+
+
 def _links(root, page: PageData, url: str, is_internal: Callable[[str], bool]) -> None:
     """Every link, counted and folded by target while walking (memory grows with distinct targets, capped,
     never with links); same-page "#…" links only feed the link-text check."""
@@ -195,20 +211,17 @@ def _links(root, page: PageData, url: str, is_internal: Callable[[str], bool]) -
     base = page.base_url
     here = urldefrag(url)[0]
     targets: dict[str, Link] = {}
-    for el in root.iter("a", "area"):
-        href = el.get("href")
+    for tag, href, rel, anchor in _link_elements(root):
         href = href.strip() if href is not None else ""
         if not href:
             continue
         if href.startswith("#"):
-            _note_anchor(page, _anchor_text(el), here + href)
+            _note_anchor(page, anchor, here + href)
             continue
         target = normalize(href, base)
         if target is None:
             continue
         page.links_total += 1
-        anchor = _anchor_text(el)
-        rel = el.get("rel")  # _rel_tokens without its set: ~40 links a page
         nofollow = page_nofollow or (rel is not None and "nofollow" in rel.lower().split())
         link = targets.get(target)
         if link is not None:
@@ -219,7 +232,7 @@ def _links(root, page: PageData, url: str, is_internal: Callable[[str], bool]) -
         else:
             internal = bool(is_internal(target))
             if len(targets) < limits.MAX_LINK_TARGETS_PER_PAGE:
-                targets[target] = Link(target, anchor, nofollow, el.tag, 1, internal)
+                targets[target] = Link(target, anchor, nofollow, tag, 1, internal)
             else:
                 page.links_not_stored += 1
         page.internal_links_total += internal

@@ -5,7 +5,9 @@ crawler.speedups.build`):
 - `native.text_walk` (textwalk.c): crawler.parse.text._walk_text, the visible and main text read from lxml's libxml2
   tree, for the Python iterwalk, and the words split, lower-cased and counted on the way (`native.text_tags` gives
   it the tag lists and the CJK ranges once);
-- `native.tree_markers` (treescan.c): crawler.parse.markers' three XPath queries in one walk of that tree.
+- `native.tree_markers` (treescan.c): crawler.parse.markers' three XPath queries in one walk of that tree;
+- `native.links` (links.c): what crawler.parse.page._links reads of each <a> and <area> (href, rel, anchor text),
+  for its loop over lxml proxies.
 
 `native` is None where the module was not built (no C compiler): the Python and numpy code runs instead and gives
 the same results, ~0.9 ms more CPU a page (bench.pagecpu: 1.3 against 2.2 ms; bench/README.md), and `manage.py

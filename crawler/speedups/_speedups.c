@@ -17,6 +17,9 @@ static PyMethodDef speedups_methods[] = {
     {"tree_markers", speedups_tree_markers, METH_VARARGS,
      "tree_markers(root, app_root_ids) -> (mains, app_root_candidates, has_itemscope, has_typeof): "
      "crawler.parse.markers' XPath queries in one walk; NotImplementedError on an attribute value it does not model."},
+    {"links", speedups_links, METH_VARARGS,
+     "links(root, max_chars) -> [(tag, href, rel, anchor)] of every <a> and <area> in document order: what "
+     "crawler.parse.page._links reads of them; NotImplementedError on a node it does not model."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,7 +11,7 @@ import lxml
 from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
-SOURCES = [HERE / name for name in ("_speedups.c", "minhash.c", "textwalk.c", "treescan.c")]
+SOURCES = [HERE / name for name in ("_speedups.c", "links.c", "minhash.c", "textwalk.c", "treescan.c")]
 ROOT = HERE.parents[1]
 BUILD = ROOT / "var" / "build"  # object files and the module before it is copied beside its source
 

@@ -188,19 +188,7 @@ is_cjk(Py_UCS4 ch)
 static int
 sink_room(Sink *sink, Py_ssize_t more)
 {
-    if (sink->length + more <= sink->size)
-        return 0;
-    Py_ssize_t size = sink->size ? sink->size : 4096;
-    while (size < sink->length + more)
-        size *= 2;
-    char *grown = PyMem_Realloc(sink->bytes, size);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    sink->bytes = grown;
-    sink->size = size;
-    return 0;
+    return buffer_room(&sink->bytes, &sink->size, sink->length + more, 4096);
 }
 
 static int
@@ -260,19 +248,11 @@ sink_write(Sink *sink, const char *text, Py_ssize_t length)
             continue;
         }
         /* A character past ASCII: libxml2's text is valid UTF-8; anything else goes to the Python walk. */
-        int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : -1;
-        if (extra < 0 || c > 0xF4 || i + extra >= length)
+        Py_UCS4 ch;
+        int width = utf8_char(in, i, length, &ch);
+        if (width < 0)
             return stop_unmodelled();
-        Py_UCS4 ch = c & (0x3F >> extra);
-        for (int k = 1; k <= extra; k++) {
-            if ((in[i + k] & 0xC0) != 0x80)
-                return stop_unmodelled();
-            ch = (ch << 6) | (in[i + k] & 0x3F);
-        }
-        static const Py_UCS4 least[] = {0, 0x80, 0x800, 0x10000};
-        if (ch < least[extra] || ch > 0x10FFFF || (ch >= 0xD800 && ch <= 0xDFFF))
-            return stop_unmodelled();
-        i += extra;
+        i += width - 1;
         if (Py_UNICODE_ISSPACE(ch)) {
             in_word = 0;
             continue;
@@ -348,26 +328,14 @@ see(Walk *walk, const char *bytes, Py_ssize_t length)
     return 0;
 }
 
-static inline int
-is_text(const xmlNode *node)
-{
-    return node->type == XML_TEXT_NODE || node->type == XML_CDATA_SECTION_NODE;
-}
-
-static inline int
-is_xinclude(const xmlNode *node)
-{
-    return node->type == XML_XINCLUDE_START || node->type == XML_XINCLUDE_END;
-}
-
 /* lxml's _collectText: the text nodes from `node` on (XInclude markers skipped) up to the first other node. */
 static int
 see_text_run(Walk *walk, const xmlNode *node)
 {
     for (; node != NULL; node = node->next) {
-        if (is_xinclude(node))
+        if (node_is_xinclude(node))
             continue;
-        if (!is_text(node))
+        if (!node_is_text(node))
             break;
         if (node->content != NULL && node->content[0] && see(walk, (const char *)node->content,
                                                              (Py_ssize_t)strlen((const char *)node->content)) < 0)
@@ -386,7 +354,7 @@ next_element(const xmlNode *node, xmlNode **found)
             *found = (xmlNode *)node;
             return 0;
         }
-        if (!is_text(node) && !is_xinclude(node))
+        if (!node_is_text(node) && !node_is_xinclude(node))
             return stop_unmodelled();
     }
     *found = NULL;

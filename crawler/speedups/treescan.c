@@ -82,12 +82,6 @@ named(const xmlAttr *attribute, const char *name)
     return attribute->ns == NULL && strcmp((const char *)attribute->name, name) == 0;
 }
 
-static int
-is_tag(const xmlNode *node, const char *name)
-{
-    return node->ns == NULL && node->name != NULL && strcmp((const char *)node->name, name) == 0;
-}
-
 typedef struct {
     PyObject *root;        /* the lxml element walked from: its document makes the new elements */
     PyObject *app_root_ids; /* a tuple of str: crawler.parse.markers.APP_ROOT_IDS */
@@ -138,7 +132,7 @@ visit(Scan *scan, xmlNode *node, int main_above, int role_main_above, int *role_
             scan->typeof_ = 1;
     }
     /* //main[not(ancestor::main)] | //@role[.='main']/parent::*[not(ancestor::main)][not(ancestor::*[@role='main'])] */
-    if (!main_above && (is_tag(node, "main") || (*role_main && !role_main_above)) &&
+    if (!main_above && (element_named(node, "main") || (*role_main && !role_main_above)) &&
         append_element(scan, scan->mains, node) < 0)
         return -1;
     if (app_root && append_element(scan, scan->app_roots, node) < 0)
@@ -174,15 +168,13 @@ speedups_tree_markers(PyObject *module, PyObject *args)
         goto done;
     }
     Py_ssize_t mains_above = 0, roles_above = 0;
-    xmlNode *node = top;
-    for (;;) {
+    Py_ssize_t closed;
+    for (xmlNode *node = top; node != NULL;) {
         int role_main;
         if (visit(&scan, node, mains_above > 0, roles_above > 0, &role_main) < 0)
             goto done;
-        xmlNode *child = node->children;
-        while (child != NULL && child->type != XML_ELEMENT_NODE)
-            child = child->next;
-        if (child != NULL) {
+        xmlNode *next = element_after(node, top, &closed);
+        if (next != NULL && next->parent == node) { /* down into it: it is open while its subtree is walked */
             if (depth == capacity) {
                 unsigned char *grown = PyMem_Realloc(open, 2 * capacity);
                 if (grown == NULL) {
@@ -192,31 +184,18 @@ speedups_tree_markers(PyObject *module, PyObject *args)
                 open = grown;
                 capacity *= 2;
             }
-            open[depth] = (is_tag(node, "main") ? OPEN_MAIN : 0) | (role_main ? OPEN_ROLE_MAIN : 0);
+            open[depth] = (element_named(node, "main") ? OPEN_MAIN : 0) | (role_main ? OPEN_ROLE_MAIN : 0);
             mains_above += (open[depth] & OPEN_MAIN) != 0;
             roles_above += (open[depth] & OPEN_ROLE_MAIN) != 0;
             depth++;
-            node = child;
-            continue;
         }
-        /* A leaf: on to the next element in document order, closing the ancestors left behind. */
-        for (;;) {
-            if (node == top)
-                goto finished;
-            xmlNode *sibling = node->next;
-            while (sibling != NULL && sibling->type != XML_ELEMENT_NODE)
-                sibling = sibling->next;
-            if (sibling != NULL) {
-                node = sibling;
-                break;
-            }
-            node = node->parent;
+        for (; closed > 0; closed--) { /* the ancestors left behind */
             depth--;
             mains_above -= (open[depth] & OPEN_MAIN) != 0;
             roles_above -= (open[depth] & OPEN_ROLE_MAIN) != 0;
         }
+        node = next;
     }
-finished:
     result = Py_BuildValue("(OOOO)", scan.mains, scan.app_roots, scan.itemscope ? Py_True : Py_False,
                            scan.typeof_ ? Py_True : Py_False);
 done:

@@ -316,18 +316,118 @@ def test_the_markers_take_lxml_elements_and_str_ids_only(native):
         native.tree_markers(tree, (1,))
 
 
+# --- the links ------------------------------------------------------------------------------------------------------
+
+SPACES = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())  # what collapse() splits on
+HREFS = ['href="/a"', 'href=" /b\t"', 'href=""', "href", 'href="#top"', 'href="  "', 'href="x?a=1&amp;b=2"',
+         'href="ﬁ/é"', 'HREF="/upper"', ""]  # fmt: skip
+RELS = ['rel="nofollow"', 'rel="NoFollow ugc"', 'rel=""', ""]
+ALTS = ['alt="pic"', 'alt="  "', 'alt=""', 'alt=" two\u00a0words "', ""]
+
+
+def _linked_markup(rng: random.Random, depth: int = 0) -> str:
+    parts = []
+    for _ in range(rng.randint(1, 4 if depth < 4 else 1)):
+        roll = rng.random()
+        if roll < 0.3 or depth >= 4:
+            parts.append(rng.choice(WORDS) + rng.choice([" ", "", rng.choice(SPACES), "\n"]))
+        elif roll < 0.45:
+            parts.append(f"<img {rng.choice(ALTS)}>")
+        elif roll < 0.55:
+            parts.append(f"<area {rng.choice(HREFS)} {rng.choice(ALTS)} {rng.choice(RELS)}>")
+        else:
+            tag = rng.choice(["a", "a", "span", "b", "div", "p"])
+            attributes = f"{rng.choice(HREFS)} {rng.choice(RELS)}" if tag == "a" else ""
+            parts.append(f"<{tag} {attributes}>{_linked_markup(rng, depth + 1)}</{tag}>")
+    return "".join(parts)
+
+
+def _links_agree(tree, max_chars: int = 200) -> list:
+    from crawler import limits
+    from crawler.parse import page as parse_page
+
+    found = speedups.native.links(tree, max_chars)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(limits, "MAX_ANCHOR_TEXT_CHARS", max_chars)
+        expected = [
+            (el.tag, el.get("href"), el.get("rel"), parse_page._anchor_text(el)) for el in tree.iter("a", "area")
+        ]
+    assert found == expected
+    return found
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_c_links_are_what_lxml_reads(native, seed):
+    from crawler.parse.document import parse_document
+
+    rng = random.Random(seed)
+    found = []
+    for _ in range(80):
+        tree = parse_document(f"<html><body>{_linked_markup(rng)}</body></html>".encode()).tree
+        found += _links_agree(tree, max_chars=rng.choice([200, 200, 5, 1, 0]))
+    assert sum(1 for _tag, href, _rel, anchor in found if href and anchor) > 40  # links with text were compared
+    assert {"a", "area"} <= {tag for tag, *_ in found}
+
+
+def test_the_c_links_on_the_benchmark_sites_pages(native, tmp_path):
+    from bench.sitegen import generate_site
+    from crawler.parse.document import parse_document
+
+    generate_site(tmp_path, 20, seed=5, page_kb=40, features=True)
+    links = [_links_agree(parse_document(path.read_bytes()).tree) for path in sorted(tmp_path.rglob("*.html"))]
+    assert sum(map(len, links)) > 20 * 20
+
+
+def test_an_anchor_without_text_takes_the_first_image_alt_inside(native):
+    from crawler.parse.document import parse_document
+
+    tree = parse_document(
+        b"<html><body><a href='/x'> <img alt=' '><span><img alt='\xc2\xa0logo  of us '></span><img alt='no'></a>"
+        b"<a href='/y'>text <img alt='not this'></a><area href='/z' alt=' map '></body></html>"
+    ).tree
+    assert [anchor for *_, anchor in _links_agree(tree)] == ["logo of us", "text", "map"]
+
+
+def test_a_node_the_c_links_do_not_model_hands_the_page_to_lxml(native):
+    from crawler.parse import page as parse_page
+    from crawler.parse.data import PageData
+
+    # lxml.html keeps comments (crawler.parse.document's parser drops them): the C reader stops on one.
+    tree = lxml.html.fromstring("<html><body><a href='/a'>one <!-- kept --> two</a><a href='/b'>b</a></body></html>")
+    with pytest.raises(NotImplementedError):
+        native.links(tree, 200)
+    page = PageData(base_url="https://example.com/")
+    parse_page._links(tree, page, "https://example.com/", is_internal=lambda url: True)
+    assert [(link.url, link.anchor) for link in page.links] == [
+        ("https://example.com/a", "one two"),
+        ("https://example.com/b", "b"),
+    ]
+
+
+def test_the_c_links_take_an_lxml_element_and_a_length(native):
+    with pytest.raises(TypeError, match="lxml element"):
+        native.links("<a href=x>", 200)
+    with pytest.raises(ValueError, match="not negative"):
+        native.links(lxml.html.fromstring("<a href=x>y</a>"), -1)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_a_page_parses_the_same_with_and_without_the_extension(native, monkeypatch, seed):
     import dataclasses
 
     from crawler.parse import markers, parse_html
+    from crawler.parse import page as parse_page
     from crawler.parse import text as parse_text
 
     rng = random.Random(seed)
-    bodies = [f"<html><body>{_marked_markup(rng)}{_random_markup(rng)}</body></html>".encode() for _ in range(30)]
+    bodies = [
+        f"<html><body>{_marked_markup(rng)}{_random_markup(rng)}{_linked_markup(rng)}</body></html>".encode()
+        for _ in range(30)
+    ]
     with_c = [dataclasses.asdict(parse_html(body, "https://example.com/")) for body in bodies]
     monkeypatch.setattr(markers, "native", None)
     monkeypatch.setattr(parse_text, "native", None)
+    monkeypatch.setattr(parse_page, "native", None)
     assert [dataclasses.asdict(parse_html(body, "https://example.com/")) for body in bodies] == with_c
 
 
