@@ -24,9 +24,9 @@ $(STAMP): requirements/base.txt requirements/local.txt requirements/production.t
 	$(VENV)/bin/pip install --disable-pip-version-check -q -r requirements/local.txt
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
-# crawler.speedups' C extension (the page text walk, the text signature's MinHash minima), built in place once the
-# requirements are in (against the installed lxml's headers). Where it cannot be built (no C compiler or Python
-# headers) the Python code it stands for runs: the same results, ~0.9 ms more CPU a page; `manage.py check` says so
+# crawler.speedups' C extension (the page text walk, the tree's markers, the links, the text signature's MinHash
+# minima), built in place once the requirements are in (against the installed lxml's headers). Where it cannot be
+# built (no C compiler or Python headers) the Python code it stands for runs: the same results, ~0.9 ms more CPU a page; `manage.py check` says so
 # (sitewarden.W001).
 SPEEDUPS := crawler/speedups/_speedups$(shell "$$(test -x $(PY) && echo $(PY) || echo python3)" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 $(SPEEDUPS): $(wildcard crawler/speedups/*.c crawler/speedups/*.h) crawler/speedups/build.py $(STAMP)

@@ -145,53 +145,21 @@ collapse_attribute(Collapsed *out, const xmlNode *node, const char *name)
     return failed;
 }
 
-/* Whether the element has a child lxml's len() counts (an element; the others are not modelled here). */
-static int
-has_child_element(const xmlNode *node, int *found)
-{
-    *found = 0;
-    for (const xmlNode *child = node->children; child != NULL; child = child->next) {
-        if (child->type == XML_ELEMENT_NODE) {
-            *found = 1;
-            return 0;
-        }
-        if (!node_is_text(child) && !node_is_xinclude(child))
-            return unmodelled();
-    }
-    return 0;
-}
-
 /* _anchor_text: the collapsed text (an <area>'s alt), else the collapsed alt of the first <img> inside with one. */
 static PyObject *
 anchor_of(const xmlNode *element, int area, Py_ssize_t max_chars)
 {
     Collapsed out = {.max_chars = max_chars};
     PyObject *anchor = NULL;
-    int children;
-    if ((area ? collapse_attribute(&out, element, "alt") : collapse_subtree(&out, element)) < 0 ||
-        has_child_element(element, &children) < 0)
+    if ((area ? collapse_attribute(&out, element, "alt") : collapse_subtree(&out, element)) < 0)
         goto done;
-    if (out.length == 0 && children) {
-        const xmlNode *node = element->children;
-        while (node != NULL && out.length == 0) {
-            if (node->type == XML_ELEMENT_NODE) {
-                out.in_word = 0;
-                out.chars = 0;
-                if (element_named(node, "img") && collapse_attribute(&out, node, "alt") < 0)
-                    goto done;
-                if (out.length == 0 && node->children != NULL) {
-                    node = node->children;
-                    continue;
-                }
-            }
-            while (node != NULL && node->next == NULL) {
-                node = node->parent;
-                if (node == element)
-                    node = NULL;
-            }
-            if (node != NULL)
-                node = node->next;
-        }
+    /* The elements inside in document order (element.iter("img")), until an image's alt gives text. */
+    xmlNode *top = (xmlNode *)element;
+    Py_ssize_t closed;
+    for (xmlNode *node = element_after(top, top, &closed); node != NULL && out.length == 0;
+         node = element_after(node, top, &closed)) {
+        if (element_named(node, "img") && collapse_attribute(&out, node, "alt") < 0)
+            goto done;
     }
     anchor = PyUnicode_DecodeUTF8(out.bytes ? out.bytes : "", out.length, NULL);
 done:
