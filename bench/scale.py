@@ -4,7 +4,8 @@ between the largest and the smallest (issue 15's goal: within 20 %). Figures are
 
 python -m bench.scale --pages 100000 [--small 10000] [--workers 2] [--processes 2]
 
-Runs in its own database (`sitewarden_bench_scale`) and Redis db (13), so it can run beside `make bench`.
+Runs in its own database (`sitewarden_bench_scale`) and its own redis-server (port 6391, started and stopped here),
+so it can run beside `make bench` and beside any test run: no other worker can take its chunk messages.
 """
 
 from __future__ import annotations
@@ -26,10 +27,14 @@ from audits.limits import PATTERN_CAP_OFF
 from bench import run as bench_run
 from bench.dynsite import expected_urls, serve_dynamic_site_processes
 from bench.finalize import AUDIT_TABLES
+from bench.private_services import PrivateRedis, ServiceError
 from bench.rss import RssSampler
 
 SCALE_DB_NAME = "sitewarden_bench_scale"
-SCALE_REDIS_URL = "redis://127.0.0.1:6379/13"
+# A private redis-server, not a db of the machine's: every db of 6379 is booked (tests 1-13, bench.run 14,
+# bench.retention 15), and a test worker on a shared db took this bench's chunk messages once (bench/README.md).
+SCALE_REDIS_PORT = 6391
+SCALE_REDIS_URL = f"redis://127.0.0.1:{SCALE_REDIS_PORT}/0"
 SCALE_ENV = {
     "DATABASE_URL": f"{bench_run.PG_SERVER_URL}/{SCALE_DB_NAME}",
     "CELERY_BROKER_URL": SCALE_REDIS_URL,
@@ -246,11 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json-out", type=Path, default=None)
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-    # This process and its children only: its own database and Redis db (the worker's ping reads REDIS_URL).
+    # This process and its children only: its own database and Redis (the worker's ping reads REDIS_URL).
     bench_run.PRODUCT_ENV.update(SCALE_ENV)
     bench_run.REDIS_URL = SCALE_REDIS_URL
     workdir = Path(tempfile.mkdtemp(prefix="sitewarden-scale-"))
     results: list[ScaleResult] = []
+    redis_server = PrivateRedis(workdir / "redis", port=SCALE_REDIS_PORT)
+    try:
+        redis_server.start()
+    except ServiceError as exc:
+        print(f"FAILED: the bench's own redis-server: {exc}", file=sys.stderr)
+        return 1
     try:
         for size in sorted({args.pages, args.small or args.pages}):
             results.append(scale_audit(size, args=args, workdir=workdir))
@@ -262,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
+        redis_server.close()
         print_results(results)
         if args.json_out:
             args.json_out.write_text(json.dumps([asdict(r) for r in results], indent=1))

@@ -7,7 +7,8 @@ from config.settings.base import env
 
 # Two test runs on one machine must not share a database or a Redis db: the suite flushes both.
 # SITEWARDEN_TEST_SLOT=N (1-12) gives a run database sitewarden_N (pytest-django creates test_sitewarden_N),
-# Redis db N and its own media directory. Unset: sitewarden, Redis db 13 (db 14 is the benchmark's).
+# Redis db N and its own media directory. Unset: sitewarden, Redis db 13 (db 14 is bench.run's, 15 bench.retention's;
+# bench.scale starts its own redis-server).
 # TEST_DATABASE_URL, TEST_CELERY_BROKER_URL, TEST_CELERY_RESULT_BACKEND and SITEWARDEN_MEDIA_ROOT still win.
 TEST_SLOT_MAX = 12
 TEST_SLOT = env.int("SITEWARDEN_TEST_SLOT", default=None)
