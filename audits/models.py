@@ -316,7 +316,8 @@ class MostFirstIndex(models.Index):
 # by audit_delete (Django's collector deletes what points at it first, as on_delete says) or by retention
 # (audits.retention.PRUNED_TABLES: the rows that point at a page go before the pages), and every such row is
 # written while its page exists (in the page's transaction or after it, for a running audit: the audit foreign
-# keys stay). tests/audits/test_page_references.py holds both deletions to leaving nothing behind.
+# keys stay, but for link edges', ~30 a page crawled, written only in their page's batch, which rolls back unless
+# its audit is still running). tests/audits/test_page_references.py holds both deletions to leaving nothing behind.
 class Page(models.Model):
     class FoundVia(models.TextChoices):  # scratchpad.models.Frontier.Source's values
         START = "start", "the start URL"

@@ -47,6 +47,18 @@ def test_the_page_references_carry_no_database_constraint():
             assert indexed, model._meta.label
 
 
+def test_link_edges_name_their_audit_without_a_database_constraint():
+    """~30 edges a page crawled: their audit's foreign key check was most of a crawl's (scratchpad.models.LinkEdge).
+    The other audit references keep theirs."""
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, LinkEdge._meta.db_table)
+        assert not [c for c in constraints.values() if c["foreign_key"] and c["columns"] == ["audit_id"]]
+        # ... and lookups by audit keep an index that starts with it (linkedge_audit_target)
+        assert [c for c in constraints.values() if c["index"] and c["columns"][:1] == ["audit_id"]]
+        page_constraints = connection.introspection.get_constraints(cursor, Page._meta.db_table)
+        assert [c for c in page_constraints.values() if c["foreign_key"] and c["columns"] == ["audit_id"]]
+
+
 def test_deleting_an_audit_leaves_nothing_pointing_at_its_pages():
     project = ProjectFactory(base_url=SITE + "/")
     audit = audit_with_rows(project, days_ago=3, pages=9)

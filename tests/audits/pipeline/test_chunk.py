@@ -81,6 +81,10 @@ def test_cancel_during_a_batch_leaves_counters_equal_to_rows_and_no_frontier(sit
     assert audit.pages_crawled == Page.objects.filter(audit=audit).count()
     assert not Frontier.objects.filter(audit=audit).exists()
     assert not CrawlChunk.objects.filter(audit=audit).exists()
+    # No database constraint ties an edge to its audit or page: the fence does. Edges came only with their pages.
+    edges = LinkEdge.objects.filter(audit=audit)
+    assert edges.exists()
+    assert not edges.exclude(source_page_id__in=Page.objects.filter(audit=audit).values("id")).exists()
 
 
 def test_an_audit_deleted_during_a_batch_leaves_no_row_behind(site_root, no_renewal):
