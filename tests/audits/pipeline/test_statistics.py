@@ -8,9 +8,11 @@ import pytest
 from django.db import connection
 
 from audits.limits import PLANNER_STATS_STALE_MIN_ROWS
+from audits.models import page_id_for
 from audits.pipeline.statistics import crawl_statistics_refresh_if_stale, planner_statistics_refresh
-from scratchpad.models import Frontier
-from scratchpad.services import NewURL, frontier_seed
+from scratchpad.models import Frontier, LinkEdge
+from scratchpad.services import Edge, NewURL, frontier_seed
+from scratchpad.services.frontier import _replace_edges
 from tests.factories import AuditFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -53,6 +55,32 @@ def test_a_grown_frontier_is_analyzed_once_and_the_planner_then_knows_the_audits
     assert table not in crawl_statistics_refresh_if_stale()  # fresh now: not sampled again
     # Not "a few dozen rows": the (audit, url) lookups are planned against the audit's real size.
     assert _estimated_rows(audit.id) > len(urls) // 2
+
+
+def test_link_edges_are_not_sampled_while_a_crawl_adds_them_and_a_replay_still_deletes_by_page():
+    """A crawl only adds link edges and deletes a replayed page's by its id: no refresh of theirs changes a plan of
+    the crawl's, and each sampled ~30,000 rows. Finalize refreshes them before it joins them."""
+    table = LinkEdge._meta.db_table
+    planner_statistics_refresh(LinkEdge)
+    _flush_table_stats()
+    audit = AuditFactory()
+    sources = [page_id_for(audit.id, f"http://127.0.0.1:1/p/{n}.html") for n in range(PLANNER_STATS_STALE_MIN_ROWS)]
+    edges = [Edge(source, f"http://127.0.0.1:1/t/{k}.html", "a", False, True) for source in sources for k in range(3)]
+    _replace_edges(audit.id, edges, replayed=set())
+    _flush_table_stats()
+    before = _analyzed_count(table)
+
+    assert table not in crawl_statistics_refresh_if_stale()
+    _flush_table_stats()
+    assert _analyzed_count(table) == before
+    # The replay's delete reads the source page index, with the table's statistics from before it grew 3x.
+    plan = LinkEdge.objects.filter(source_page_id__in=sources[:3]).explain()
+    assert "scratchpad_linkedge_source_page_id" in plan, plan
+    _replace_edges(audit.id, edges[:3], replayed={sources[0]})
+    assert LinkEdge.objects.filter(audit=audit).count() == len(edges)
+    planner_statistics_refresh()  # finalize's refresh: every crawl table
+    _flush_table_stats()
+    assert _analyzed_count(table) == before + 1
 
 
 def test_a_table_that_changed_little_is_not_analyzed_again():
