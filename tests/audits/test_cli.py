@@ -13,8 +13,8 @@ import pytest
 
 from audits.events import event_sentence
 from audits.limits import MAX_PAGES_CEILING
-from audits.management.commands.audit import _dashboard_link, _ProgressBar, bar_line
-from audits.models import AuditEvent
+from audits.management.commands.audit import POLLED_FIELDS, _dashboard_link, _ProgressBar, bar_line
+from audits.models import Audit, AuditEvent
 from audits.selectors.audits import audit_events_notable, crawl_bar
 from tests.factories import AuditFactory
 from tests.support.canary import PASSWORD, USER, site_and_canary
@@ -135,6 +135,17 @@ def test_the_bar_line_shows_crawled_of_found_and_the_budget_and_is_never_full_wh
     assert capped.endswith("] 500 crawled of 500 (the page budget; 900 found)") and "#" * width not in capped
     done = bar_line(crawl_bar(crawled=500, found=900, budget=500, crawl_state="done"), width)
     assert done == f"[{'#' * width}] 500 pages crawled"
+
+
+def test_a_poll_reads_all_the_progress_bar_draws(django_assert_num_queries):
+    """The watch loop reads POLLED_FIELDS of the audit ten times a second: drawing the bar reads nothing more."""
+    audit = AuditFactory(pages_crawled=40, pages_total=90, config={"max_pages": 60}, current_phase="crawling")
+    stream = io.StringIO()
+    with django_assert_num_queries(1):
+        polled = Audit.objects.only(*POLLED_FIELDS).get(id=audit.id)
+        _ProgressBar(stream).draw(polled)
+        assert not polled.is_finished
+    assert "] 40 crawled of 60 (the page budget; 90 found)  crawling" in stream.getvalue()
 
 
 def test_the_dashboard_link_is_the_address_in_dashboard_base_url(settings):
