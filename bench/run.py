@@ -86,6 +86,9 @@ class SizeResult:
     baseline: BaselineResult
     product: ProductResult | None = None
     baseline_cpu: CpuUse | None = None  # the machine's and the baseline crawler's CPU over its crawl
+    # The baseline again, right after the audit: the CPU ratio is to the mean of the two (_baseline_ms_per_page).
+    baseline_after: BaselineResult | None = None
+    baseline_after_cpu: CpuUse | None = None
 
 
 def product_env() -> dict[str, str]:
@@ -351,13 +354,22 @@ def _absent_issues(summary: dict) -> dict[str, int]:
     return {kind: by_type[kind] for kind in ABSENT_ISSUE_TYPES if by_type.get(kind)}
 
 
+def _baseline_ms_per_page(result: SizeResult) -> list[float]:
+    """The whole machine's CPU a page of each baseline crawl of this size: before the audit, and after it when
+    it ran. This machine's CPU a page drifts by 10-30 % within minutes (the same code's baseline read 1.87-3.14 ms
+    a page in one day): measured on both sides of the audit, a drift shows as their spread, and their mean is
+    what the audit's minutes are compared with."""
+    crawls = [(result.baseline, result.baseline_cpu), (result.baseline_after, result.baseline_after_cpu)]
+    return [cpu.per_page_ms(crawl.pages)[0] for crawl, cpu in crawls if crawl and cpu is not None and crawl.pages]
+
+
 def _cpu_ratio(result: SizeResult) -> float | None:
-    """The whole machine's CPU a page of the audit over the baseline's, both measured in this run; None when
-    either was not measured."""
-    b, p, b_cpu = result.baseline, result.product, result.baseline_cpu
-    if b_cpu is None or p is None or p.cpu is None or not b.pages or not p.pages:
+    """The whole machine's CPU a page of the audit over the baseline's (the mean of its crawls before and after
+    the audit), all measured in this run; None when either was not measured."""
+    p, baselines = result.product, _baseline_ms_per_page(result)
+    if not baselines or p is None or p.cpu is None or not p.pages:
         return None
-    b_machine = b_cpu.per_page_ms(b.pages)[0]
+    b_machine = sum(baselines) / len(baselines)
     return p.cpu.per_page_ms(p.pages)[0] / b_machine if b_machine else None
 
 
@@ -378,6 +390,13 @@ def print_cpu(result: SizeResult) -> None:
         f"{b_machine - b_own:.2f}: site server, kernel); sitewarden {p_machine:.2f} (workers {p_own:.2f}{named}, "
         f"the rest {rest:.2f}: {unnamed})"
     )
+    baselines = _baseline_ms_per_page(result)
+    if len(baselines) == 2:
+        before, after = baselines
+        print(
+            f"  baseline after the audit: {after:.2f} CPU ms a page (before it {before:.2f}, drift "
+            f"{(after - before) / before:+.0%}); the ratio is to their mean, {(before + after) / 2:.2f}"
+        )
     cpu_ratio = _cpu_ratio(result)
     if cpu_ratio is not None:
         print(
@@ -456,6 +475,9 @@ def run_size(size: int, *, args, workdir: Path) -> SizeResult:
                 workdir=workdir,
                 stall_timeout_s=args.stall_timeout,
             )
+            with CpuMeter() as after_cpu:
+                result.baseline_after = baseline_in_child(base_url, workers=args.baseline_workers)
+            result.baseline_after_cpu = after_cpu.use
     print_size(result)
     if result.product is not None:
         off_by = abs(result.product.pages - expected)
