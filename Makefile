@@ -26,8 +26,8 @@ $(STAMP): requirements/base.txt requirements/local.txt requirements/production.t
 
 # crawler.speedups' C extension (the page text walk, the tree's markers, the links, the text signature's MinHash
 # minima), built in place once the requirements are in (against the installed lxml's headers). Where it cannot be
-# built (no C compiler or Python headers) the Python code it stands for runs: the same results, ~0.9 ms more CPU a page; `manage.py check` says so
-# (sitewarden.W001).
+# built (no C compiler or Python headers) the Python code it stands for runs: the same results, ~0.9 ms more CPU a
+# page; `manage.py check` says so (sitewarden.W001).
 SPEEDUPS := crawler/speedups/_speedups$(shell "$$(test -x $(PY) && echo $(PY) || echo python3)" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 $(SPEEDUPS): $(wildcard crawler/speedups/*.c crawler/speedups/*.h) crawler/speedups/build.py $(STAMP)
 	$(PY) -m crawler.speedups.build || echo "speedups: not built (a C compiler and Python's headers are needed): the numpy code runs instead"

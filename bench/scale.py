@@ -75,16 +75,6 @@ class ScaleResult:
     worker_errors: int
 
 
-def _flush_redis() -> None:
-    import redis  # why: only the bench needs it, and only here
-
-    client = redis.Redis.from_url(SCALE_REDIS_URL)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
-
-
 def _sql(query: str, *params) -> list[tuple]:
     with psycopg.connect(SCALE_ENV["DATABASE_URL"], autocommit=True) as conn:
         cursor = conn.execute(query, params)
@@ -138,7 +128,7 @@ def _db_bytes() -> int:
 
 def scale_audit(size: int, *, args, workdir: Path) -> ScaleResult:
     bench_run.reset_database(SCALE_DB_NAME)
-    _flush_redis()
+    bench_run.flush_redis()  # the private server's: main() pointed bench_run.REDIS_URL at it
     with serve_dynamic_site_processes(size, processes=args.processes) as base_url:
         subprocess.run(
             [str(bench_run.PYTHON), "manage.py", "shell", "-c",

@@ -21,16 +21,14 @@ def _size(product_ms: float, before_ms: float, after_ms: float | None) -> SizeRe
     """A 1,000-page size with the machine's CPU a page of the audit and of the baseline before and after it."""
     pages = 1000
 
-    def crawl(ms):
-        return BaselineResult(pages=pages, seconds=1.0, pages_per_s=pages, peak_rss_bytes=1), CpuUse(
-            machine_s=ms * pages / 1000, own_s=0.0, cores=2
-        )
+    def cpu(ms: float) -> CpuUse:
+        return CpuUse(machine_s=ms * pages / 1000, own_s=0.0, cores=2)
 
-    baseline, baseline_cpu = crawl(before_ms)
-    after, after_cpu = crawl(after_ms) if after_ms is not None else (None, None)
-    product = ProductResult(pages=pages, seconds=1.0, pages_per_s=pages, peak_worker_rss_bytes=1)
-    product.cpu = CpuUse(machine_s=product_ms * pages / 1000, own_s=0.0, cores=2)
-    return SizeResult(1000, pages, baseline, product, baseline_cpu, after, after_cpu)
+    crawl = BaselineResult(pages=pages, seconds=1.0, pages_per_s=pages, peak_rss_bytes=1)
+    product = ProductResult(pages=pages, seconds=1.0, pages_per_s=pages, peak_worker_rss_bytes=1, cpu=cpu(product_ms))
+    if after_ms is None:
+        return SizeResult(pages, pages, crawl, product, cpu(before_ms))
+    return SizeResult(pages, pages, crawl, product, cpu(before_ms), crawl, cpu(after_ms))
 
 
 def test_the_cpu_ratio_is_to_the_mean_of_the_baselines_before_and_after_the_audit():
